@@ -1,0 +1,100 @@
+// interloper/pipeline.hpp — assets declared in a YAML file instead of compiled code.
+//
+// A pipeline file names a destination, sources and their assets. Each asset has exactly one
+// body: a `command:` (a program run directly, without a shell, that prints the asset's rows as
+// JSON lines or CSV on stdout) or a `sql:` query evaluated inside the destination database,
+// where upstream assets appear as tables named after them. docs/pipelines.md describes the
+// format in full.
+//
+//   destination: sqlite://.interloper/data.db
+//   sources:
+//     - name: shop
+//       assets:
+//         - name: events
+//           partitioning: {kind: time, column: date, granularity: day}
+//           command: [./events.sh, "{partition.key}"]
+//         - name: daily_revenue
+//           deps: [events]
+//           partitioning: {kind: time, column: date, granularity: day}
+//           sql: SELECT date, SUM(amount) AS revenue FROM events
+//                WHERE date >= :bounds_start AND date < :bounds_end GROUP BY date
+//
+//   il::Pipeline pipeline = il::Pipeline::load("pipeline.yaml");
+//   il::ThreadedRunner().run(pipeline.dag(), il::TimePartition(2026y / 11 / 3));
+//
+// Loading validates everything it can before anything runs: unknown keys, bodies, partitioning,
+// placeholders, dependencies and cycles. Destinations are opened lazily, on first use, so
+// loading (and `interloper check`) never creates files.
+//
+// Thread safety: a loaded Pipeline is immutable; its DAG may be run from several threads.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "interloper/dag.hpp"
+#include "interloper/destination.hpp"
+#include "interloper/error.hpp"
+
+namespace interloper {
+
+// What the file declared for one asset, for catalogs and plans.
+struct AssetDefinition {
+  std::string name;
+  std::string source;
+  std::vector<std::string> deps;
+  bool enabled = true;
+  std::string body;                  // "command" or "sql"
+  std::vector<std::string> command;  // argv as written (placeholders unexpanded)
+  std::string sql;                   // the query as written
+  std::string format;                // "jsonl" or "csv" (command assets)
+  std::optional<double> timeout_seconds;
+  std::string destination_url;       // resolved (absolute paths, ${VAR} expanded)
+  std::string partitioning;          // PartitionConfig::to_definition() JSON, "" when none
+  int line = 0;                      // where the asset is declared (1-based)
+  int column = 0;
+};
+
+class Pipeline {
+ public:
+  // Reads and validates the file. Throws PipelineError whose message starts with
+  // "path:line:col: " and names what is wrong (an unknown key, a missing or second body, a bad
+  // granularity or value list, an unset ${VAR}, an unknown dependency, a cycle...).
+  static Pipeline load(const std::string& path);
+
+  Pipeline(Pipeline&&) noexcept;
+  Pipeline& operator=(Pipeline&&) noexcept;
+  ~Pipeline();
+
+  const DAG& dag() const;
+  // The file as given to load().
+  const std::string& path() const;
+  // The directory relative paths in the file resolve against (absolute).
+  const std::string& directory() const;
+  // The materialization store's file: `store:` or `.interloper/state.db` beside the file.
+  std::string store_path() const;
+  // The pipeline's default destination URL.
+  const std::string& destination_url() const;
+  // The destination of each source, by source name; nullptr for an unknown source.
+  std::shared_ptr<Destination> source_destination(const std::string& source) const;
+  // Every asset's definition, in declaration order.
+  const std::vector<AssetDefinition>& definitions() const;
+  // nullptr for an unknown asset.
+  const AssetDefinition* definition(const std::string& asset) const;
+
+  // The catalog: a JSON array with one object per asset (name, source, deps, enabled, body,
+  // partitioning, destination, schema). With `with_schema`, each asset's last written schema
+  // is read from its destination (null when none); destinations that do not exist yet are
+  // not created. Throws DestinationError when a destination cannot be read.
+  std::string catalog(bool with_schema = true) const;
+
+  struct State;  // the loaded file; defined by the implementation
+
+ private:
+  explicit Pipeline(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace interloper

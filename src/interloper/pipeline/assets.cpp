@@ -1,0 +1,272 @@
+#include "interloper/pipeline/assets.hpp"
+
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "interloper/data.hpp"
+#include "interloper/error.hpp"
+#include "interloper/partitioning.hpp"
+#include "interloper/pipeline/lazy_destination.hpp"
+#include "interloper/pipeline/process.hpp"
+
+namespace interloper::pipeline {
+
+std::string instant_text(TimePoint t) { return t.is_midnight() ? t.date_string() : t.to_string(); }
+
+Scope Scope::of(const ExecutionContext& context) {
+  Scope scope;
+  scope.asset = context.asset_name();
+  if (!context.has_window()) return scope;
+  const PartitionWindow& window = context.window();
+  scope.has_window = true;
+  scope.window = window.to_string();
+  scope.start_key = window.partition_at(0)->key();
+  scope.end_key = window.partition_at(window.size() - 1)->key();
+  if (window.size() == 1) scope.partition_key = scope.start_key;
+  if (const auto* time = dynamic_cast<const TimePartitionWindow*>(&window)) {
+    Bounds bounds = time->bounds();
+    scope.bounds_start = bounds.start;
+    scope.bounds_end = bounds.end;
+  } else {
+    scope.values = window.keys();
+  }
+  return scope;
+}
+
+namespace {
+
+constexpr std::string_view kPlaceholders[] = {"partition.key", "window.start", "window.end",
+                                              "bounds.start",  "bounds.end",   "asset"};
+
+std::string placeholder_value(std::string_view name, const Scope& scope) {
+  auto need_window = [&] {
+    if (!scope.has_window) {
+      throw RunError(fmt::format("placeholder {{{}}} needs a window but the run has none", name));
+    }
+  };
+  if (name == "asset") return scope.asset;
+  need_window();
+  if (name == "partition.key") {
+    if (!scope.partition_key) {
+      throw RunError(fmt::format(
+          "placeholder {{partition.key}} needs a single partition but the window is {}",
+          scope.window));
+    }
+    return *scope.partition_key;
+  }
+  if (name == "window.start") return scope.start_key;
+  if (name == "window.end") return scope.end_key;
+  if (!scope.bounds_start) {
+    throw RunError(fmt::format("placeholder {{{}}} needs a time window", name));
+  }
+  return name == "bounds.start" ? scope.bounds_start->to_string() : scope.bounds_end->to_string();
+}
+
+std::string quote_identifier(std::string_view name) {
+  std::string out = "\"";
+  for (char c : name) {
+    out += c;
+    if (c == '"') out += '"';
+  }
+  out += '"';
+  return out;
+}
+
+bool is_identifier_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+// Whether `sql` mentions the named parameter ":name" (so only used parameters get bound).
+bool mentions_parameter(std::string_view sql, std::string_view name) {
+  std::string needle = ":" + std::string(name);
+  for (std::size_t at = sql.find(needle); at != std::string_view::npos;
+       at = sql.find(needle, at + 1)) {
+    std::size_t after = at + needle.size();
+    if (after >= sql.size() || !is_identifier_char(sql[after])) return true;
+  }
+  return false;
+}
+
+// Position after leading whitespace and comments.
+std::size_t skip_blank(std::string_view sql, std::size_t i) {
+  while (i < sql.size()) {
+    if (std::isspace(static_cast<unsigned char>(sql[i])) != 0) {
+      ++i;
+    } else if (sql.substr(i, 2) == "--") {
+      std::size_t nl = sql.find('\n', i);
+      i = nl == std::string_view::npos ? sql.size() : nl + 1;
+    } else if (sql.substr(i, 2) == "/*") {
+      std::size_t end = sql.find("*/", i + 2);
+      i = end == std::string_view::npos ? sql.size() : end + 2;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+// Whether the keyword `word` (case-insensitive) starts at `i`; returns the position after it.
+std::optional<std::size_t> keyword_at(std::string_view sql, std::size_t i, std::string_view word) {
+  if (sql.size() - i < word.size()) return std::nullopt;
+  for (std::size_t k = 0; k < word.size(); ++k) {
+    if (std::toupper(static_cast<unsigned char>(sql[i + k])) != word[k]) return std::nullopt;
+  }
+  std::size_t after = i + word.size();
+  if (after < sql.size() && is_identifier_char(sql[after])) return std::nullopt;
+  return after;
+}
+
+}  // namespace
+
+bool is_placeholder(std::string_view name) {
+  for (auto p : kPlaceholders) {
+    if (p == name) return true;
+  }
+  return false;
+}
+
+std::string expand_placeholders(const std::string& arg, const Scope* scope) {
+  std::string out;
+  for (std::size_t i = 0; i < arg.size(); ++i) {
+    char c = arg[i];
+    if (c == '{' && i + 1 < arg.size() && arg[i + 1] == '{') {
+      out += '{';
+      ++i;
+    } else if (c == '}' && i + 1 < arg.size() && arg[i + 1] == '}') {
+      out += '}';
+      ++i;
+    } else if (c == '{') {
+      std::size_t close = arg.find('}', i);
+      if (close == std::string::npos) {
+        throw PipelineError(fmt::format("unclosed '{{' in argument '{}' (write {{{{ for a brace)",
+                                        arg));
+      }
+      std::string name = arg.substr(i + 1, close - i - 1);
+      if (!is_placeholder(name)) {
+        throw PipelineError(fmt::format(
+            "unknown placeholder {{{}}} in argument '{}' (known: {{partition.key}}, "
+            "{{window.start}}, {{window.end}}, {{bounds.start}}, {{bounds.end}}, {{asset}})",
+            name, arg));
+      }
+      if (scope != nullptr) out += placeholder_value(name, *scope);
+      i = close;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+ComputeFn command_compute(CommandAsset command) {
+  return [command = std::move(command)](ExecutionContext& context) -> Table {
+    Scope scope = Scope::of(context);
+    ProcessSpec spec;
+    for (const auto& arg : command.argv) spec.argv.push_back(expand_placeholders(arg, &scope));
+    spec.working_directory = command.working_directory;
+    spec.timeout_seconds = command.timeout_seconds;
+    spec.unset_env = {"IL_PARTITION_KEY", "IL_WINDOW",       "IL_WINDOW_START",
+                      "IL_WINDOW_END",    "IL_BOUNDS_START", "IL_BOUNDS_END",
+                      "IL_PARTITION_VALUES"};
+    spec.env.emplace_back("IL_ASSET", scope.asset);
+    if (scope.has_window) {
+      spec.env.emplace_back("IL_WINDOW", scope.window);
+      spec.env.emplace_back("IL_WINDOW_START", scope.start_key);
+      spec.env.emplace_back("IL_WINDOW_END", scope.end_key);
+      if (scope.partition_key) spec.env.emplace_back("IL_PARTITION_KEY", *scope.partition_key);
+      if (scope.bounds_start) {
+        spec.env.emplace_back("IL_BOUNDS_START", scope.bounds_start->to_string());
+        spec.env.emplace_back("IL_BOUNDS_END", scope.bounds_end->to_string());
+      } else {
+        std::string joined;
+        for (const auto& v : scope.values) {
+          if (!joined.empty()) joined += '\n';
+          joined += v;
+        }
+        spec.env.emplace_back("IL_PARTITION_VALUES", joined);
+      }
+    }
+    const Logger& logger = context.logger();
+    spec.on_stderr_line = [&logger](std::string_view line) { logger.info(line); };
+
+    ProcessResult result = run_process(spec);
+    const std::string& program = command.argv.front();
+    if (!result.ok()) {
+      std::string tail;
+      for (const auto& line : result.stderr_tail) {
+        tail += tail.empty() ? ": " : " | ";
+        tail += line;
+      }
+      throw RunError(fmt::format("command '{}' {}{}", program,
+                                 result.describe(command.timeout_seconds), tail));
+    }
+    try {
+      return command.csv ? parse_csv(result.out) : parse_json_lines(result.out);
+    } catch (const std::exception& e) {
+      throw RunError(fmt::format("command '{}' printed invalid {}: {}", program,
+                                 command.csv ? "CSV" : "JSON lines", e.what()));
+    }
+  };
+}
+
+std::string sql_with_dependencies(
+    const std::string& sql, const std::vector<std::pair<std::string, std::string>>& tables) {
+  if (tables.empty()) return sql;
+  std::string ctes;
+  for (const auto& [name, table] : tables) {
+    if (!ctes.empty()) ctes += ", ";
+    ctes += quote_identifier(name) + " AS (SELECT * FROM " + quote_identifier(table) + ")";
+  }
+  std::string_view text(sql);
+  std::size_t start = skip_blank(text, 0);
+  if (auto after_with = keyword_at(text, start, "WITH")) {
+    std::size_t rest = skip_blank(text, *after_with);
+    std::string head = "WITH ";
+    if (auto after_recursive = keyword_at(text, rest, "RECURSIVE")) {
+      head += "RECURSIVE ";
+      rest = *after_recursive;
+    }
+    return head + ctes + ", " + std::string(text.substr(rest));
+  }
+  return "WITH " + ctes + " " + sql;
+}
+
+ComputeFn sql_compute(SqlAsset asset) {
+  return [asset = std::move(asset)](ExecutionContext& context) -> Table {
+    Destination* destination = asset.destination.get();
+    if (auto* lazy = dynamic_cast<LazyDestination*>(destination)) destination = &lazy->target();
+    auto* sqlite = dynamic_cast<SqliteDestination*>(destination);
+    if (sqlite == nullptr) {
+      throw RunError(fmt::format("sql assets need a SQLite destination, not {}",
+                                 asset.destination->url()));
+    }
+    std::vector<std::pair<std::string, std::string>> tables;
+    for (const auto& dep : asset.deps) {
+      tables.emplace_back(dep.asset, SqliteDestination::table_name(dep));
+    }
+    std::string text = sql_with_dependencies(asset.sql, tables);
+
+    Scope scope = Scope::of(context);
+    auto text_or_null = [](const std::optional<std::string>& v) {
+      return v ? Value(*v) : Value();
+    };
+    auto instant_or_null = [](const std::optional<TimePoint>& t) {
+      return t ? Value(instant_text(*t)) : Value();
+    };
+    std::vector<std::pair<std::string, Value>> candidates = {
+        {"window_start", scope.has_window ? Value(scope.start_key) : Value()},
+        {"window_end", scope.has_window ? Value(scope.end_key) : Value()},
+        {"bounds_start", instant_or_null(scope.bounds_start)},
+        {"bounds_end", instant_or_null(scope.bounds_end)},
+        {"partition_key", text_or_null(scope.partition_key)},
+        {"asset", Value(scope.asset)},
+    };
+    std::vector<std::pair<std::string, Value>> params;
+    for (auto& [name, value] : candidates) {
+      if (mentions_parameter(text, name)) params.emplace_back(":" + name, std::move(value));
+    }
+    return sqlite->query(text, params);
+  };
+}
+
+}  // namespace interloper::pipeline

@@ -1,0 +1,62 @@
+#include "interloper/pipeline/lazy_destination.hpp"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+namespace interloper::pipeline {
+
+namespace fs = std::filesystem;
+
+LazyDestination::LazyDestination(std::string url, std::string local_path, bool is_directory)
+    : url_(std::move(url)), local_path_(std::move(local_path)), is_directory_(is_directory) {}
+
+bool LazyDestination::exists() const {
+  std::error_code ec;
+  return local_path_.empty() || fs::exists(local_path_, ec);
+}
+
+Destination& LazyDestination::target() {
+  std::lock_guard lock(mutex_);
+  if (!target_) {
+    if (!local_path_.empty()) {
+      fs::path dir = is_directory_ ? fs::path(local_path_) : fs::path(local_path_).parent_path();
+      std::error_code ec;
+      if (!dir.empty()) fs::create_directories(dir, ec);
+      if (ec) {
+        throw DestinationError(
+            fmt::format("cannot create directory '{}': {}", dir.string(), ec.message()));
+      }
+    }
+    target_ = open_destination(url_);
+  }
+  return *target_;
+}
+
+std::int64_t LazyDestination::write(const DatasetRef& dataset, const PartitionWindow* window,
+                                    const Table& table) {
+  return target().write(dataset, window, table);
+}
+
+Table LazyDestination::read(const DatasetRef& dataset, const PartitionWindow* window) {
+  return target().read(dataset, window);
+}
+
+std::int64_t LazyDestination::row_count(const DatasetRef& dataset, const Partition* partition) {
+  return target().row_count(dataset, partition);
+}
+
+std::vector<PartitionCount> LazyDestination::partition_counts(const DatasetRef& dataset,
+                                                              const PartitionWindow& window) {
+  return target().partition_counts(dataset, window);
+}
+
+std::optional<Schema> LazyDestination::schema(const DatasetRef& dataset) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!target_ && !exists()) return std::nullopt;
+  }
+  return target().schema(dataset);
+}
+
+}  // namespace interloper::pipeline

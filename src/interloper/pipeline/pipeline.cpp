@@ -1,0 +1,571 @@
+#include "interloper/pipeline.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <nlohmann/json.hpp>
+
+#include "interloper/data.hpp"
+#include "interloper/partitioning.hpp"
+#include "interloper/pipeline/assets.hpp"
+#include "interloper/pipeline/lazy_destination.hpp"
+
+namespace interloper {
+
+namespace fs = std::filesystem;
+
+struct Pipeline::State {
+  std::string path;
+  std::string directory;
+  std::string store_path;
+  std::string destination_url;
+  std::map<std::string, std::shared_ptr<Destination>> source_destinations;
+  std::vector<AssetDefinition> definitions;
+  std::unique_ptr<DAG> dag;
+};
+
+namespace {
+
+using pipeline::LazyDestination;
+
+// One asset as read from the file, before the DAG is built.
+struct AssetSpec {
+  AssetDefinition definition;
+  YAML::Node name_node;
+  YAML::Node deps_node;
+  std::vector<YAML::Node> dep_nodes;
+  YAML::Node sql_node;
+  std::unique_ptr<PartitionConfig> partitioning;
+  std::vector<std::string> argv;  // resolved program path
+  bool csv = false;
+  double timeout = 0;
+  std::shared_ptr<Destination> destination;
+};
+
+struct SourceSpec {
+  std::string name;
+  std::shared_ptr<Destination> destination;
+  std::vector<std::size_t> assets;  // indexes into Loader::assets
+};
+
+class Loader {
+ public:
+  explicit Loader(std::string path) : path_(std::move(path)) {
+    std::error_code ec;
+    fs::path absolute = fs::absolute(path_, ec);
+    directory_ = absolute.parent_path().lexically_normal().string();
+    if (directory_.size() > 1 && directory_.back() == '/') directory_.pop_back();
+  }
+
+  std::unique_ptr<Pipeline::State> load();
+
+ private:
+  [[noreturn]] void fail_at(int line, int column, const std::string& message) const {
+    throw PipelineError(fmt::format("{}:{}:{}: {}", path_, line, column, message));
+  }
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const {
+    YAML::Mark mark = node.Mark();
+    if (mark.line < 0) fail_at(1, 1, message);
+    fail_at(mark.line + 1, mark.column + 1, message);
+  }
+
+  void check_keys(const YAML::Node& map, std::string_view what,
+                  std::initializer_list<std::string_view> allowed) const;
+  std::string scalar(const YAML::Node& node, std::string_view what) const;
+  bool boolean(const YAML::Node& node, std::string_view what) const;
+  std::string expand_env(const YAML::Node& node, std::string_view what) const;
+  std::string resolve_path(const std::string& path) const;
+  std::shared_ptr<Destination> destination(const YAML::Node& node);
+  std::unique_ptr<PartitionConfig> partitioning(const YAML::Node& node) const;
+  void read_asset(const YAML::Node& node, const SourceSpec& source);
+  void check_graph() const;
+
+  std::string path_;
+  std::string directory_;
+  std::map<std::string, std::shared_ptr<Destination>> destinations_by_url_;
+  std::vector<AssetSpec> assets_;
+  std::map<std::string, std::size_t> asset_index_;
+};
+
+void Loader::check_keys(const YAML::Node& map, std::string_view what,
+                        std::initializer_list<std::string_view> allowed) const {
+  if (!map.IsMap()) fail(map, fmt::format("{} must be a mapping", what));
+  std::set<std::string> seen;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    if (!it->first.IsScalar()) fail(it->first, fmt::format("{} has a non-text key", what));
+    std::string key = it->first.Scalar();
+    bool known = false;
+    for (auto a : allowed) known = known || a == key;
+    if (!known) {
+      fail(it->first, fmt::format("unknown key '{}' in {} (expected one of: {})", key, what,
+                                  fmt::join(allowed, ", ")));
+    }
+    if (!seen.insert(key).second) fail(it->first, fmt::format("duplicate key '{}' in {}", key, what));
+  }
+}
+
+std::string Loader::scalar(const YAML::Node& node, std::string_view what) const {
+  if (!node.IsScalar()) fail(node, fmt::format("{} must be a single value", what));
+  return node.Scalar();
+}
+
+bool Loader::boolean(const YAML::Node& node, std::string_view what) const {
+  std::string text = scalar(node, what);
+  if (text == "true") return true;
+  if (text == "false") return false;
+  fail(node, fmt::format("{} must be true or false, not '{}'", what, text));
+}
+
+std::string Loader::expand_env(const YAML::Node& node, std::string_view what) const {
+  std::string text = scalar(node, what);
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '$' && i + 1 < text.size() && text[i + 1] == '$') {
+      out += '$';
+      ++i;
+    } else if (text[i] == '$' && i + 1 < text.size() && text[i + 1] == '{') {
+      std::size_t close = text.find('}', i + 2);
+      if (close == std::string::npos) fail(node, fmt::format("unclosed '${{' in {} '{}'", what, text));
+      std::string name = text.substr(i + 2, close - i - 2);
+      const char* value = std::getenv(name.c_str());
+      if (value == nullptr) {
+        fail(node, fmt::format("environment variable '{}' is not set (used in {} '{}')", name,
+                               what, text));
+      }
+      out += value;
+      i = close;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+std::string Loader::resolve_path(const std::string& path) const {
+  fs::path p(path);
+  if (p.is_absolute()) return p.lexically_normal().string();
+  return (fs::path(directory_) / p).lexically_normal().string();
+}
+
+std::shared_ptr<Destination> Loader::destination(const YAML::Node& node) {
+  std::string text = node ? expand_env(node, "destination")
+                          : std::string("sqlite://.interloper/data.db");
+  auto scheme_end = text.find("://");
+  if (scheme_end == std::string::npos) {
+    fail(node, fmt::format("destination '{}' is not a URL (expected sqlite://PATH or "
+                           "file://DIR?format=jsonl|csv)",
+                           text));
+  }
+  std::string scheme = text.substr(0, scheme_end);
+  std::string rest = text.substr(scheme_end + 3);
+  std::string url = text, local;
+  bool is_directory = false;
+  if (scheme == "sqlite" || scheme == "file") {
+    std::string query;
+    if (scheme == "file") {
+      auto q = rest.find('?');
+      if (q != std::string::npos) {
+        query = rest.substr(q);
+        rest.erase(q);
+        if (query != "?format=jsonl" && query != "?format=csv") {
+          fail(node, fmt::format("destination '{}': the only option is ?format=jsonl or "
+                                 "?format=csv, not '{}'",
+                                 text, query));
+        }
+      }
+      is_directory = true;
+    }
+    if (rest.empty()) fail(node, fmt::format("destination '{}' names no path", text));
+    local = resolve_path(rest);
+    url = scheme + "://" + local + query;
+  } else if (scheme != "memory" && scheme != "postgresql" && scheme != "postgres" &&
+             scheme != "s3") {
+    fail(node, fmt::format("destination '{}' has an unknown scheme '{}' (expected sqlite, file, "
+                           "memory, postgresql or s3)",
+                           text, scheme));
+  }
+  // Sources naming the same URL share one destination object (one SQLite connection).
+  auto& shared = destinations_by_url_[url];
+  if (!shared) shared = std::make_shared<LazyDestination>(url, local, is_directory);
+  return shared;
+}
+
+std::unique_ptr<PartitionConfig> Loader::partitioning(const YAML::Node& node) const {
+  check_keys(node, "partitioning",
+             {"kind", "column", "granularity", "start", "allow_window", "values"});
+  if (!node["kind"]) fail(node, "partitioning needs 'kind: time' or 'kind: list'");
+  std::string kind = scalar(node["kind"], "kind");
+  if (!node["column"]) fail(node, "partitioning needs a 'column'");
+  std::string column = scalar(node["column"], "column");
+  if (column.empty()) fail(node["column"], "partitioning column must not be empty");
+  bool allow_window = node["allow_window"] ? boolean(node["allow_window"], "allow_window") : false;
+  if (kind == "time") {
+    if (node["values"]) fail(node["values"], "'values' belongs to list partitioning, not time");
+    TimePartitionOptions options;
+    options.allow_window = allow_window;
+    if (node["granularity"]) {
+      std::string name = scalar(node["granularity"], "granularity");
+      try {
+        options.granularity = TimeGranularity::from_name(name);
+      } catch (const std::exception&) {
+        fail(node["granularity"],
+             fmt::format("unknown granularity '{}' (expected hour, day, week, month, quarter or "
+                         "year)",
+                         name));
+      }
+    }
+    if (node["start"]) {
+      std::string text = scalar(node["start"], "start");
+      try {
+        options.start = TimePoint::parse(text);
+      } catch (const std::exception&) {
+        fail(node["start"], fmt::format("start '{}' is not a date (YYYY-MM-DD) or time "
+                                        "(YYYY-MM-DDTHH:MM:SS)",
+                                        text));
+      }
+    }
+    return std::make_unique<TimePartitionConfig>(column, options);
+  }
+  if (kind == "list") {
+    if (node["granularity"]) fail(node["granularity"], "'granularity' belongs to time partitioning");
+    if (node["start"]) fail(node["start"], "'start' belongs to time partitioning");
+    const YAML::Node values = node["values"];
+    if (!values) fail(node, "list partitioning needs 'values'");
+    if (!values.IsSequence()) fail(values, "'values' must be a list");
+    std::vector<std::string> list;
+    for (const auto& v : values) list.push_back(scalar(v, "a list value"));
+    try {
+      return std::make_unique<ListPartitionConfig>(column, list, allow_window);
+    } catch (const std::exception& e) {
+      fail(values, fmt::format("bad values: {}", e.what()));
+    }
+  }
+  fail(node["kind"], fmt::format("unknown partitioning kind '{}' (expected time or list)", kind));
+}
+
+void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
+  check_keys(node, "asset",
+             {"name", "partitioning", "deps", "enabled", "command", "sql", "format", "timeout"});
+  AssetSpec spec;
+  AssetDefinition& def = spec.definition;
+  def.line = node.Mark().line + 1;
+  def.column = node.Mark().column + 1;
+  def.source = source.name;
+  if (!node["name"]) fail(node, "asset needs a 'name'");
+  spec.name_node = node["name"];
+  def.name = scalar(node["name"], "asset name");
+  if (def.name.empty()) fail(node["name"], "asset name must not be empty");
+  if (asset_index_.count(def.name) != 0) {
+    fail(node["name"], fmt::format("duplicate asset name '{}'", def.name));
+  }
+  if (node["enabled"]) def.enabled = boolean(node["enabled"], "enabled");
+  if (node["partitioning"]) {
+    spec.partitioning = partitioning(node["partitioning"]);
+    def.partitioning = spec.partitioning->to_definition();
+  }
+  if (const YAML::Node deps = node["deps"]) {
+    spec.deps_node = deps;
+    if (!deps.IsSequence()) fail(deps, "'deps' must be a list of asset names");
+    for (const auto& d : deps) {
+      def.deps.push_back(scalar(d, "a dependency"));
+      spec.dep_nodes.push_back(d);
+    }
+  }
+  const YAML::Node command = node["command"];
+  const YAML::Node sql = node["sql"];
+  if (command && sql) {
+    fail(sql, fmt::format("asset '{}' has two bodies: give either 'command' or 'sql'", def.name));
+  }
+  if (!command && !sql) {
+    fail(node, fmt::format("asset '{}' has no body: give 'command: [program, args...]' or "
+                           "'sql: SELECT ...'",
+                           def.name));
+  }
+  spec.destination = source.destination;
+  def.destination_url = source.destination->url();
+  if (command) {
+    def.body = "command";
+    if (!command.IsSequence()) {
+      fail(command, "'command' must be a list: [program, arg, ...] (it runs without a shell)");
+    }
+    if (command.size() == 0) fail(command, "'command' must name a program");
+    for (const auto& arg : command) {
+      std::string text = scalar(arg, "a command argument");
+      try {
+        pipeline::expand_placeholders(text, nullptr);
+      } catch (const PipelineError& e) {
+        fail(arg, e.what());
+      }
+      bool uses_window = text.find("{partition.") != std::string::npos ||
+                         text.find("{window.") != std::string::npos ||
+                         text.find("{bounds.") != std::string::npos;
+      if (uses_window && !spec.partitioning) {
+        fail(arg, fmt::format("argument '{}' uses a window placeholder but asset '{}' is not "
+                              "partitioned",
+                              text, def.name));
+      }
+      if (text.find("{bounds.") != std::string::npos && spec.partitioning &&
+          spec.partitioning->kind() != "time") {
+        fail(arg, fmt::format("argument '{}' uses {{bounds.*}} but asset '{}' is not "
+                              "time-partitioned",
+                              text, def.name));
+      }
+      def.command.push_back(text);
+    }
+    spec.argv = def.command;
+    if (spec.argv[0].find('/') != std::string::npos) spec.argv[0] = resolve_path(spec.argv[0]);
+    def.format = "jsonl";
+    if (node["format"]) {
+      def.format = scalar(node["format"], "format");
+      if (def.format != "jsonl" && def.format != "csv") {
+        fail(node["format"], fmt::format("format must be jsonl or csv, not '{}'", def.format));
+      }
+    }
+    spec.csv = def.format == "csv";
+    if (node["timeout"]) {
+      std::string text = scalar(node["timeout"], "timeout");
+      double seconds = 0;
+      try {
+        std::size_t used = 0;
+        seconds = std::stod(text, &used);
+        if (used != text.size()) seconds = -1;
+      } catch (const std::exception&) {
+        seconds = -1;
+      }
+      if (!(seconds > 0)) {
+        fail(node["timeout"], fmt::format("timeout must be a positive number of seconds, not "
+                                          "'{}'",
+                                          text));
+      }
+      spec.timeout = seconds;
+      def.timeout_seconds = seconds;
+    }
+  } else {
+    def.body = "sql";
+    spec.sql_node = sql;
+    def.sql = scalar(sql, "sql");
+    if (def.sql.find_first_not_of(" \t\r\n") == std::string::npos) fail(sql, "'sql' is empty");
+    if (node["format"]) fail(node["format"], "'format' applies to command assets only");
+    if (node["timeout"]) fail(node["timeout"], "'timeout' applies to command assets only");
+    if (def.destination_url.rfind("sqlite://", 0) != 0) {
+      fail(sql, fmt::format("sql assets run inside a SQLite destination, but source '{}' writes "
+                            "to {}",
+                            source.name, def.destination_url));
+    }
+  }
+  asset_index_[def.name] = assets_.size();
+  assets_.push_back(std::move(spec));
+}
+
+void Loader::check_graph() const {
+  for (const auto& spec : assets_) {
+    for (std::size_t i = 0; i < spec.definition.deps.size(); ++i) {
+      const std::string& dep = spec.definition.deps[i];
+      auto found = asset_index_.find(dep);
+      if (found == asset_index_.end()) {
+        fail(spec.dep_nodes[i],
+             fmt::format("asset '{}' depends on unknown asset '{}'", spec.definition.name, dep));
+      }
+      const AssetSpec& upstream = assets_[found->second];
+      if (spec.partitioning && upstream.partitioning &&
+          !spec.partitioning->compatible(*upstream.partitioning)) {
+        fail(spec.dep_nodes[i],
+             fmt::format("asset '{}' ({}) depends on '{}' ({}), whose partitioning accepts other "
+                         "windows",
+                         spec.definition.name, spec.definition.partitioning, dep,
+                         upstream.definition.partitioning));
+      }
+      if (spec.definition.body == "sql" &&
+          upstream.definition.destination_url != spec.definition.destination_url) {
+        fail(spec.dep_nodes[i],
+             fmt::format("sql asset '{}' reads '{}' from {}, but '{}' is stored in {}",
+                         spec.definition.name, dep, spec.definition.destination_url, dep,
+                         upstream.definition.destination_url));
+      }
+    }
+  }
+  // Depth-first search for a cycle, reported from its first asset in declaration order.
+  enum Color { white, grey, black };
+  std::vector<Color> color(assets_.size(), white);
+  std::vector<std::size_t> stack;
+  std::function<void(std::size_t)> visit = [&](std::size_t i) {
+    color[i] = grey;
+    stack.push_back(i);
+    for (const auto& dep : assets_[i].definition.deps) {
+      std::size_t j = asset_index_.at(dep);
+      if (color[j] == grey) {
+        std::string path;
+        auto from = std::find(stack.begin(), stack.end(), j);
+        for (auto it = from; it != stack.end(); ++it) {
+          path += assets_[*it].definition.name + " -> ";
+        }
+        path += assets_[j].definition.name;
+        fail(assets_[j].name_node, fmt::format("dependency cycle: {}", path));
+      }
+      if (color[j] == white) visit(j);
+    }
+    stack.pop_back();
+    color[i] = black;
+  };
+  for (std::size_t i = 0; i < assets_.size(); ++i) {
+    if (color[i] == white) visit(i);
+  }
+}
+
+std::unique_ptr<Pipeline::State> Loader::load() {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path_);
+  } catch (const YAML::BadFile&) {
+    fail_at(1, 1, "cannot read the pipeline file");
+  } catch (const YAML::Exception& e) {
+    fail_at(e.mark.line + 1, e.mark.column + 1, e.msg);
+  }
+  if (!root || root.IsNull()) fail_at(1, 1, "the pipeline file is empty");
+  check_keys(root, "pipeline", {"destination", "store", "sources", "jobs"});
+  auto state = std::make_unique<Pipeline::State>();
+  state->path = path_;
+  state->directory = directory_;
+  std::shared_ptr<Destination> default_destination = destination(root["destination"]);
+  state->destination_url = default_destination->url();
+  state->store_path = root["store"] ? resolve_path(expand_env(root["store"], "store"))
+                                    : resolve_path(".interloper/state.db");
+
+  const YAML::Node sources = root["sources"];
+  if (!sources) fail(root, "the pipeline has no 'sources'");
+  if (!sources.IsSequence() || sources.size() == 0) {
+    fail(sources, "'sources' must be a non-empty list");
+  }
+  std::vector<SourceSpec> source_specs;
+  for (const auto& node : sources) {
+    check_keys(node, "source", {"name", "destination", "assets"});
+    SourceSpec source;
+    if (!node["name"]) fail(node, "source needs a 'name'");
+    source.name = scalar(node["name"], "source name");
+    if (source.name.empty()) fail(node["name"], "source name must not be empty");
+    for (const auto& other : source_specs) {
+      if (other.name == source.name) {
+        fail(node["name"], fmt::format("duplicate source name '{}'", source.name));
+      }
+    }
+    source.destination = node["destination"] ? destination(node["destination"])
+                                             : default_destination;
+    const YAML::Node assets = node["assets"];
+    if (!assets) fail(node, fmt::format("source '{}' has no 'assets'", source.name));
+    if (!assets.IsSequence()) fail(assets, "'assets' must be a list");
+    for (const auto& asset : assets) {
+      source.assets.push_back(assets_.size());
+      read_asset(asset, source);
+    }
+    state->source_destinations[source.name] = source.destination;
+    source_specs.push_back(std::move(source));
+  }
+  check_graph();
+
+  std::vector<Source> dag_sources;
+  for (const auto& source : source_specs) {
+    Source built(source.name, source.destination);
+    for (std::size_t index : source.assets) {
+      const AssetSpec& spec = assets_[index];
+      const AssetDefinition& def = spec.definition;
+      ComputeFn compute;
+      if (def.body == "command") {
+        compute = pipeline::command_compute(
+            {.argv = spec.argv, .working_directory = directory_, .csv = spec.csv,
+             .timeout_seconds = spec.timeout});
+      } else {
+        pipeline::SqlAsset sql{.sql = def.sql, .source = def.source, .deps = {},
+                               .destination = spec.destination};
+        for (const auto& dep : def.deps) {
+          const AssetSpec& upstream = assets_[asset_index_.at(dep)];
+          sql.deps.push_back({upstream.definition.source, upstream.definition.name, nullptr});
+        }
+        compute = pipeline::sql_compute(std::move(sql));
+      }
+      Asset& asset = built.asset(def.name, std::move(compute));
+      if (spec.partitioning) asset.partitioned(*spec.partitioning);
+      asset.depends_on(def.deps);
+      asset.enabled(def.enabled);
+    }
+    dag_sources.push_back(std::move(built));
+  }
+  try {
+    state->dag = std::make_unique<DAG>(std::move(dag_sources));
+  } catch (const Error& e) {
+    fail(sources, e.what());
+  }
+  for (auto& spec : assets_) state->definitions.push_back(std::move(spec.definition));
+  return state;
+}
+
+}  // namespace
+
+Pipeline Pipeline::load(const std::string& path) { return Pipeline(Loader(path).load()); }
+
+Pipeline::Pipeline(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Pipeline::Pipeline(Pipeline&&) noexcept = default;
+Pipeline& Pipeline::operator=(Pipeline&&) noexcept = default;
+Pipeline::~Pipeline() = default;
+
+const DAG& Pipeline::dag() const { return *state_->dag; }
+const std::string& Pipeline::path() const { return state_->path; }
+const std::string& Pipeline::directory() const { return state_->directory; }
+std::string Pipeline::store_path() const { return state_->store_path; }
+const std::string& Pipeline::destination_url() const { return state_->destination_url; }
+
+std::shared_ptr<Destination> Pipeline::source_destination(const std::string& source) const {
+  auto it = state_->source_destinations.find(source);
+  return it == state_->source_destinations.end() ? nullptr : it->second;
+}
+
+const std::vector<AssetDefinition>& Pipeline::definitions() const { return state_->definitions; }
+
+const AssetDefinition* Pipeline::definition(const std::string& asset) const {
+  for (const auto& d : state_->definitions) {
+    if (d.name == asset) return &d;
+  }
+  return nullptr;
+}
+
+std::string Pipeline::catalog(bool with_schema) const {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& def : state_->definitions) {
+    nlohmann::ordered_json entry;
+    entry["name"] = def.name;
+    entry["source"] = def.source;
+    entry["deps"] = def.deps;
+    entry["enabled"] = def.enabled;
+    entry["body"] = def.body;
+    if (def.body == "command") {
+      entry["command"] = def.command;
+      entry["format"] = def.format;
+      entry["timeout"] = def.timeout_seconds ? nlohmann::ordered_json(*def.timeout_seconds)
+                                             : nlohmann::ordered_json(nullptr);
+    } else {
+      entry["sql"] = def.sql;
+    }
+    entry["partitioning"] = def.partitioning.empty()
+                                ? nlohmann::ordered_json(nullptr)
+                                : nlohmann::ordered_json::parse(def.partitioning);
+    entry["destination"] = def.destination_url;
+    if (with_schema) {
+      const Asset& asset = state_->dag->asset(def.name);
+      Destination* destination = state_->dag->destination_of(asset);
+      std::optional<Schema> schema =
+          destination != nullptr ? destination->schema(asset.dataset()) : std::nullopt;
+      entry["schema"] = schema ? nlohmann::ordered_json::parse(schema_to_json(*schema))
+                               : nlohmann::ordered_json(nullptr);
+    }
+    out.push_back(std::move(entry));
+  }
+  return out.dump(2);
+}
+
+}  // namespace interloper
