@@ -1,0 +1,762 @@
+#include "interloper/cli.hpp"
+
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "interloper/cli/selection.hpp"
+#include "interloper/data.hpp"
+#include "interloper/destination.hpp"
+#include "interloper/pipeline.hpp"
+#include "interloper/run.hpp"
+#if __has_include("interloper/store.hpp")
+#include "interloper/store.hpp"
+#define IL_HAVE_SQLITE_STORE 1
+#endif
+
+namespace interloper::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+constexpr const char* kVersion = "0.1.0";
+constexpr int kOk = 0;
+constexpr int kRunFailed = 1;
+constexpr int kBadInput = 2;
+
+// The assets a command works on: a loaded pipeline or a DAG built in code.
+struct Project {
+  const DAG* dag = nullptr;
+  const Pipeline* pipeline = nullptr;  // nullptr for code-defined DAGs
+  std::string store_path;
+};
+
+struct Args {
+  bool json = false;
+  bool quiet = false;
+  bool verbose = false;
+  std::string pipeline;
+  std::string store;
+  std::string partition;
+  std::string window;
+  long lookback = 0;
+  long offset = 0;
+  std::string time_zone = "UTC";
+  std::vector<std::string> assets;
+  int workers = 4;
+  int concurrency = 1;
+  bool missing = false;
+  bool dry_run = false;
+};
+
+void print_error(const std::string& message) {
+  std::string line = message;
+  for (char& c : line) {
+    if (c == '\n') c = ' ';
+  }
+  std::fflush(stdout);
+  std::fprintf(stderr, "interloper: error: %s\n", line.c_str());
+}
+
+void print_info(const Args& args, const std::string& message) {
+  if (args.quiet) return;
+  std::fprintf(stderr, "interloper: info: %s\n", message.c_str());
+}
+
+std::string one_line(std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  std::string out;
+  for (char c : text) {
+    if (c == '\n') {
+      out += "; ";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }
+
+int terminal_width() {
+  winsize size{};
+  if (::ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+  return 80;
+}
+
+std::shared_ptr<MaterializationStore> open_state_store(const std::string& path, bool create) {
+  std::error_code ec;
+  if (!create && !fs::exists(path, ec)) return std::make_shared<MemoryStore>();
+#ifdef IL_HAVE_SQLITE_STORE
+  fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  return std::shared_ptr<MaterializationStore>(open_store(path));
+#else
+  return std::make_shared<MemoryStore>();
+#endif
+}
+
+// Everything a run needs besides the window and assets, wired to the output flags.
+struct RunContext {
+  EventBus events;
+  std::shared_ptr<MaterializationStore> store;
+  std::mutex output_mutex;
+  RunOptions options;
+};
+
+void prepare_run(RunContext& run, const Project& project, const Args& args,
+                 const Selection& selection) {
+  run.store = open_state_store(project.store_path, true);
+  run.options.store = run.store.get();
+  run.options.events = &run.events;
+  run.options.assets = selection.assets;
+  if (args.json) {
+    run.events.subscribe([](const Event& e) {
+      std::string line = e.to_json();
+      std::fwrite(line.data(), 1, line.size(), stdout);
+      std::fputc('\n', stdout);
+      std::fflush(stdout);
+    });
+  }
+  std::mutex* mutex = &run.output_mutex;
+  bool verbose = args.verbose;
+  run.options.logger = Logger([mutex, verbose](LogLevel level, std::string_view asset,
+                                                std::string_view message) {
+    if (!verbose && level < LogLevel::warning) return;
+    std::lock_guard lock(*mutex);
+    std::fprintf(stderr, "[%.*s] %.*s\n", static_cast<int>(asset.size()), asset.data(),
+                 static_cast<int>(message.size()), message.data());
+  });
+}
+
+// ---------------------------------------------------------------------------------------
+// Plans (check, --dry-run)
+
+json plan_json(const std::string& command, const Project& project, const Selection& selection,
+               bool backfill) {
+  json plan;
+  plan["command"] = command;
+  plan["window"] = selection.window ? json(selection.window->to_string()) : json(nullptr);
+  json partitions = json::array();
+  if (selection.window) {
+    for (const auto& key : selection.window->keys()) partitions.push_back(key);
+  }
+  plan["partitions"] = partitions;
+  json runs = json::array();
+  if (backfill && selection.window) {
+    for (std::size_t i = selection.window->size(); i-- > 0;) {
+      runs.push_back(selection.window->partition_at(i)->key());
+    }
+  } else {
+    runs.push_back(selection.window ? json(selection.window->to_string()) : json(nullptr));
+  }
+  plan["runs"] = runs;
+  json assets = json::array();
+  for (const auto& name : selection.assets) {
+    const Asset& asset = project.dag->asset(name);
+    json entry;
+    entry["name"] = name;
+    entry["source"] = asset.source_name();
+    entry["deps"] = asset.deps();
+    entry["partitioning"] = describe_partitioning(asset.partitioning());
+    if (project.pipeline != nullptr) {
+      if (const AssetDefinition* def = project.pipeline->definition(name)) entry["body"] = def->body;
+    }
+    assets.push_back(entry);
+  }
+  plan["assets"] = assets;
+  json left_out = json::array();
+  for (const auto& [name, reason] : selection.left_out) {
+    left_out.push_back({{"asset", name}, {"reason", reason}});
+  }
+  plan["left_out"] = left_out;
+  return plan;
+}
+
+void print_plan(const json& plan) {
+  std::string window = plan["window"].is_null() ? "(none)" : plan["window"].get<std::string>();
+  std::size_t partitions = plan["partitions"].size();
+  std::cout << "window: " << window;
+  if (partitions > 0) std::cout << " (" << partitions << " partition" << (partitions == 1 ? "" : "s") << ")";
+  std::cout << "\n";
+  std::size_t runs = plan["runs"].size();
+  if (plan["command"] == "backfill" && runs > 0) {
+    std::cout << "runs: " << runs << ", one per partition, newest first ("
+              << plan["runs"].front().get<std::string>() << " first)\n";
+  } else {
+    std::cout << "runs: 1\n";
+  }
+  std::cout << "assets, in order:\n";
+  int i = 0;
+  for (const auto& a : plan["assets"]) {
+    std::string deps;
+    for (const auto& d : a["deps"]) deps += (deps.empty() ? "" : ", ") + d.get<std::string>();
+    std::cout << fmt::format("  {}. {}  [{}{}]{}\n", ++i, a["name"].get<std::string>(),
+                             a["partitioning"].get<std::string>(),
+                             a.contains("body") ? ", " + a["body"].get<std::string>() : "",
+                             deps.empty() ? "" : "  after " + deps);
+  }
+  for (const auto& l : plan["left_out"]) {
+    std::cout << fmt::format("  left out: {} ({})\n", l["asset"].get<std::string>(),
+                             l["reason"].get<std::string>());
+  }
+}
+
+void report_left_out(const Args& args, const Selection& selection) {
+  if (selection.left_out.empty()) return;
+  std::vector<std::string> parts;
+  for (const auto& [name, reason] : selection.left_out) {
+    parts.push_back(fmt::format("{} ({})", name, reason));
+  }
+  print_info(args, fmt::format("left out: {}", fmt::join(parts, ", ")));
+}
+
+// ---------------------------------------------------------------------------------------
+// Commands
+
+std::string window_argument(const Project& project, const Args& args) {
+  if (!args.partition.empty()) return args.partition;
+  if (!args.window.empty()) return args.window;
+  if (args.lookback > 0) {
+    auto text = lookback_window(*project.dag, args.assets, args.lookback, args.offset,
+                                args.time_zone, SystemClock().now());
+    if (!text) throw UsageError("the lookback window lies entirely before the assets' start");
+    return *text;
+  }
+  return "";
+}
+
+int run_check(const Project& project, const Args& args) {
+  std::string window = window_argument(project, args);
+  if (window.empty() && args.assets.empty()) {
+    // Without a scope, check the whole DAG: every asset, in order.
+    Selection all;
+    for (const Asset* asset : project.dag->order()) all.assets.push_back(asset->name());
+    json plan = plan_json("check", project, all, false);
+    if (args.json) {
+      std::cout << plan.dump() << "\n";
+    } else if (!args.quiet) {
+      std::cout << "ok: " << project.dag->size() << " assets\n";
+      print_plan(plan);
+    }
+    return kOk;
+  }
+  Selection selection = select(*project.dag, window, args.assets, false);
+  json plan = plan_json("check", project, selection, false);
+  if (args.json) {
+    std::cout << plan.dump() << "\n";
+  } else if (!args.quiet) {
+    std::cout << "ok\n";
+    print_plan(plan);
+  }
+  return kOk;
+}
+
+int run_materialize(const Project& project, const Args& args) {
+  Selection selection = select(*project.dag, window_argument(project, args), args.assets, false);
+  report_left_out(args, selection);
+  if (args.dry_run) {
+    json plan = plan_json("materialize", project, selection, false);
+    if (args.json) {
+      std::cout << plan.dump() << "\n";
+    } else {
+      print_plan(plan);
+    }
+    return kOk;
+  }
+  RunContext run;
+  prepare_run(run, project, args, selection);
+  if (!args.json && !args.quiet) {
+    run.events.subscribe([](const Event& e) {
+      if (e.type == EventType::asset_completed) {
+        std::cout << fmt::format("ok        {}  {}  {} rows  {:.3f}s\n", e.asset,
+                                 e.window.empty() ? "-" : e.window, e.rows, e.seconds);
+      } else if (e.type == EventType::asset_failed) {
+        std::cout << fmt::format("FAILED    {}  {}  {}\n", e.asset, e.window.empty() ? "-" : e.window,
+                                 one_line(e.message));
+      } else if (e.type == EventType::asset_canceled) {
+        std::cout << fmt::format("canceled  {}  {}\n", e.asset, e.window.empty() ? "-" : e.window);
+      }
+      std::cout.flush();
+    });
+  }
+  ThreadedRunner runner(args.workers);
+  RunResult result = runner.run(*project.dag, selection.window.get(), run.options);
+  if (!result.ok()) {
+    print_error(fmt::format("run {} failed: {}", result.window.empty() ? "" : result.window,
+                            one_line(result.error_summary())));
+    return kRunFailed;
+  }
+  return kOk;
+}
+
+std::string format_seconds(double s) {
+  if (s < 60) return fmt::format("{:.0f}s", s);
+  if (s < 3600) return fmt::format("{}m{:02}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  return fmt::format("{}h{:02}m", static_cast<int>(s) / 3600, (static_cast<int>(s) % 3600) / 60);
+}
+
+int run_backfill(const Project& project, const Args& args) {
+  Selection selection = select(*project.dag, window_argument(project, args), args.assets, true);
+  report_left_out(args, selection);
+  if (args.dry_run) {
+    json plan = plan_json("backfill", project, selection, true);
+    if (args.json) {
+      std::cout << plan.dump() << "\n";
+    } else {
+      print_plan(plan);
+    }
+    return kOk;
+  }
+  RunContext run;
+  prepare_run(run, project, args, selection);
+
+  // Progress: counted from run events.
+  struct Progress {
+    std::size_t total = 0, done = 0, failed = 0, running = 0;
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  };
+  auto progress = std::make_shared<Progress>();
+  progress->total = selection.window->size();
+  const bool live = !args.json && !args.quiet && stdout_is_terminal();
+  const bool plain = !args.json && !args.quiet && !live;
+  run.events.subscribe([progress, live, plain](const Event& e) {
+    Progress& p = *progress;
+    if (e.type == EventType::run_started) {
+      ++p.running;
+    } else if (e.type == EventType::run_completed || e.type == EventType::run_failed) {
+      if (p.running > 0) --p.running;
+      ++p.done;
+      if (e.type == EventType::run_failed) ++p.failed;
+      if (plain) {
+        if (e.type == EventType::run_completed) {
+          std::cout << fmt::format("ok      {}  {:.3f}s\n", e.window, e.seconds);
+        } else {
+          std::cout << fmt::format("FAILED  {}  {}\n", e.window, one_line(e.message));
+        }
+      }
+    } else {
+      return;
+    }
+    if (live) {
+      double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.started)
+                           .count();
+      std::string eta = "?";
+      if (p.done > 0) eta = format_seconds(elapsed / static_cast<double>(p.done) *
+                                           static_cast<double>(p.total - p.done));
+      std::cout << fmt::format("\r\033[K{}/{} done  {} failed  {} running  ETA {}", p.done,
+                               p.total, p.failed, p.running, eta);
+    }
+    std::cout.flush();
+  });
+
+  BackfillOptions options;
+  options.concurrency = args.concurrency;
+  options.missing_only = args.missing;
+  options.run = run.options;
+  BackfillResult result = backfill(*project.dag, *selection.window, options);
+  if (live) std::cout << "\n";
+  if (!args.json && !args.quiet) {
+    std::cout << fmt::format("backfill {}: {} run, {} succeeded, {} failed, {} skipped\n",
+                             selection.window->to_string(), result.runs.size(),
+                             result.succeeded(), result.failed(), result.skipped.size());
+  }
+  if (!result.ok()) {
+    std::string first;
+    for (const auto& r : result.runs) {
+      if (!r.ok()) {
+        first = fmt::format("{}: {}", r.window, one_line(r.error_summary()));
+        break;
+      }
+    }
+    print_error(fmt::format("{} of {} partition runs failed; first: {}", result.failed(),
+                            result.runs.size(), first));
+    return kRunFailed;
+  }
+  return kOk;
+}
+
+// "a..b" or "a" for each range, with the window's keys.
+json ranges_json(const PartitionWindow& window, const std::vector<PartitionRange>& ranges) {
+  json out = json::array();
+  for (const auto& r : ranges) {
+    std::string first = window.partition_at(r.first)->key();
+    out.push_back(r.first == r.last ? first : first + ".." + window.partition_at(r.last)->key());
+  }
+  return out;
+}
+
+// The window status shows by default: from start (or 30 periods back) to the current period
+// for time partitioning, every value for list partitioning.
+std::unique_ptr<PartitionWindow> default_status_window(const PartitionConfig& config,
+                                                       TimePoint now) {
+  if (const auto* time = dynamic_cast<const TimePartitionConfig*>(&config)) {
+    TimeGranularity g = time->granularity();
+    TimePoint end = g.truncate(now);
+    TimePoint start = time->start() ? g.truncate(*time->start()) : g.advance(end, -29);
+    if (end < start) end = start;
+    return std::make_unique<TimePartitionWindow>(start, end, g);
+  }
+  if (const auto* list = dynamic_cast<const ListPartitionConfig*>(&config)) {
+    return config.window(list->values().front(), list->values().back());
+  }
+  return nullptr;
+}
+
+std::string strip(const PartitionWindow& window, const WindowStatus& status, int width) {
+  std::size_t n = window.size();
+  std::vector<char> state(n, 'm');  // m materialized, f failed, - missing
+  for (const auto& r : status.failed) {
+    for (std::size_t i = r.first; i <= r.last && i < n; ++i) state[i] = 'f';
+  }
+  for (const auto& r : status.missing) {
+    for (std::size_t i = r.first; i <= r.last && i < n; ++i) state[i] = '-';
+  }
+  std::size_t cells = std::min<std::size_t>(n, static_cast<std::size_t>(std::max(width, 10)));
+  std::string out;
+  char current = 0;
+  for (std::size_t c = 0; c < cells; ++c) {
+    std::size_t from = c * n / cells, to = std::max(from + 1, (c + 1) * n / cells);
+    char cell = 'm';
+    for (std::size_t i = from; i < to; ++i) {
+      if (state[i] == 'f') cell = 'f';
+      if (state[i] == '-' && cell != 'f') cell = '-';
+    }
+    if (cell != current) {
+      out += cell == 'm' ? "\033[32m" : cell == 'f' ? "\033[31m" : "\033[2m";
+      current = cell;
+    }
+    out += cell == 'm' ? "#" : cell == 'f' ? "x" : ".";
+  }
+  out += "\033[0m";
+  return out;
+}
+
+int run_status(const Project& project, const Args& args) {
+  std::vector<std::string> names = args.assets;
+  if (names.empty()) {
+    for (const Asset* a : project.dag->order()) names.push_back(a->name());
+  } else {
+    for (const auto& name : names) {
+      if (project.dag->find(name) == nullptr) {
+        throw UsageError(fmt::format("unknown asset '{}'", name));
+      }
+    }
+  }
+  auto store = open_state_store(project.store_path, false);
+  TimePoint now = SystemClock().now();
+  json out = json::array();
+  bool any_window_accepted = args.window.empty();
+  const bool terminal = !args.json && stdout_is_terminal();
+  for (const auto& name : names) {
+    const Asset& asset = project.dag->asset(name);
+    const PartitionConfig* config = asset.partitioning();
+    json entry;
+    entry["asset"] = name;
+    if (config == nullptr) {
+      auto latest = store->latest(asset.dataset(), nullptr);
+      entry["window"] = nullptr;
+      entry["state"] = !latest ? "missing"
+                       : latest->status == MaterializationStatus::materialized ? "materialized"
+                                                                               : "failed";
+      out.push_back(entry);
+      if (!args.json) std::cout << fmt::format("{}  (unpartitioned)  {}\n", name, entry["state"].get<std::string>());
+      continue;
+    }
+    std::unique_ptr<PartitionWindow> window;
+    if (!args.window.empty()) {
+      try {
+        window = config->parse_window(args.window);
+      } catch (const std::exception&) {
+        continue;  // another kind or granularity: not this asset's window
+      }
+      any_window_accepted = true;
+    } else {
+      window = default_status_window(*config, now);
+    }
+    WindowStatus status = store->status(asset.dataset(), *window);
+    entry["window"] = window->to_string();
+    entry["partitions"] = window->size();
+    entry["materialized"] = ranges_json(*window, status.materialized);
+    entry["failed"] = ranges_json(*window, status.failed);
+    entry["missing"] = ranges_json(*window, status.missing);
+    out.push_back(entry);
+    if (args.json) continue;
+    auto list = [](const json& ranges) {
+      std::string s;
+      for (const auto& r : ranges) s += (s.empty() ? "" : ", ") + r.get<std::string>();
+      return s.empty() ? std::string("-") : s;
+    };
+    std::cout << fmt::format("{}  {}  ({} partitions)\n", name, window->to_string(),
+                             window->size());
+    std::cout << fmt::format("  materialized {:>6}  {}\n", status.count(status.materialized),
+                             list(entry["materialized"]));
+    std::cout << fmt::format("  failed       {:>6}  {}\n", status.count(status.failed),
+                             list(entry["failed"]));
+    std::cout << fmt::format("  missing      {:>6}  {}\n", status.count(status.missing),
+                             list(entry["missing"]));
+    if (terminal) std::cout << "  " << strip(*window, status, terminal_width() - 4) << "\n";
+  }
+  if (!any_window_accepted) {
+    throw UsageError(fmt::format("no asset accepts window '{}'", args.window));
+  }
+  if (args.json) std::cout << out.dump() << "\n";
+  return kOk;
+}
+
+int run_catalog(const Project& project, const Args&) {
+  if (project.pipeline != nullptr) {
+    std::cout << project.pipeline->catalog(true) << "\n";
+    return kOk;
+  }
+  json out = json::array();
+  for (const Asset* asset : project.dag->order()) {
+    json entry;
+    entry["name"] = asset->name();
+    entry["source"] = asset->source_name();
+    entry["deps"] = asset->deps();
+    entry["enabled"] = asset->enabled();
+    entry["body"] = "code";
+    entry["partitioning"] = asset->partitioning() != nullptr
+                                ? json::parse(asset->partitioning()->to_definition())
+                                : json(nullptr);
+    Destination* destination = project.dag->destination_of(*asset);
+    entry["destination"] = destination != nullptr ? json(destination->url()) : json(nullptr);
+    std::optional<Schema> schema =
+        destination != nullptr ? destination->schema(asset->dataset()) : std::nullopt;
+    entry["schema"] = schema ? json::parse(schema_to_json(*schema)) : json(nullptr);
+    out.push_back(entry);
+  }
+  std::cout << out.dump(2) << "\n";
+  return kOk;
+}
+
+// ---------------------------------------------------------------------------------------
+// The command-line structure
+
+constexpr const char* kMainFooter = R"(Examples:
+  interloper check pipeline.yaml
+  interloper materialize pipeline.yaml --partition 2026-11-03
+  interloper backfill pipeline.yaml --window 2026-11-01..2026-11-30 --concurrency 4
+  interloper backfill pipeline.yaml --window 2026-11-01..2026-11-30 --missing
+  interloper status pipeline.yaml --window 2026-11-01..2026-11-30
+  interloper catalog pipeline.yaml
+
+Exit codes: 0 success, 1 a run failed, 2 bad input (usage, pipeline file, keys, windows).
+Global flags (--json, --quiet, --verbose) may follow the command.)";
+
+struct Command {
+  std::string name;
+  std::function<int(const Project&, const Args&)> run;
+};
+
+int run_cli(int argc, char** argv, const DAG* code_dag) {
+  Args args;
+  const bool yaml = code_dag == nullptr;
+  std::string program = yaml ? "interloper" : fs::path(argc > 0 ? argv[0] : "app").filename().string();
+  CLI::App app(yaml ? "interloper: run data assets declared in a YAML pipeline, partition by "
+                      "partition."
+                    : program + ": run this program's data assets, partition by partition.",
+               program);
+  std::string footer = kMainFooter;
+  if (!yaml) {
+    std::string pattern = "interloper ";
+    for (std::size_t at; (at = footer.find(" pipeline.yaml")) != std::string::npos;) {
+      footer.erase(at, 14);
+    }
+    for (std::size_t at = 0; (at = footer.find(pattern, at)) != std::string::npos;) {
+      footer.replace(at, pattern.size(), program + " ");
+      at += program.size() + 1;
+    }
+  }
+  app.footer(footer);
+  app.require_subcommand(1);
+  app.fallthrough();
+  app.set_version_flag("--version", std::string("interloper ") + kVersion);
+  app.add_flag("--json", args.json, "Print machine-readable output: events as JSON lines, plans "
+                                    "and status as JSON");
+  auto* quiet = app.add_flag("-q,--quiet", args.quiet, "Print only errors");
+  app.add_flag("-v,--verbose", args.verbose, "Also print the assets' log lines (command stderr)")
+      ->excludes(quiet);
+
+  std::string selected;
+  auto add_common = [&](CLI::App* sub) {
+    sub->fallthrough();
+    if (yaml) {
+      sub->add_option("pipeline", args.pipeline, "The pipeline file (YAML)")
+          ->required()
+          ->type_name("PIPELINE");
+    } else {
+      sub->add_option("--store", args.store, "The materialization store (SQLite file)")
+          ->default_str(".interloper/state.db")
+          ->type_name("PATH");
+    }
+    sub->add_option("--asset", args.assets,
+                    "Only these assets (strict: each must accept the window); repeatable")
+        ->type_name("NAME");
+  };
+  auto add_partition = [&](CLI::App* sub, bool lookback) {
+    auto* partition = sub->add_option("--partition", args.partition,
+                                      "One partition by key: 2026-11-03, 2026-11, eu")
+                          ->type_name("KEY");
+    auto* window = sub->add_option("--window", args.window,
+                                   "A window of partitions, both ends inclusive: "
+                                   "2026-11-01..2026-11-30 or eu..us")
+                       ->type_name("A..B");
+    partition->excludes(window);
+    if (lookback) {
+      auto* lb = sub->add_option("--lookback", args.lookback,
+                                 "The last N partitions, ending --offset partitions before the "
+                                 "current one")
+                     ->type_name("N")
+                     ->check(CLI::PositiveNumber);
+      sub->add_option("--offset", args.offset, "Partitions to skip back from the current one")
+          ->type_name("K")
+          ->check(CLI::NonNegativeNumber)
+          ->needs(lb);
+      sub->add_option("--time-zone", args.time_zone, "Calendar of --lookback (IANA name)")
+          ->type_name("ZONE")
+          ->default_str("UTC")
+          ->needs(lb);
+      lb->excludes(partition)->excludes(window);
+    }
+  };
+  std::string target = yaml ? " PIPELINE" : "";
+
+  auto* materialize = app.add_subcommand("materialize", "Run the assets once over a partition "
+                                                        "or window");
+  add_common(materialize);
+  add_partition(materialize, true);
+  materialize->add_option("--workers", args.workers, "Assets run at once")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber)
+      ->default_str("4");
+  materialize->add_flag("--dry-run", args.dry_run, "Print the plan without running");
+  materialize->footer(fmt::format(
+      "A window is one run: every selected partitioned asset must allow windows.\n"
+      "Without --asset, the assets whose partitioning accepts the window run (unpartitioned\n"
+      "ones only without a window); the others are named in an info line.\n\n"
+      "Examples:\n  {0} materialize{1} --partition 2026-11-03\n"
+      "  {0} materialize{1} --window eu..us --asset region_targets\n"
+      "  {0} materialize{1} --lookback 3 --offset 1 --time-zone Europe/Paris\n"
+      "  {0} materialize{1}                      (unpartitioned assets)",
+      program, yaml ? " pipeline.yaml" : ""));
+
+  auto* backfill_cmd = app.add_subcommand("backfill", "Run a window partition by partition, "
+                                                      "newest first");
+  add_common(backfill_cmd);
+  backfill_cmd->add_option("--window", args.window, "The window: 2026-11-01..2026-11-30")
+      ->type_name("A..B")
+      ->required();
+  backfill_cmd->add_option("--concurrency", args.concurrency, "Partitions run at once")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber)
+      ->default_str("1");
+  backfill_cmd->add_flag("--missing", args.missing,
+                         "Skip partitions the store records as materialized (resume)");
+  backfill_cmd->add_flag("--dry-run", args.dry_run, "Print the plan without running");
+  backfill_cmd->footer(fmt::format(
+      "Each partition is its own run; the store records every asset x partition, so\n"
+      "--missing reruns only what is absent or failed.\n\n"
+      "Examples:\n  {0} backfill{1} --window 2026-11-01..2026-11-30 --concurrency 4\n"
+      "  {0} backfill{1} --window 2026-11-01..2026-11-30 --missing",
+      program, yaml ? " pipeline.yaml" : ""));
+
+  auto* status = app.add_subcommand("status", "Show materialized, failed and missing "
+                                              "partitions");
+  add_common(status);
+  status->add_option("--window", args.window, "The window to report (default: see below)")
+      ->type_name("A..B");
+  status->footer(fmt::format(
+      "Without --window: time assets from their start (or the last 30 periods) to the\n"
+      "current period, list assets over every value. --json prints one object per asset.\n\n"
+      "Examples:\n  {0} status{1} --window 2026-11-01..2026-11-30\n  {0} --json status{1}",
+      program, yaml ? " pipeline.yaml" : ""));
+
+  auto* catalog = app.add_subcommand("catalog", "Print every asset's definition as JSON");
+  catalog->fallthrough();
+  if (yaml) {
+    catalog->add_option("pipeline", args.pipeline, "The pipeline file (YAML)")
+        ->required()
+        ->type_name("PIPELINE");
+  }
+  catalog->footer(fmt::format("Example:\n  {0} catalog{1}", program,
+                              yaml ? " pipeline.yaml" : ""));
+
+  auto* check = app.add_subcommand("check", "Validate and print the plan without running");
+  add_common(check);
+  add_partition(check, false);
+  check->footer(fmt::format("Examples:\n  {0} check{1}\n  {0} check{1} --window "
+                            "2026-11-01..2026-11-30 --json",
+                            program, yaml ? " pipeline.yaml" : ""));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    print_error(e.what());
+    return kBadInput;
+  }
+
+  std::vector<Command> commands = {
+      {"materialize", run_materialize}, {"backfill", run_backfill}, {"status", run_status},
+      {"catalog", run_catalog},         {"check", run_check}};
+  try {
+    std::optional<Pipeline> pipeline;
+    Project project;
+    if (yaml) {
+      pipeline.emplace(Pipeline::load(args.pipeline));
+      project.pipeline = &*pipeline;
+      project.dag = &pipeline->dag();
+      project.store_path = pipeline->store_path();
+    } else {
+      project.dag = code_dag;
+      project.store_path = args.store.empty() ? ".interloper/state.db" : args.store;
+    }
+    for (const auto& command : commands) {
+      if (app.got_subcommand(command.name)) return command.run(project, args);
+    }
+    return kBadInput;
+  } catch (const RunError& e) {
+    print_error(e.what());
+    return kRunFailed;
+  } catch (const DestinationError& e) {
+    print_error(e.what());
+    return kRunFailed;
+  } catch (const Error& e) {
+    print_error(e.what());
+    return kBadInput;
+  } catch (const std::invalid_argument& e) {
+    print_error(e.what());
+    return kBadInput;
+  } catch (const std::exception& e) {
+    print_error(e.what());
+    return kRunFailed;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv, const DAG& dag) { return run_cli(argc, argv, &dag); }
+
+int main(int argc, char** argv) { return run_cli(argc, argv, nullptr); }
+
+}  // namespace interloper::cli

@@ -1,0 +1,153 @@
+#include "interloper/cli/selection.hpp"
+
+#include <fmt/format.h>
+
+#include "interloper/run.hpp"
+
+namespace interloper::cli {
+
+std::string describe_partitioning(const PartitionConfig* config) {
+  if (config == nullptr) return "none";
+  if (const auto* time = dynamic_cast<const TimePartitionConfig*>(config)) {
+    return std::string(time->granularity().name());
+  }
+  return fmt::format("{}({})", config->kind(), config->column());
+}
+
+namespace {
+
+std::vector<std::string> asset_names(const DAG& dag) {
+  std::vector<std::string> names;
+  for (const Asset* a : dag.order()) names.push_back(a->name());
+  return names;
+}
+
+void check_known(const DAG& dag, const std::vector<std::string>& names) {
+  for (const auto& name : names) {
+    if (dag.find(name) == nullptr) {
+      throw UsageError(fmt::format("unknown asset '{}' (known: {})", name,
+                                   fmt::join(asset_names(dag), ", ")));
+    }
+  }
+}
+
+// What kind of window the text looks like, for messages: a granularity name or "list".
+std::string window_shape(const std::string& text) {
+  std::string first = text.substr(0, text.find(".."));
+  if (auto g = TimeGranularity::infer(first)) return std::string(g->name());
+  return "list";
+}
+
+}  // namespace
+
+Selection select(const DAG& dag, const std::string& window_text,
+                 const std::vector<std::string>& explicit_assets, bool need_window) {
+  Selection selection;
+  if (need_window && window_text.empty()) throw UsageError("this command needs --window A..B");
+  if (!explicit_assets.empty()) {
+    check_known(dag, explicit_assets);
+    for (const Asset* asset : dag.order()) {
+      for (const auto& name : explicit_assets) {
+        if (name == asset->name()) {
+          selection.assets.push_back(name);
+          break;
+        }
+      }
+    }
+    if (!window_text.empty()) {
+      const Asset* first = nullptr;
+      for (const auto& name : selection.assets) {
+        const Asset& asset = dag.asset(name);
+        if (asset.partitioning() != nullptr && asset.enabled()) {
+          first = &asset;
+          break;
+        }
+      }
+      if (first == nullptr) {
+        throw UsageError(fmt::format("window {} given, but none of the selected assets is "
+                                     "partitioned (run them without a window)",
+                                     window_text));
+      }
+      try {
+        selection.window = first->partitioning()->parse_window(window_text);
+      } catch (const std::exception& e) {
+        throw UsageError(fmt::format("asset '{}': bad window '{}': {}", first->name(),
+                                     window_text, e.what()));
+      }
+    }
+  } else {
+    std::string shape = window_text.empty() ? "" : window_shape(window_text);
+    std::vector<std::string> rejections;
+    for (const Asset* asset : dag.order()) {
+      const PartitionConfig* config = asset->partitioning();
+      if (!asset->enabled()) {
+        selection.left_out.emplace_back(asset->name(), "disabled");
+        continue;
+      }
+      if (window_text.empty()) {
+        if (config == nullptr) {
+          selection.assets.push_back(asset->name());
+        } else {
+          selection.left_out.emplace_back(
+              asset->name(), fmt::format("partitioned by {}, needs a window",
+                                         describe_partitioning(config)));
+        }
+        continue;
+      }
+      if (config == nullptr) {
+        selection.left_out.emplace_back(asset->name(), "unpartitioned, runs only without a window");
+        continue;
+      }
+      try {
+        auto parsed = config->parse_window(window_text);
+        if (!selection.window) selection.window = std::move(parsed);
+        selection.assets.push_back(asset->name());
+      } catch (const std::exception& e) {
+        selection.left_out.emplace_back(
+            asset->name(),
+            fmt::format("partitioned by {}, not {}", describe_partitioning(config), shape));
+        rejections.push_back(fmt::format("{}: {}", asset->name(), e.what()));
+      }
+    }
+    if (selection.assets.empty()) {
+      if (window_text.empty()) {
+        throw UsageError("every asset is partitioned: give --partition KEY or --window A..B");
+      }
+      throw UsageError(fmt::format("no asset accepts window '{}' ({})", window_text,
+                                   fmt::join(rejections, "; ")));
+    }
+  }
+  RunOptions options;
+  options.assets = selection.assets;
+  validate(dag, selection.window.get(), options);
+  return selection;
+}
+
+std::optional<std::string> lookback_window(const DAG& dag,
+                                           const std::vector<std::string>& explicit_assets,
+                                           long lookback, long offset,
+                                           const std::string& time_zone, TimePoint now) {
+  check_known(dag, explicit_assets);
+  const TimePartitionConfig* config = nullptr;
+  for (const Asset* asset : dag.order()) {
+    bool chosen = explicit_assets.empty() ? asset->enabled()
+                                          : std::find(explicit_assets.begin(),
+                                                      explicit_assets.end(),
+                                                      asset->name()) != explicit_assets.end();
+    if (!chosen) continue;
+    config = dynamic_cast<const TimePartitionConfig*>(asset->partitioning());
+    if (config != nullptr) break;
+  }
+  if (config == nullptr) throw UsageError("--lookback needs a time-partitioned asset");
+  std::optional<TimePartitionWindow> window;
+  try {
+    window = TimePartitionWindow::lookback(now, lookback, offset, config->granularity(),
+                                           config->start(), time_zone);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (!window) return std::nullopt;
+  return window->to_string();
+}
+
+}  // namespace interloper::cli

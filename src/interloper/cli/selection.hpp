@@ -1,0 +1,46 @@
+// Which assets a command runs and over which window.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "interloper/dag.hpp"
+#include "interloper/partitioning.hpp"
+
+namespace interloper::cli {
+
+// Bad command-line input; the tool exits with status 2.
+class UsageError : public Error {
+ public:
+  using Error::Error;
+};
+
+struct Selection {
+  std::unique_ptr<PartitionWindow> window;  // nullptr: a run without a window
+  std::vector<std::string> assets;          // in topological order
+  // Assets left out when no --asset was given, with the reason.
+  std::vector<std::pair<std::string, std::string>> left_out;
+};
+
+// Short description of a partitioning: "day", "month", "list(region)", "none".
+std::string describe_partitioning(const PartitionConfig* config);
+
+// Picks the assets and parses the window text (a key or "a..b"; empty: no window) with their
+// partitioning. With `explicit_assets`, those assets are validated strictly; otherwise every
+// enabled asset whose partitioning accepts the window's kind and granularity is chosen
+// (unpartitioned ones only without a window). Throws UsageError naming the problem, and
+// PartitionError (from validation) listing every asset that cannot serve the window.
+Selection select(const DAG& dag, const std::string& window_text,
+                 const std::vector<std::string>& explicit_assets, bool need_window);
+
+// The window `--lookback N --offset K --time-zone Z` covers now, for the granularity of the
+// first selected (or enabled) time-partitioned asset. nullopt when nothing is left after
+// clamping to its start.
+std::optional<std::string> lookback_window(const DAG& dag,
+                                           const std::vector<std::string>& explicit_assets,
+                                           long lookback, long offset,
+                                           const std::string& time_zone, TimePoint now);
+
+}  // namespace interloper::cli
