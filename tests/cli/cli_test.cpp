@@ -1,0 +1,453 @@
+// End-to-end tests of the built `interloper` binary ($IL_BINARY_DIR/interloper) on temporary
+// pipelines with real SQLite databases and real files.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "interloper/pipeline/process.hpp"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+struct Outcome {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string binary() {
+  const char* dir = std::getenv("IL_BINARY_DIR");
+  return (fs::path(dir != nullptr ? dir : ".") / "interloper").string();
+}
+
+Outcome interloper(std::vector<std::string> args) {
+  interloper::pipeline::ProcessSpec spec;
+  spec.argv = {binary()};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.timeout_seconds = 120;
+  Outcome outcome;
+  spec.on_stderr_line = [&](std::string_view line) {
+    outcome.err += line;
+    outcome.err += '\n';
+  };
+  auto result = interloper::pipeline::run_process(spec);
+  outcome.code = result.signal != 0 ? 128 + result.signal : result.exit_code;
+  outcome.out = result.out;
+  return outcome;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Rows of a query against an SQLite file, each row's columns joined by '|'.
+std::vector<std::string> query(const fs::path& db, const std::string& sql) {
+  sqlite3* handle = nullptr;
+  std::vector<std::string> rows;
+  if (sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(handle);
+    ADD_FAILURE() << "cannot open " << db;
+    return rows;
+  }
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(handle, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
+    ADD_FAILURE() << sqlite3_errmsg(handle) << " in " << sql;
+    sqlite3_close(handle);
+    return rows;
+  }
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    std::string row;
+    for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
+      if (i > 0) row += '|';
+      const unsigned char* text = sqlite3_column_text(stmt, i);
+      row += text != nullptr ? reinterpret_cast<const char*>(text) : "NULL";
+    }
+    rows.push_back(row);
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(handle);
+  return rows;
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "il_cli_XXXXXX").string();
+    dir_ = ::mkdtemp(pattern.data());
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::path write(const std::string& name, const std::string& text, bool executable = false) {
+    fs::path file = dir_ / name;
+    fs::create_directories(file.parent_path());
+    std::ofstream(file) << text;
+    if (executable) fs::permissions(file, fs::perms::owner_all, fs::perm_options::add);
+    return file;
+  }
+  std::string pipeline(const std::string& text) { return write("pipeline.yaml", text).string(); }
+  fs::path data_db() const { return dir_ / ".interloper" / "data.db"; }
+
+  // A daily command asset that appends each key it runs to calls.log, fails for the keys
+  // listed in fail.txt, and emits two rows; plus a daily sql aggregate of it.
+  std::string shop_pipeline() {
+    write("emit.sh",
+          "#!/bin/sh\n"
+          "echo \"$IL_PARTITION_KEY\" >> calls.log\n"
+          "if [ -f fail.txt ] && grep -qx \"$IL_PARTITION_KEY\" fail.txt; then\n"
+          "  echo \"preparing $1\" >&2; echo \"no data for $1\" >&2; exit 3\n"
+          "fi\n"
+          "echo \"{\\\"date\\\":\\\"$1\\\",\\\"amount\\\":2.5}\"\n"
+          "echo \"{\\\"date\\\":\\\"$1\\\",\\\"amount\\\":4}\"\n",
+          true);
+    return pipeline(
+        "sources:\n"
+        "  - name: shop\n"
+        "    assets:\n"
+        "      - name: events\n"
+        "        partitioning: {kind: time, column: date, granularity: day}\n"
+        "        command: [./emit.sh, \"{partition.key}\"]\n"
+        "      - name: revenue\n"
+        "        deps: [events]\n"
+        "        partitioning: {kind: time, column: date, granularity: day}\n"
+        "        sql: |\n"
+        "          SELECT date, SUM(amount) AS total, COUNT(*) AS n FROM events\n"
+        "          WHERE date >= :bounds_start AND date < :bounds_end GROUP BY date\n"
+        "      - name: settings\n"
+        "        command: [/bin/echo, '{{\"k\":1}}']\n"
+        "  - name: planning\n"
+        "    assets:\n"
+        "      - name: regions\n"
+        "        partitioning: {kind: list, column: region, values: [eu, us], allow_window: true}\n"
+        "        command: [/bin/sh, -c, 'for r in $IL_PARTITION_VALUES; do echo "
+        "\"{{\\\"region\\\":\\\"$r\\\"}}\"; done']\n");
+  }
+  std::vector<std::string> calls() { return lines_of(read_file(dir_ / "calls.log")); }
+
+  fs::path dir_;
+};
+
+void expect_one_error_line(const Outcome& o, const std::string& needle) {
+  auto lines = lines_of(o.err);
+  ASSERT_EQ(lines.size(), 1u) << o.err;
+  EXPECT_EQ(lines[0].rfind("interloper: error: ", 0), 0u) << lines[0];
+  EXPECT_NE(lines[0].find(needle), std::string::npos) << lines[0];
+}
+
+TEST_F(Cli, HelpMatchesGoldenFiles) {
+  const char* source = std::getenv("IL_SOURCE_DIR");
+  fs::path golden = fs::path(source != nullptr ? source : ".") / "tests" / "cli" / "golden";
+  const char* update = std::getenv("IL_UPDATE_GOLDEN");
+  for (const std::string command : {"", "materialize", "backfill", "status", "catalog", "check"}) {
+    std::vector<std::string> args;
+    if (!command.empty()) args.push_back(command);
+    args.push_back("--help");
+    Outcome o = interloper(args);
+    EXPECT_EQ(o.code, 0);
+    fs::path file = golden / ((command.empty() ? "interloper" : command) + ".help");
+    if (update != nullptr && std::string(update) == "1") {
+      fs::create_directories(golden);
+      std::ofstream(file) << o.out;
+      continue;
+    }
+    EXPECT_EQ(read_file(file), o.out) << "for " << file << "; IL_UPDATE_GOLDEN=1 rewrites it";
+  }
+}
+
+TEST_F(Cli, VersionAndUsageErrors) {
+  Outcome version = interloper({"--version"});
+  EXPECT_EQ(version.code, 0);
+  EXPECT_NE(version.out.find("interloper "), std::string::npos);
+
+  Outcome none = interloper({});
+  EXPECT_EQ(none.code, 2);
+  expect_one_error_line(none, "subcommand");
+
+  Outcome unknown_flag = interloper({"materialize", shop_pipeline(), "--frobnicate"});
+  EXPECT_EQ(unknown_flag.code, 2);
+  expect_one_error_line(unknown_flag, "--frobnicate");
+
+  Outcome both = interloper({"materialize", shop_pipeline(), "--partition", "2026-11-01",
+                             "--window", "2026-11-01..2026-11-02"});
+  EXPECT_EQ(both.code, 2);
+  expect_one_error_line(both, "excludes");
+}
+
+TEST_F(Cli, BadYamlIsOneLineWithLocation) {
+  std::string path = pipeline("sources:\n  - name: shop\n    asets: []\n");
+  Outcome o = interloper({"check", path});
+  EXPECT_EQ(o.code, 2);
+  expect_one_error_line(o, path + ":3:5: unknown key 'asets'");
+
+  Outcome missing = interloper({"check", (dir_ / "nope.yaml").string()});
+  EXPECT_EQ(missing.code, 2);
+  expect_one_error_line(missing, "nope.yaml:1:1: cannot read");
+}
+
+TEST_F(Cli, BadKeysWindowsAndAssetsExitWithTwo) {
+  std::string path = shop_pipeline();
+  Outcome bad_key = interloper({"materialize", path, "--partition", "2026-13-45"});
+  EXPECT_EQ(bad_key.code, 2);
+  expect_one_error_line(bad_key, "2026-13-45");
+
+  Outcome reversed = interloper({"backfill", path, "--window", "2026-11-05..2026-11-01"});
+  EXPECT_EQ(reversed.code, 2);
+  expect_one_error_line(reversed, "2026-11-05..2026-11-01");
+
+  Outcome unknown = interloper({"materialize", path, "--partition", "2026-11-01", "--asset",
+                                "nope"});
+  EXPECT_EQ(unknown.code, 2);
+  expect_one_error_line(unknown, "unknown asset 'nope'");
+
+  Outcome bad_list = interloper({"materialize", path, "--asset", "regions", "--partition", "mars"});
+  EXPECT_EQ(bad_list.code, 2);
+  expect_one_error_line(bad_list, "mars");
+  EXPECT_FALSE(fs::exists(dir_ / "calls.log"));
+}
+
+TEST_F(Cli, MaterializeRunsCommandAndSqlAssets) {
+  std::string path = shop_pipeline();
+  Outcome o = interloper({"materialize", path, "--partition", "2026-11-03"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  // The info line names what was left out and why.
+  EXPECT_NE(o.err.find("interloper: info: left out: settings"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("regions (partitioned by list(region), not day)"), std::string::npos)
+      << o.err;
+  EXPECT_EQ(query(data_db(), "SELECT date, total, n FROM shop__revenue"),
+            (std::vector<std::string>{"2026-11-03|6.5|2"}));
+  EXPECT_EQ(calls(), (std::vector<std::string>{"2026-11-03"}));
+
+  // Without a window, only the unpartitioned asset runs.
+  Outcome plain = interloper({"materialize", path});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(query(data_db(), "SELECT k FROM shop__settings"), (std::vector<std::string>{"1"}));
+
+  // A list window runs as one run over both values.
+  Outcome regions = interloper({"materialize", path, "--window", "eu..us"});
+  ASSERT_EQ(regions.code, 0) << regions.err;
+  EXPECT_EQ(query(data_db(), "SELECT region FROM planning__regions ORDER BY region"),
+            (std::vector<std::string>{"eu", "us"}));
+}
+
+TEST_F(Cli, MultiPartitionWindowNeedsAllowWindow) {
+  std::string path = shop_pipeline();
+  Outcome o = interloper({"materialize", path, "--window", "2026-11-01..2026-11-03"});
+  EXPECT_EQ(o.code, 2);
+  expect_one_error_line(o, "asset 'events'");
+  EXPECT_NE(o.err.find("asset 'revenue'"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(dir_ / "calls.log"));
+}
+
+TEST_F(Cli, FailingCommandExitsWithOneAndQuotesStderr) {
+  std::string path = shop_pipeline();
+  write("fail.txt", "2026-11-02\n");
+  Outcome o = interloper({"materialize", path, "--partition", "2026-11-02"});
+  EXPECT_EQ(o.code, 1);
+  auto errors = lines_of(o.err);
+  std::string error_line;
+  for (const auto& line : errors) {
+    if (line.rfind("interloper: error: ", 0) == 0) error_line = line;
+  }
+  EXPECT_NE(error_line.find("exited with status 3"), std::string::npos) << o.err;
+  EXPECT_NE(error_line.find("preparing 2026-11-02 | no data for 2026-11-02"), std::string::npos)
+      << o.err;
+}
+
+TEST_F(Cli, BackfillResumesOnlyFailedPartitions) {
+  std::string path = shop_pipeline();
+  write("fail.txt", "2026-11-02\n2026-11-04\n");
+  Outcome first = interloper({"backfill", path, "--window", "2026-11-01..2026-11-05"});
+  EXPECT_EQ(first.code, 1) << first.err;
+  // Newest first, one line per finished partition when stdout is not a terminal.
+  EXPECT_EQ(calls(), (std::vector<std::string>{"2026-11-05", "2026-11-04", "2026-11-03",
+                                               "2026-11-02", "2026-11-01"}));
+  EXPECT_NE(first.out.find("FAILED  2026-11-04"), std::string::npos) << first.out;
+
+  Outcome status = interloper({"--json", "status", path, "--window", "2026-11-01..2026-11-05",
+                               "--asset", "events"});
+  ASSERT_EQ(status.code, 0) << status.err;
+  json report = json::parse(status.out);
+  EXPECT_EQ(report[0]["materialized"],
+            json({"2026-11-01", "2026-11-03", "2026-11-05"}));
+  EXPECT_EQ(report[0]["failed"], json({"2026-11-02", "2026-11-04"}));
+
+  fs::remove(dir_ / "fail.txt");
+  fs::remove(dir_ / "calls.log");
+  Outcome resumed = interloper({"backfill", path, "--window", "2026-11-01..2026-11-05",
+                                "--missing"});
+  EXPECT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_EQ(calls(), (std::vector<std::string>{"2026-11-04", "2026-11-02"}));
+  EXPECT_EQ(query(data_db(), "SELECT COUNT(*) FROM shop__revenue"),
+            (std::vector<std::string>{"5"}));
+
+  Outcome done = interloper({"status", path, "--window", "2026-11-01..2026-11-05"});
+  ASSERT_EQ(done.code, 0) << done.err;
+  EXPECT_NE(done.out.find("2026-11-01..2026-11-05"), std::string::npos) << done.out;
+}
+
+TEST_F(Cli, SqlParametersAreBoundNotSpliced) {
+  std::string path = pipeline(
+      "sources:\n"
+      "  - name: crm\n"
+      "    assets:\n"
+      "      - name: customers\n"
+      "        partitioning: {kind: list, column: name, values: [\"o'brien\", \"x\\\"y\", zed], "
+      "allow_window: true}\n"
+      "        sql: SELECT :window_start AS name, :window_end AS last_key, "
+      "'literal '':bounds_start''' AS note\n"
+      "      - name: days\n"
+      "        partitioning: {kind: time, column: date, granularity: hour}\n"
+      "        sql: SELECT :bounds_start AS date, :bounds_end AS until, :partition_key AS k\n");
+  Outcome one = interloper({"materialize", path, "--asset", "customers", "--partition",
+                            "o'brien"});
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_EQ(query(data_db(), "SELECT name, last_key, note FROM crm__customers"),
+            (std::vector<std::string>{"o'brien|o'brien|literal ':bounds_start'"}));
+  Outcome hour = interloper({"materialize", path, "--partition", "2026-11-03T13"});
+  ASSERT_EQ(hour.code, 0) << hour.err;
+  EXPECT_EQ(query(data_db(), "SELECT until, k FROM crm__days"),
+            (std::vector<std::string>{"2026-11-03T14:00:00|2026-11-03T13"}));
+}
+
+TEST_F(Cli, ListValuesStayInsideTheFileDestination) {
+  std::string path = pipeline(
+      "destination: file://out?format=jsonl\n"
+      "sources:\n"
+      "  - name: s\n"
+      "    assets:\n"
+      "      - name: tricky\n"
+      "        partitioning: {kind: list, column: v, values: [\"a/b\", \"..\", \"../up\", "
+      "\"%2e\"]}\n"
+      "        command: [/bin/sh, -c, 'printf \"{{\\\"v\\\":\\\"%s\\\"}}\\n\" "
+      "\"$IL_PARTITION_KEY\"']\n");
+  for (const std::string key : {"a/b", "..", "../up", "%2e"}) {
+    Outcome o = interloper({"materialize", path, "--partition", key});
+    ASSERT_EQ(o.code, 0) << key << ": " << o.err;
+  }
+  std::size_t files = 0;
+  fs::path root = fs::canonical(dir_ / "out");
+  for (const auto& entry : fs::recursive_directory_iterator(dir_)) {
+    if (!entry.is_regular_file() || entry.path().filename() != "data.jsonl") continue;
+    ++files;
+    fs::path file = fs::canonical(entry.path());
+    EXPECT_EQ(file.string().rfind(root.string() + "/", 0), 0u) << file;
+  }
+  EXPECT_EQ(files, 4u);
+  Outcome status = interloper({"--json", "status", path});
+  ASSERT_EQ(status.code, 0) << status.err;
+  EXPECT_EQ(json::parse(status.out)[0]["materialized"], json({"a/b..%2e"}));
+}
+
+TEST_F(Cli, JsonEventsAreJsonLines) {
+  std::string path = shop_pipeline();
+  Outcome o = interloper({"materialize", path, "--partition", "2026-11-03", "--json"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  auto lines = lines_of(o.out);
+  ASSERT_FALSE(lines.empty());
+  std::set<std::string> types;
+  for (const auto& line : lines) {
+    json event = json::parse(line);  // throws (fails the test) on anything else
+    types.insert(event["type"].get<std::string>());
+  }
+  EXPECT_TRUE(types.count("run_started")) << o.out;
+  EXPECT_TRUE(types.count("asset_completed")) << o.out;
+}
+
+TEST_F(Cli, CheckPrintsTheExactPlan) {
+  std::string path = shop_pipeline();
+  Outcome o = interloper({"check", path, "--window", "2026-11-01..2026-11-02", "--json"});
+  ASSERT_EQ(o.code, 2) << "events lacks allow_window: " << o.err;
+
+  Outcome one = interloper({"check", path, "--partition", "2026-11-01", "--json"});
+  ASSERT_EQ(one.code, 0) << one.err;
+  json plan = json::parse(one.out);
+  EXPECT_EQ(plan["window"], "2026-11-01");
+  EXPECT_EQ(plan["partitions"], json({"2026-11-01"}));
+  ASSERT_EQ(plan["assets"].size(), 2u);
+  EXPECT_EQ(plan["assets"][0]["name"], "events");
+  EXPECT_EQ(plan["assets"][1]["name"], "revenue");
+  EXPECT_EQ(plan["assets"][1]["body"], "sql");
+  EXPECT_EQ(plan["left_out"].size(), 2u);
+  EXPECT_FALSE(fs::exists(dir_ / ".interloper")) << "check must not create state";
+
+  Outcome text = interloper({"check", path});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("ok: 4 assets"), std::string::npos) << text.out;
+}
+
+TEST_F(Cli, BackfillDryRunPlansNewestFirstWithoutRunning) {
+  std::string path = shop_pipeline();
+  Outcome o = interloper({"--json", "backfill", path, "--window", "2026-11-01..2026-11-03",
+                          "--dry-run"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  json plan = json::parse(o.out);
+  EXPECT_EQ(plan["runs"], json({"2026-11-03", "2026-11-02", "2026-11-01"}));
+  EXPECT_FALSE(fs::exists(dir_ / "calls.log"));
+}
+
+TEST_F(Cli, CatalogShowsDefinitionsAndSchemas) {
+  std::string path = shop_pipeline();
+  ASSERT_EQ(interloper({"materialize", path, "--partition", "2026-11-03"}).code, 0);
+  Outcome o = interloper({"catalog", path});
+  ASSERT_EQ(o.code, 0) << o.err;
+  json catalog = json::parse(o.out);
+  ASSERT_EQ(catalog.size(), 4u);
+  EXPECT_EQ(catalog[0]["name"], "events");
+  EXPECT_EQ(catalog[0]["body"], "command");
+  EXPECT_EQ(catalog[0]["partitioning"]["granularity"], "day");
+  EXPECT_FALSE(catalog[0]["schema"].is_null());
+  EXPECT_EQ(catalog[1]["deps"], json({"events"}));
+  EXPECT_TRUE(catalog[3]["schema"].is_null()) << "regions was never written";
+}
+
+TEST_F(Cli, ExplicitAssetsAreValidatedStrictly) {
+  std::string path = shop_pipeline();
+  Outcome o = interloper({"materialize", path, "--partition", "2026-11-03", "--asset", "events",
+                          "--asset", "regions"});
+  EXPECT_EQ(o.code, 2);
+  expect_one_error_line(o, "asset 'regions'");
+}
+
+TEST_F(Cli, CommandTimeoutFailsTheAsset) {
+  std::string path = pipeline(
+      "sources:\n"
+      "  - name: s\n"
+      "    assets:\n"
+      "      - name: slow\n"
+      "        command: [/bin/sleep, '30']\n"
+      "        timeout: 0.3\n");
+  Outcome o = interloper({"materialize", path});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_NE(o.err.find("timed out after 0.3s"), std::string::npos) << o.err;
+}
+
+TEST_F(Cli, LookbackCoversTheLastPartitions) {
+  std::string path = shop_pipeline();
+  Outcome o = interloper({"--json", "materialize", path, "--asset", "events", "--lookback", "1",
+                          "--dry-run"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  json plan = json::parse(o.out);
+  EXPECT_EQ(plan["partitions"].size(), 1u);
+}
+
+}  // namespace

@@ -1,0 +1,181 @@
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "interloper/destination.hpp"
+#include "interloper/pipeline.hpp"
+#include "interloper/pipeline/assets.hpp"
+#include "interloper/run.hpp"
+
+namespace il = interloper;
+namespace ilp = interloper::pipeline;
+namespace fs = std::filesystem;
+using namespace std::chrono;
+
+namespace {
+
+// A temporary directory removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "il_pipeline_XXXXXX").string();
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+  fs::path write(const std::string& name, const std::string& text, bool executable = false) const {
+    fs::path file = path_ / name;
+    std::ofstream(file) << text;
+    if (executable) fs::permissions(file, fs::perms::owner_all, fs::perm_options::add);
+    return file;
+  }
+
+ private:
+  fs::path path_;
+};
+
+TEST(Placeholders, ExpandFromTheScope) {
+  ilp::Scope scope;
+  scope.asset = "events";
+  scope.has_window = true;
+  scope.window = "2026-11-01..2026-11-03";
+  scope.start_key = "2026-11-01";
+  scope.end_key = "2026-11-03";
+  scope.bounds_start = il::TimePoint(2026y / 11 / 1);
+  scope.bounds_end = il::TimePoint(2026y / 11 / 4);
+  EXPECT_EQ(ilp::expand_placeholders("{asset}:{window.start}..{window.end}", &scope),
+            "events:2026-11-01..2026-11-03");
+  EXPECT_EQ(ilp::expand_placeholders("--from={bounds.start}", &scope),
+            "--from=2026-11-01T00:00:00");
+  EXPECT_EQ(ilp::expand_placeholders("{{json}}", &scope), "{json}");
+  // Several partitions: there is no single key.
+  EXPECT_THROW(ilp::expand_placeholders("{partition.key}", &scope), il::RunError);
+  scope.partition_key = "2026-11-01";
+  EXPECT_EQ(ilp::expand_placeholders("{partition.key}", &scope), "2026-11-01");
+}
+
+TEST(Placeholders, UnknownOnesAreRejectedWithoutAScope) {
+  EXPECT_NO_THROW(ilp::expand_placeholders("{partition.key}", nullptr));
+  EXPECT_THROW(ilp::expand_placeholders("{partition.day}", nullptr), il::PipelineError);
+  EXPECT_THROW(ilp::expand_placeholders("{unclosed", nullptr), il::PipelineError);
+}
+
+TEST(SqlDependencies, PrefixesOneCtePerDependency) {
+  EXPECT_EQ(ilp::sql_with_dependencies("SELECT 1", {}), "SELECT 1");
+  EXPECT_EQ(ilp::sql_with_dependencies("SELECT * FROM events", {{"events", "shop__events"}}),
+            "WITH \"events\" AS (SELECT * FROM \"shop__events\") SELECT * FROM events");
+  EXPECT_EQ(ilp::sql_with_dependencies("SELECT 1", {{"a\"b", "s__a\"b"}, {"c", "s__c"}}),
+            "WITH \"a\"\"b\" AS (SELECT * FROM \"s__a\"\"b\"), \"c\" AS (SELECT * FROM \"s__c\") "
+            "SELECT 1");
+}
+
+TEST(SqlDependencies, MergesIntoTheQuerysOwnWith) {
+  EXPECT_EQ(ilp::sql_with_dependencies("  -- totals\n with t AS (SELECT 1) SELECT * FROM t",
+                                       {{"events", "shop__events"}}),
+            "WITH \"events\" AS (SELECT * FROM \"shop__events\"), t AS (SELECT 1) SELECT * FROM t");
+  EXPECT_EQ(ilp::sql_with_dependencies("WITH RECURSIVE n(x) AS (SELECT 1) SELECT x FROM n",
+                                       {{"e", "s__e"}}),
+            "WITH RECURSIVE \"e\" AS (SELECT * FROM \"s__e\"), n(x) AS (SELECT 1) SELECT x FROM n");
+  // A column named "without" is not a WITH clause.
+  EXPECT_EQ(ilp::sql_with_dependencies("WITHOUT", {{"e", "s__e"}}),
+            "WITH \"e\" AS (SELECT * FROM \"s__e\") WITHOUT");
+}
+
+TEST(InstantText, DatesAtMidnightTimestampsOtherwise) {
+  EXPECT_EQ(ilp::instant_text(il::TimePoint(2026y / 11 / 1)), "2026-11-01");
+  EXPECT_EQ(ilp::instant_text(il::TimePoint(sys_days(2026y / 11 / 1) + hours(13))),
+            "2026-11-01T13:00:00");
+}
+
+TEST(CommandAsset, SeesItsScopeInArgumentsAndEnvironment) {
+  TempDir dir;
+  dir.write("emit.sh",
+            "#!/bin/sh\n"
+            "echo \"args $*\" >&2\n"
+            "printf '{\"date\":\"%s\",\"key\":\"%s\",\"bounds\":\"%s..%s\",\"asset\":\"%s\"}\\n' "
+            "\"$1\" \"$IL_PARTITION_KEY\" \"$IL_BOUNDS_START\" \"$IL_BOUNDS_END\" \"$IL_ASSET\"\n",
+            true);
+  dir.write("pipeline.yaml",
+            "destination: memory://\n"
+            "sources:\n"
+            "  - name: shop\n"
+            "    assets:\n"
+            "      - name: events\n"
+            "        partitioning: {kind: time, column: date}\n"
+            "        command: [./emit.sh, \"{partition.key}\"]\n");
+  il::Pipeline pipeline = il::Pipeline::load((dir.path() / "pipeline.yaml").string());
+  il::Table rows = pipeline.dag().asset("events").run(il::TimePartition(2026y / 11 / 3));
+  ASSERT_EQ(rows.num_rows(), 1u);
+  EXPECT_EQ(rows.at(0, "key").as_string(), "2026-11-03");
+  EXPECT_EQ(rows.at(0, "bounds").as_string(), "2026-11-03T00:00:00..2026-11-04T00:00:00");
+  EXPECT_EQ(rows.at(0, "asset").as_string(), "events");
+}
+
+TEST(CommandAsset, ListWindowsGetTheirValuesOnePerLine) {
+  TempDir dir;
+  dir.write("pipeline.yaml",
+            "destination: memory://\n"
+            "sources:\n"
+            "  - name: shop\n"
+            "    assets:\n"
+            "      - name: targets\n"
+            "        partitioning: {kind: list, column: region, values: [eu, 'a,b', us], "
+            "allow_window: true}\n"
+            "        format: csv\n"
+            "        command: [/bin/sh, -c, 'echo region; printf \"%s\\n\" \"$IL_PARTITION_VALUES\" "
+            "| sed \"s/.*/\\\"&\\\"/\"']\n");
+  il::Pipeline pipeline = il::Pipeline::load((dir.path() / "pipeline.yaml").string());
+  const il::Asset& asset = pipeline.dag().asset("targets");
+  auto window = asset.partitioning()->parse_window("eu..us");
+  il::Table rows = asset.run(*window);
+  ASSERT_EQ(rows.num_rows(), 3u);
+  EXPECT_EQ(rows.at(1, "region").as_string(), "a,b");
+}
+
+TEST(CommandAsset, FailureCarriesTheStderrTail) {
+  TempDir dir;
+  dir.write("pipeline.yaml",
+            "destination: memory://\n"
+            "sources:\n"
+            "  - name: shop\n"
+            "    assets:\n"
+            "      - name: broken\n"
+            "        command: [/bin/sh, -c, 'echo warming up >&2; echo disk full >&2; exit 4']\n");
+  il::Pipeline pipeline = il::Pipeline::load((dir.path() / "pipeline.yaml").string());
+  try {
+    pipeline.dag().asset("broken").run();
+    FAIL() << "expected the command to fail";
+  } catch (const std::exception& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("exited with status 4"), std::string::npos) << message;
+    EXPECT_NE(message.find("warming up | disk full"), std::string::npos) << message;
+  }
+}
+
+TEST(PipelineLoad, ResolvesPathsAgainstThePipelineDirectory) {
+  TempDir dir;
+  fs::create_directories(dir.path() / "sub");
+  dir.write("sub/pipeline.yaml",
+            "sources:\n"
+            "  - name: shop\n"
+            "    assets:\n"
+            "      - name: events\n"
+            "        command: [bin/emit]\n");
+  il::Pipeline pipeline = il::Pipeline::load((dir.path() / "sub/pipeline.yaml").string());
+  fs::path sub = fs::canonical(dir.path() / "sub");
+  EXPECT_EQ(pipeline.store_path(), (sub / ".interloper/state.db").string());
+  EXPECT_EQ(pipeline.destination_url(), "sqlite://" + (sub / ".interloper/data.db").string());
+  EXPECT_EQ(pipeline.definition("events")->command.front(), "bin/emit");
+  // Loading creates nothing.
+  EXPECT_FALSE(fs::exists(sub / ".interloper"));
+  ASSERT_NE(pipeline.source_destination("shop"), nullptr);
+  EXPECT_EQ(pipeline.source_destination("nope"), nullptr);
+}
+
+}  // namespace

@@ -1,0 +1,103 @@
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+#include "interloper/error.hpp"
+#include "interloper/pipeline/process.hpp"
+
+namespace ilp = interloper::pipeline;
+
+namespace {
+
+ilp::ProcessResult sh(const std::string& script, double timeout = 0) {
+  ilp::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", script};
+  spec.timeout_seconds = timeout;
+  return ilp::run_process(spec);
+}
+
+TEST(Process, CollectsStdoutAndExitStatus) {
+  auto result = sh("printf 'a\\nb\\n'; exit 0");
+  EXPECT_TRUE(result.ok());
+  EXPECT_EQ(result.out, "a\nb\n");
+  EXPECT_EQ(result.exit_code, 0);
+}
+
+TEST(Process, ReportsExitStatusAndStderrTail) {
+  auto result = sh("for i in 1 2 3 4 5 6 7; do echo line$i >&2; done; exit 3");
+  EXPECT_FALSE(result.ok());
+  EXPECT_EQ(result.exit_code, 3);
+  EXPECT_EQ(result.describe(0), "exited with status 3");
+  ASSERT_EQ(result.stderr_tail.size(), 5u);
+  EXPECT_EQ(result.stderr_tail.front(), "line3");
+  EXPECT_EQ(result.stderr_tail.back(), "line7");
+}
+
+TEST(Process, ReportsSignals) {
+  auto result = sh("kill -TERM $$");
+  EXPECT_FALSE(result.ok());
+  EXPECT_EQ(result.signal, SIGTERM);
+  EXPECT_NE(result.describe(0).find("signal 15"), std::string::npos);
+}
+
+TEST(Process, KillsOnTimeoutIncludingChildren) {
+  // The grandchild keeps the pipes open; killing the process group ends it too.
+  auto result = sh("sleep 30 & sleep 30", 0.2);
+  EXPECT_TRUE(result.timed_out);
+  EXPECT_FALSE(result.ok());
+  EXPECT_EQ(result.describe(0.2), "timed out after 0.2s");
+}
+
+TEST(Process, LargeOutputOnBothPipesDoesNotDeadlock) {
+  // 1 MiB on each pipe, interleaved: far more than a pipe buffer holds.
+  auto result = sh("i=0; while [ $i -lt 16 ]; do head -c 65536 /dev/zero | tr '\\0' o; "
+                   "head -c 65536 /dev/zero | tr '\\0' e >&2; i=$((i+1)); done");
+  EXPECT_TRUE(result.ok());
+  EXPECT_EQ(result.out.size(), 16u * 65536u);
+}
+
+TEST(Process, PassesEnvironmentAndRemovesStaleVariables) {
+  ::setenv("IL_STALE_FOR_TEST", "old", 1);
+  ilp::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "echo \"$IL_X|${IL_STALE_FOR_TEST-unset}\""};
+  spec.env = {{"IL_X", "it's \"quoted\""}};
+  spec.unset_env = {"IL_STALE_FOR_TEST"};
+  auto result = ilp::run_process(spec);
+  EXPECT_EQ(result.out, "it's \"quoted\"|unset\n");
+}
+
+TEST(Process, ArgumentsAreNotInterpretedByAShell) {
+  ilp::ProcessSpec spec;
+  spec.argv = {"/bin/echo", "$HOME; rm -rf /", "a  b"};
+  auto result = ilp::run_process(spec);
+  EXPECT_EQ(result.out, "$HOME; rm -rf / a  b\n");
+}
+
+TEST(Process, CallsBackForEveryStderrLine) {
+  ilp::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "printf 'one\\ntwo\\nthree' >&2"};
+  std::vector<std::string> lines;
+  spec.on_stderr_line = [&](std::string_view line) { lines.emplace_back(line); };
+  ilp::run_process(spec);
+  EXPECT_EQ(lines, (std::vector<std::string>{"one", "two", "three"}));
+}
+
+TEST(Process, UnknownProgramThrowsNamingIt) {
+  ilp::ProcessSpec spec;
+  spec.argv = {"/nonexistent/program"};
+  try {
+    ilp::run_process(spec);
+    FAIL() << "expected PipelineError";
+  } catch (const interloper::PipelineError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/program"), std::string::npos);
+  }
+}
+
+TEST(Process, RunsInTheGivenWorkingDirectory) {
+  ilp::ProcessSpec spec;
+  spec.argv = {"/bin/pwd"};
+  spec.working_directory = "/tmp";
+  EXPECT_EQ(ilp::run_process(spec).out, "/tmp\n");
+}
+
+}  // namespace
