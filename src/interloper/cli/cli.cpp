@@ -50,6 +50,7 @@ struct Args {
   bool verbose = false;
   std::string pipeline;
   std::string store;
+  std::string destination;
   std::string partition;
   std::string window;
   long lookback = 0;
@@ -558,6 +559,29 @@ constexpr const char* kMainFooter = R"(Examples:
 Exit codes: 0 success, 1 a run failed, 2 bad input (usage, pipeline file, keys, windows).
 Global flags (--json, --quiet, --verbose) may follow the command.)";
 
+// The DAG with `destination` given to every source (and loose asset) that has none.
+std::unique_ptr<DAG> with_default_destination(const DAG& dag,
+                                              const std::shared_ptr<Destination>& destination) {
+  std::vector<Source> sources;
+  for (const Source& source : dag.sources()) {
+    Source copy(source.name(), source.destination() ? source.destination() : destination);
+    for (const Asset& asset : source.assets()) copy.add(asset);
+    sources.push_back(std::move(copy));
+  }
+  std::vector<Asset> loose;
+  for (const Asset* asset : dag.order()) {
+    bool in_source = false;
+    for (const Source& source : dag.sources()) {
+      for (const Asset& a : source.assets()) in_source = in_source || &a == asset;
+    }
+    if (in_source) continue;
+    Asset copy = *asset;
+    if (!copy.destination()) copy.destination(destination);
+    loose.push_back(std::move(copy));
+  }
+  return std::make_unique<DAG>(std::move(sources), std::move(loose));
+}
+
 struct Command {
   std::string name;
   std::function<int(const Project&, const Args&)> run;
@@ -603,6 +627,10 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       sub->add_option("--store", args.store, "The materialization store (SQLite file)")
           ->default_str(".interloper/state.db")
           ->type_name("PATH");
+      sub->add_option("--destination", args.destination,
+                      "Destination URL for assets whose source sets none "
+                      "(sqlite:///path.db, file:///dir?format=csv)")
+          ->type_name("URL");
     }
     sub->add_option("--asset", args.assets,
                     "Only these assets (strict: each must accept the window); repeatable")
@@ -692,6 +720,10 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
     catalog->add_option("pipeline", args.pipeline, "The pipeline file (YAML)")
         ->required()
         ->type_name("PIPELINE");
+  } else {
+    catalog->add_option("--destination", args.destination,
+                        "Destination URL for assets whose source sets none")
+        ->type_name("URL");
   }
   catalog->footer(fmt::format("Example:\n  {0} catalog{1}", program,
                               yaml ? " pipeline.yaml" : ""));
@@ -721,6 +753,7 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       {"catalog", run_catalog},         {"check", run_check}};
   try {
     std::optional<Pipeline> pipeline;
+    std::unique_ptr<DAG> rebuilt;
     Project project;
     if (yaml) {
       pipeline.emplace(Pipeline::load(args.pipeline));
@@ -729,6 +762,10 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       project.store_path = pipeline->store_path();
     } else {
       project.dag = code_dag;
+      if (!args.destination.empty()) {
+        rebuilt = with_default_destination(*code_dag, open_destination(args.destination));
+        project.dag = rebuilt.get();
+      }
       project.store_path = args.store.empty() ? ".interloper/state.db" : args.store;
     }
     for (const auto& command : commands) {

@@ -1,5 +1,7 @@
 #include "interloper/cli/selection.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "interloper/run.hpp"
