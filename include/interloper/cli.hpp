@@ -10,7 +10,7 @@
 // call; the PIPELINE argument disappears and the materialization store is chosen by flag:
 //
 //   int main(int argc, char** argv) {
-//     il::Source shop("shop", il::open_destination("sqlite://warehouse.db"));
+//     il::Source shop("shop", il::open_destination("sqlite:warehouse.db"));
 //     shop.asset("orders", compute_orders).partitioned(il::TimePartitionConfig("date"));
 //     return il::cli::main(argc, argv, il::DAG({shop}));
 //   }

@@ -179,3 +179,13 @@ TEST(PipelineLoad, ResolvesPathsAgainstThePipelineDirectory) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(SqlParameters, OnlyThoseOutsideLiteralsAndComments) {
+  EXPECT_EQ(ilp::named_parameters("SELECT :a, ':b', \":c\", [:d], `:e` -- :f\n, /* :g */ :h_1, "
+                                  "'it''s :x', ::int"),
+            (std::vector<std::string>{"a", "h_1", "int"}));
+}
+
+}  // namespace

@@ -1,5 +1,6 @@
 #include "interloper/pipeline/assets.hpp"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -77,15 +78,46 @@ bool is_identifier_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
 }
 
-// Whether `sql` mentions the named parameter ":name" (so only used parameters get bound).
-bool mentions_parameter(std::string_view sql, std::string_view name) {
-  std::string needle = ":" + std::string(name);
-  for (std::size_t at = sql.find(needle); at != std::string_view::npos;
-       at = sql.find(needle, at + 1)) {
-    std::size_t after = at + needle.size();
-    if (after >= sql.size() || !is_identifier_char(sql[after])) return true;
+// The named parameters (":name") the statement uses, skipping string literals, quoted
+// identifiers and comments, so that only parameters SQLite will see get bound.
+std::vector<std::string> scan_named_parameters(std::string_view sql) {
+  std::vector<std::string> names;
+  std::size_t i = 0;
+  auto skip_quoted = [&](char quote) {
+    for (++i; i < sql.size(); ++i) {
+      if (sql[i] == quote) {
+        if (i + 1 < sql.size() && sql[i + 1] == quote) {
+          ++i;
+        } else {
+          ++i;
+          return;
+        }
+      }
+    }
+  };
+  while (i < sql.size()) {
+    char c = sql[i];
+    if (c == '\'' || c == '"' || c == '`') {
+      skip_quoted(c);
+    } else if (c == '[') {
+      std::size_t end = sql.find(']', i);
+      i = end == std::string_view::npos ? sql.size() : end + 1;
+    } else if (sql.substr(i, 2) == "--") {
+      std::size_t nl = sql.find('\n', i);
+      i = nl == std::string_view::npos ? sql.size() : nl + 1;
+    } else if (sql.substr(i, 2) == "/*") {
+      std::size_t end = sql.find("*/", i + 2);
+      i = end == std::string_view::npos ? sql.size() : end + 2;
+    } else if (c == ':' && i + 1 < sql.size() && is_identifier_char(sql[i + 1])) {
+      std::size_t end = i + 1;
+      while (end < sql.size() && is_identifier_char(sql[end])) ++end;
+      names.emplace_back(sql.substr(i + 1, end - i - 1));
+      i = end;
+    } else {
+      ++i;
+    }
   }
-  return false;
+  return names;
 }
 
 // Position after leading whitespace and comments.
@@ -118,6 +150,10 @@ std::optional<std::size_t> keyword_at(std::string_view sql, std::size_t i, std::
 }
 
 }  // namespace
+
+std::vector<std::string> named_parameters(std::string_view sql) {
+  return scan_named_parameters(sql);
+}
 
 bool is_placeholder(std::string_view name) {
   for (auto p : kPlaceholders) {
@@ -261,9 +297,12 @@ ComputeFn sql_compute(SqlAsset asset) {
         {"partition_key", text_or_null(scope.partition_key)},
         {"asset", Value(scope.asset)},
     };
+    std::vector<std::string> used = named_parameters(text);
     std::vector<std::pair<std::string, Value>> params;
     for (auto& [name, value] : candidates) {
-      if (mentions_parameter(text, name)) params.emplace_back(":" + name, std::move(value));
+      if (std::find(used.begin(), used.end(), name) != used.end()) {
+        params.emplace_back(":" + name, std::move(value));
+      }
     }
     return sqlite->query(text, params);
   };

@@ -51,6 +51,10 @@ struct SqlAsset {
 };
 ComputeFn sql_compute(SqlAsset asset);
 
+// The named parameters (":name", without the colon) a statement uses, outside string literals,
+// quoted identifiers and comments, in order of appearance.
+std::vector<std::string> named_parameters(std::string_view sql);
+
 // The statement actually sent to SQLite: the user's query with one CTE per dependency
 // prepended (merged into the query's own WITH clause when it has one).
 std::string sql_with_dependencies(const std::string& sql,

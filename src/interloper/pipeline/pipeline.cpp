@@ -156,39 +156,48 @@ std::string Loader::resolve_path(const std::string& path) const {
 
 std::shared_ptr<Destination> Loader::destination(const YAML::Node& node) {
   std::string text = node ? expand_env(node, "destination")
-                          : std::string("sqlite://.interloper/data.db");
-  auto scheme_end = text.find("://");
-  if (scheme_end == std::string::npos) {
-    fail(node, fmt::format("destination '{}' is not a URL (expected sqlite://PATH or "
-                           "file://DIR?format=jsonl|csv)",
+                          : std::string("sqlite:.interloper/data.db");
+  auto colon = text.find(':');
+  if (colon == std::string::npos || colon == 0) {
+    fail(node, fmt::format("destination '{}' is not a URL (expected sqlite:///abs/path.db, "
+                           "sqlite:relative/path.db or file:///dir?format=jsonl|csv)",
                            text));
   }
-  std::string scheme = text.substr(0, scheme_end);
-  std::string rest = text.substr(scheme_end + 3);
+  std::string scheme = text.substr(0, colon);
+  std::string rest = text.substr(colon + 1);
   std::string url = text, local;
   bool is_directory = false;
   if (scheme == "sqlite" || scheme == "file") {
     std::string query;
+    if (auto q = rest.find('?'); q != std::string::npos) {
+      query = rest.substr(q);
+      rest.erase(q);
+    }
     if (scheme == "file") {
-      auto q = rest.find('?');
-      if (q != std::string::npos) {
-        query = rest.substr(q);
-        rest.erase(q);
-        if (query != "?format=jsonl" && query != "?format=csv") {
-          fail(node, fmt::format("destination '{}': the only option is ?format=jsonl or "
-                                 "?format=csv, not '{}'",
-                                 text, query));
-        }
+      if (!query.empty() && query != "?format=jsonl" && query != "?format=csv") {
+        fail(node, fmt::format("destination '{}': the only option is ?format=jsonl or "
+                               "?format=csv, not '{}'",
+                               text, query));
       }
       is_directory = true;
+    } else if (!query.empty()) {
+      fail(node, fmt::format("destination '{}': sqlite takes no options ('{}')", text, query));
+    }
+    // "scheme:///abs" and "scheme://./rel" name paths; "scheme://name" would be a host.
+    if (rest.rfind("//", 0) == 0) {
+      rest.erase(0, 2);
+      if (!rest.empty() && rest[0] != '/' && rest[0] != '.') {
+        fail(node, fmt::format("destination '{}': '{}' would be a host; write {}:///absolute/path "
+                               "or {}:relative/path",
+                               text, rest.substr(0, rest.find('/')), scheme, scheme));
+      }
     }
     if (rest.empty()) fail(node, fmt::format("destination '{}' names no path", text));
     local = resolve_path(rest);
     url = scheme + "://" + local + query;
-  } else if (scheme != "memory" && scheme != "postgresql" && scheme != "postgres" &&
-             scheme != "s3") {
-    fail(node, fmt::format("destination '{}' has an unknown scheme '{}' (expected sqlite, file, "
-                           "memory, postgresql or s3)",
+  } else if (scheme != "memory") {
+    fail(node, fmt::format("destination '{}' has an unknown scheme '{}' (expected sqlite, file "
+                           "or memory)",
                            text, scheme));
   }
   // Sources naming the same URL share one destination object (one SQLite connection).
@@ -354,7 +363,7 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
     if (def.sql.find_first_not_of(" \t\r\n") == std::string::npos) fail(sql, "'sql' is empty");
     if (node["format"]) fail(node["format"], "'format' applies to command assets only");
     if (node["timeout"]) fail(node["timeout"], "'timeout' applies to command assets only");
-    if (def.destination_url.rfind("sqlite://", 0) != 0) {
+    if (def.destination_url.rfind("sqlite:", 0) != 0) {
       fail(sql, fmt::format("sql assets run inside a SQLite destination, but source '{}' writes "
                             "to {}",
                             source.name, def.destination_url));
