@@ -331,7 +331,7 @@ TEST_F(Cli, SqlParametersAreBoundNotSpliced) {
 
 TEST_F(Cli, ListValuesStayInsideTheFileDestination) {
   std::string path = pipeline(
-      "destination: file://out?format=jsonl\n"
+      "destination: file:out?format=jsonl\n"
       "sources:\n"
       "  - name: s\n"
       "    assets:\n"

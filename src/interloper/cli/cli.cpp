@@ -63,11 +63,10 @@ struct Args {
   bool dry_run = false;
 };
 
+std::string one_line(std::string text);
+
 void print_error(const std::string& message) {
-  std::string line = message;
-  for (char& c : line) {
-    if (c == '\n') c = ' ';
-  }
+  std::string line = one_line(message);
   std::fflush(stdout);
   std::fprintf(stderr, "interloper: error: %s\n", line.c_str());
 }
@@ -255,7 +254,7 @@ int run_check(const Project& project, const Args& args) {
     }
     return kOk;
   }
-  Selection selection = select(*project.dag, window, args.assets, false);
+  Selection selection = select(*project.dag, window, args.assets, false, !args.partition.empty());
   json plan = plan_json("check", project, selection, false);
   if (args.json) {
     std::cout << plan.dump() << "\n";
@@ -267,7 +266,8 @@ int run_check(const Project& project, const Args& args) {
 }
 
 int run_materialize(const Project& project, const Args& args) {
-  Selection selection = select(*project.dag, window_argument(project, args), args.assets, false);
+  Selection selection = select(*project.dag, window_argument(project, args), args.assets, false,
+                               !args.partition.empty());
   report_left_out(args, selection);
   if (args.dry_run) {
     json plan = plan_json("materialize", project, selection, false);

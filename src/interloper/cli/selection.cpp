@@ -43,7 +43,12 @@ std::string window_shape(const std::string& text) {
 }  // namespace
 
 Selection select(const DAG& dag, const std::string& window_text,
-                 const std::vector<std::string>& explicit_assets, bool need_window) {
+                 const std::vector<std::string>& explicit_assets, bool need_window,
+                 bool single_key) {
+  auto parse = [&](const PartitionConfig& config) {
+    return single_key ? config.partition(window_text)->as_window()
+                      : config.parse_window(window_text);
+  };
   Selection selection;
   if (need_window && window_text.empty()) throw UsageError("this command needs --window A..B");
   if (!explicit_assets.empty()) {
@@ -71,7 +76,7 @@ Selection select(const DAG& dag, const std::string& window_text,
                                      window_text));
       }
       try {
-        selection.window = first->partitioning()->parse_window(window_text);
+        selection.window = parse(*first->partitioning());
       } catch (const std::exception& e) {
         throw UsageError(fmt::format("asset '{}': bad window '{}': {}", first->name(),
                                      window_text, e.what()));
@@ -101,7 +106,7 @@ Selection select(const DAG& dag, const std::string& window_text,
         continue;
       }
       try {
-        auto parsed = config->parse_window(window_text);
+        auto parsed = parse(*config);
         if (!selection.window) selection.window = std::move(parsed);
         selection.assets.push_back(asset->name());
       } catch (const std::exception& e) {
@@ -121,7 +126,13 @@ Selection select(const DAG& dag, const std::string& window_text,
   }
   RunOptions options;
   options.assets = selection.assets;
-  validate(dag, selection.window.get(), options);
+  if (need_window) {
+    // A backfill runs partition by partition: allow_window does not matter, and the oldest
+    // partition is the one a start could refuse.
+    validate(dag, selection.window->partition_at(0)->as_window().get(), options);
+  } else {
+    validate(dag, selection.window.get(), options);
+  }
   return selection;
 }
 

@@ -30,10 +30,15 @@ std::string describe_partitioning(const PartitionConfig* config);
 // Picks the assets and parses the window text (a key or "a..b"; empty: no window) with their
 // partitioning. With `explicit_assets`, those assets are validated strictly; otherwise every
 // enabled asset whose partitioning accepts the window's kind and granularity is chosen
-// (unpartitioned ones only without a window). Throws UsageError naming the problem, and
+// (unpartitioned ones only without a window). With `need_window` (backfills, which run one
+// partition at a time) the window is validated partition by partition rather than as one run.
+// Throws UsageError naming the problem, and
 // PartitionError (from validation) listing every asset that cannot serve the window.
+// With `single_key` the text is one partition key, never split at "..", so a list value such as
+// ".." or "a..b" can be named.
 Selection select(const DAG& dag, const std::string& window_text,
-                 const std::vector<std::string>& explicit_assets, bool need_window);
+                 const std::vector<std::string>& explicit_assets, bool need_window,
+                 bool single_key = false);
 
 // The window `--lookback N --offset K --time-zone Z` covers now, for the granularity of the
 // first selected (or enabled) time-partitioned asset. nullopt when nothing is left after

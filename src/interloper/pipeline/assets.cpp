@@ -260,7 +260,7 @@ std::string sql_with_dependencies(
     std::string head = "WITH ";
     if (auto after_recursive = keyword_at(text, rest, "RECURSIVE")) {
       head += "RECURSIVE ";
-      rest = *after_recursive;
+      rest = skip_blank(text, *after_recursive);
     }
     return head + ctes + ", " + std::string(text.substr(rest));
   }
