@@ -228,6 +228,8 @@ class Table {
   // value, or naming a column given twice.
   void append(std::initializer_list<std::pair<std::string_view, Value>> cells);
   void append(const std::vector<std::pair<std::string, Value>>& cells);
+  // As above; the values are moved into the table.
+  void append(std::vector<std::pair<std::string, Value>>&& cells);
   // Appends one row with one value per column in schema order (the fast path). Values widen
   // as in append. Throws DataError on a wrong number of values or an incompatible value.
   void append_row(std::vector<Value> row);
@@ -266,7 +268,7 @@ class Table {
 
  private:
   template <typename Cells>
-  void append_cells(const Cells& cells);
+  void append_cells(Cells&& cells);
   // Sets column c's type to `type`, converting its cells.
   void retype_column(std::size_t c, DataType type);
 

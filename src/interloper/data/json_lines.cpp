@@ -89,77 +89,126 @@ std::vector<std::string> key_prefixes(const Schema& schema) {
 
 std::string line_prefix(std::size_t line) { return "line " + std::to_string(line) + ": "; }
 
-Value from_json(const nlohmann::ordered_json& j, bool detect_dates, std::size_t line,
-                const std::string& key) {
-  using J = nlohmann::ordered_json;
-  switch (j.type()) {
-    case J::value_t::null: return Value();
-    case J::value_t::boolean: return Value(j.get<bool>());
-    case J::value_t::number_integer: return Value(static_cast<long long>(j.get<std::int64_t>()));
-    case J::value_t::number_unsigned: {
-      auto u = j.get<std::uint64_t>();
-      if (u > static_cast<std::uint64_t>(INT64_MAX))
-        throw DataError(line_prefix(line) + "column '" + key + "': integer " + std::to_string(u) +
-                        " does not fit in int64");
-      return Value(static_cast<long long>(u));
-    }
-    case J::value_t::number_float: return Value(j.get<double>());
-    case J::value_t::string: {
-      const auto& s = j.get_ref<const std::string&>();
-      if (detect_dates && s.size() >= 10 && s.size() <= 20 && s[4] == '-') {
-        if (auto d = parse_date(s)) return Value(*d);
-        if (auto t = parse_timestamp(s)) return Value(*t);
-      }
-      return Value(s);
-    }
-    default:
-      throw DataError(line_prefix(line) + "column '" + key + "': nested " +
-                      std::string(j.type_name()) + " values are not supported");
+// SAX handler for one line: builds the row's cells without a DOM. Errors are thrown as
+// DataError naming the line (nlohmann lets exceptions from handlers propagate).
+class LineHandler {
+ public:
+  using J = nlohmann::json;
+
+  explicit LineHandler(const Schema* declared) : declared_(declared) {}
+
+  // Resets for a new line.
+  void start(std::size_t line) {
+    line_ = line;
+    depth_ = 0;
+    n_cells_ = 0;
+    if (declared_) row_.assign(declared_->size(), Value());
   }
-}
+
+  // Cells of the finished line (no declared schema).
+  std::vector<std::pair<std::string, Value>>& cells() {
+    cells_.resize(n_cells_);
+    return cells_;
+  }
+  // Row of the finished line (declared schema).
+  std::vector<Value>& row() { return row_; }
+
+  bool null() { return cell(Value()); }
+  bool boolean(bool b) { return cell(Value(b)); }
+  bool number_integer(J::number_integer_t i) { return cell(Value(static_cast<long long>(i))); }
+  bool number_unsigned(J::number_unsigned_t u) {
+    if (u > static_cast<std::uint64_t>(INT64_MAX))
+      fail("column '" + key_ + "': integer " + std::to_string(u) + " does not fit in int64");
+    return cell(Value(static_cast<long long>(u)));
+  }
+  bool number_float(J::number_float_t d, const J::string_t&) { return cell(Value(d)); }
+  bool string(J::string_t& s) {
+    if (!declared_ && s.size() >= 10 && s.size() <= 20 && s[4] == '-') {
+      if (auto d = parse_date(s)) return cell(Value(*d));
+      if (auto t = parse_timestamp(s)) return cell(Value(*t));
+    }
+    return cell(Value(std::move(s)));
+  }
+  bool binary(J::binary_t&) { return nested("binary"); }
+  bool start_object(std::size_t) {
+    if (depth_++ == 0) return true;
+    return nested("object");
+  }
+  bool end_object() {
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) {
+    if (depth_ == 0) fail("expected a JSON object, got an array");
+    return nested("array");
+  }
+  bool end_array() { return true; }
+  bool key(J::string_t& k) {
+    key_ = k;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    fail(std::string("malformed JSON: ") + e.what());
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) { throw DataError(line_prefix(line_) + what); }
+  bool nested(const char* what) {
+    fail("column '" + key_ + "': nested " + std::string(what) + " values are not supported");
+  }
+
+  bool cell(Value v) {
+    if (depth_ == 0) fail("expected a JSON object, got " + std::string(type_name(v.type())));
+    if (declared_) {
+      auto c = declared_->find(key_);
+      if (!c)
+        fail("column '" + key_ + "' is not in the declared schema (" + declared_->to_string() +
+             ")");
+      DataType t = declared_->field(*c).type;
+      if (v.type() == t || v.is_null()) {
+        row_[*c] = std::move(v);
+        return true;
+      }
+      try {
+        row_[*c] = convert(v, t);
+      } catch (const DataError& e) {
+        fail("column '" + key_ + "': " + e.what());
+      }
+      return true;
+    }
+    if (n_cells_ == cells_.size()) cells_.emplace_back();
+    auto& slot = cells_[n_cells_++];
+    slot.first = key_;
+    slot.second = std::move(v);
+    return true;
+  }
+
+  const Schema* declared_;
+  std::size_t line_ = 0;
+  int depth_ = 0;
+  std::string key_;
+  std::vector<std::pair<std::string, Value>> cells_;
+  std::size_t n_cells_ = 0;
+  std::vector<Value> row_;
+};
 
 // Reads lines from `next_line` (returns false at the end) into a table.
 template <typename NextLine>
 Table read_lines(NextLine&& next_line, const Schema* declared) {
   Table table = declared ? Table(*declared) : Table();
-  std::vector<std::pair<std::string, Value>> cells;
-  std::vector<Value> row;
+  LineHandler handler(declared);
   std::string_view line;
   std::size_t line_no = 0;
   while (next_line(line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    nlohmann::ordered_json j;
-    try {
-      j = nlohmann::ordered_json::parse(line.begin(), line.end());
-    } catch (const nlohmann::json::exception& e) {
-      throw DataError(line_prefix(line_no) + "malformed JSON: " + e.what());
-    }
-    if (!j.is_object())
-      throw DataError(line_prefix(line_no) + "expected a JSON object, got " +
-                      std::string(j.type_name()));
+    handler.start(line_no);
+    nlohmann::json::sax_parse(line.begin(), line.end(), &handler);
     if (declared) {
-      row.assign(declared->size(), Value());
-      for (auto it = j.begin(); it != j.end(); ++it) {
-        auto c = declared->find(it.key());
-        if (!c)
-          throw DataError(line_prefix(line_no) + "column '" + it.key() +
-                          "' is not in the declared schema (" + declared->to_string() + ")");
-        Value v = from_json(it.value(), false, line_no, it.key());
-        DataType t = declared->field(*c).type;
-        try {
-          row[*c] = convert(v, t);
-        } catch (const DataError& e) {
-          throw DataError(line_prefix(line_no) + "column '" + it.key() + "': " + e.what());
-        }
-      }
-      table.append_row(std::move(row));
+      table.append_row(std::move(handler.row()));
     } else {
-      cells.clear();
-      for (auto it = j.begin(); it != j.end(); ++it)
-        cells.emplace_back(it.key(), from_json(it.value(), true, line_no, it.key()));
       try {
-        table.append(cells);
+        table.append(std::move(handler.cells()));
       } catch (const DataError& e) {
         throw DataError(line_prefix(line_no) + e.what());
       }

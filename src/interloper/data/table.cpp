@@ -50,7 +50,8 @@ void Table::retype_column(std::size_t c, DataType type) {
 }
 
 template <typename Cells>
-void Table::append_cells(const Cells& cells) {
+void Table::append_cells(Cells&& cells) {
+  constexpr bool kMove = !std::is_const_v<std::remove_reference_t<Cells>>;
   const std::size_t ncols = columns_.size();
   const std::size_t row = num_rows_;
   // Pass 1: resolve columns and validate types; nothing changes until all cells are known good.
@@ -89,7 +90,7 @@ void Table::append_cells(const Cells& cells) {
   }
   // Pass 2: mutate.
   k = 0;
-  for (const auto& [name, value] : cells) {
+  for (auto& [name, value] : cells) {
     std::size_t c = scratch_[k++];
     if (c >= ncols) {
       add_column(std::string(name), value.type());
@@ -98,7 +99,10 @@ void Table::append_cells(const Cells& cells) {
     }
     DataType have = schema_.fields()[c].type;
     if (value.is_null() || value.type() == have) {
-      columns_[c].push_back(value);
+      if constexpr (kMove)
+        columns_[c].push_back(std::move(value));
+      else
+        columns_[c].push_back(value);
     } else {
       DataType t = target_type(have, value.type());
       if (t != have) retype_column(c, t);
@@ -117,6 +121,8 @@ void Table::append(std::initializer_list<std::pair<std::string_view, Value>> cel
 void Table::append(const std::vector<std::pair<std::string, Value>>& cells) {
   append_cells(cells);
 }
+
+void Table::append(std::vector<std::pair<std::string, Value>>&& cells) { append_cells(cells); }
 
 void Table::append_row(std::vector<Value> row) {
   if (row.size() != columns_.size())
