@@ -3,9 +3,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include <string>
-
 #include <interloper/data.hpp>
+#include <string>
 
 namespace {
 

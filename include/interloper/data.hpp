@@ -42,6 +42,7 @@
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <interloper/error.hpp>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -50,8 +51,6 @@
 #include <utility>
 #include <variant>
 #include <vector>
-
-#include <interloper/error.hpp>
 
 namespace interloper {
 
@@ -77,8 +76,7 @@ class Value {
   Value() noexcept = default;
   Value(std::nullptr_t) noexcept {}
   // bool only: pointers and other types never silently become a bool.
-  template <typename T>
-    requires std::is_same_v<T, bool>
+  template <typename T, std::enable_if_t<std::is_same_v<T, bool>, int> = 0>
   Value(T b) noexcept : v_(b) {}
   Value(int i) noexcept : v_(static_cast<std::int64_t>(i)) {}
   Value(long i) noexcept : v_(static_cast<std::int64_t>(i)) {}
@@ -204,8 +202,8 @@ class RowRef {
 
 // Named, typed columns stored column by column (one std::vector<Value> per column). Every
 // column has num_rows() cells. Row-wise construction infers and widens column types (see the
-// header comment). Every mutating method gives the strong guarantee: if it throws, the table is
-// unchanged.
+// header comment). A mutating method that throws DataError leaves the table unchanged (it
+// validates before it modifies).
 class Table {
  public:
   // An empty table with no columns.

@@ -16,12 +16,20 @@ Table sample() {
   Table t;
   t.append({{"d", kDay}, {"ts", kTs}, {"s", "plain"}, {"i", 1}, {"f", 0.1}, {"b", true}});
   t.append({{"d", Value()}, {"ts", Value()}, {"s", ""}, {"i", Value()}, {"f", 1.0}, {"b", false}});
-  t.append({{"d", kDay + days(1)}, {"ts", kTs + hours(30)}, {"s", "a,b \"q\"\nline2\r\n\ttab \\"},
-            {"i", -9007199254740993LL}, {"f", Value()}, {"b", Value()}});
-  t.append({{"d", kDay}, {"ts", kTs}, {"s", "ünïcödé 日本 🎉"}, {"i", 0}, {"f", -1e-300},
+  t.append({{"d", kDay + days(1)},
+            {"ts", kTs + hours(30)},
+            {"s", "a,b \"q\"\nline2\r\n\ttab \\"},
+            {"i", -9007199254740993LL},
+            {"f", Value()},
+            {"b", Value()}});
+  t.append(
+      {{"d", kDay}, {"ts", kTs}, {"s", "ünïcödé 日本 🎉"}, {"i", 0}, {"f", -1e-300}, {"b", true}});
+  t.append({{"d", kDay},
+            {"ts", kTs},
+            {"s", Value()},
+            {"i", 9223372036854775807LL},
+            {"f", 123456789.125},
             {"b", true}});
-  t.append({{"d", kDay}, {"ts", kTs}, {"s", Value()}, {"i", 9223372036854775807LL},
-            {"f", 123456789.125}, {"b", true}});
   t.add_column("nothing");
   return t;
 }
@@ -74,8 +82,8 @@ TEST(JsonLines, DeclaredSchemaKeepsDateLikeStringsAsStrings) {
 
 TEST(JsonLines, DeclaredSchemaConvertsAndAddsMissingColumns) {
   Schema declared{{"when", DataType::timestamp}, {"x", DataType::float64}, {"n", DataType::int64}};
-  Table back = parse_json_lines("{\"x\":1,\"when\":\"2026-03-29\"}\n\n{\"when\":\"2026-03-29 01:30:05Z\"}\n",
-                                &declared);
+  Table back = parse_json_lines(
+      "{\"x\":1,\"when\":\"2026-03-29\"}\n\n{\"when\":\"2026-03-29 01:30:05Z\"}\n", &declared);
   EXPECT_EQ(back.schema(), declared);
   EXPECT_EQ(back.num_rows(), 2u);
   EXPECT_EQ(back.row(0), (std::vector<Value>{sys_seconds(kDay), 1.0, Value()}));
@@ -83,7 +91,8 @@ TEST(JsonLines, DeclaredSchemaConvertsAndAddsMissingColumns) {
 }
 
 TEST(JsonLines, InferenceWidensAcrossLines) {
-  Table t = parse_json_lines("{\"x\":1,\"d\":\"2026-03-29\"}\n{\"x\":2.5,\"d\":\"2026-03-29T01:30:05\"}\n");
+  Table t = parse_json_lines(
+      "{\"x\":1,\"d\":\"2026-03-29\"}\n{\"x\":2.5,\"d\":\"2026-03-29T01:30:05\"}\n");
   EXPECT_EQ(t.schema(), (Schema{{"x", DataType::float64}, {"d", DataType::timestamp}}));
 }
 
@@ -96,8 +105,9 @@ TEST(JsonLines, ErrorsNameTheLine) {
   expect_data_error([] { parse_json_lines("{\"a\":18446744073709551615}\n"); },
                     {"line 1", "'a'", "int64"});
   Schema declared{{"d", DataType::date}};
-  expect_data_error([&] { parse_json_lines("{\"d\":\"2026-03-29\"}\n{\"d\":\"soon\"}\n", &declared); },
-                    {"line 2", "'d'", "soon", "date"});
+  expect_data_error(
+      [&] { parse_json_lines("{\"d\":\"2026-03-29\"}\n{\"d\":\"soon\"}\n", &declared); },
+      {"line 2", "'d'", "soon", "date"});
   expect_data_error([&] { parse_json_lines("{\"e\":1}\n", &declared); }, {"line 1", "'e'"});
 }
 
@@ -204,6 +214,29 @@ TEST(SchemaJson, RoundTrip) {
   expect_data_error([] { schema_from_json("[{\"name\":\"a\"}]"); }, {"field 0"});
   expect_data_error([] { schema_from_json("{"); }, {"malformed"});
   expect_data_error([] { schema_from_json("{}"); }, {"array"});
+}
+
+}  // namespace
+}  // namespace interloper
+
+namespace interloper {
+namespace {
+
+TEST(JsonLines, ReadsUnicodeEscapesAndSkipsWhitespaceLines) {
+  Table t = parse_json_lines("{\"s\":\"caf\\u00e9 \\ud83c\\udf89\"}\r\n   \n{\"s\":\"日本\"}");
+  EXPECT_EQ(t.column("s"), (std::vector<Value>{"café 🎉", "日本"}));
+  // What we write is what we read, byte for byte.
+  EXPECT_EQ(to_json_lines(t), "{\"s\":\"café 🎉\"}\n{\"s\":\"日本\"}\n");
+}
+
+TEST(JsonLines, TopLevelScalarIsAnError) {
+  testing::expect_data_error([] { parse_json_lines("5\n"); }, {"line 1", "object"});
+  testing::expect_data_error([] { parse_json_lines("{\"a\":1} x\n"); }, {"line 1", "malformed"});
+}
+
+TEST(JsonLines, DuplicateKeyWithoutSchemaIsAnError) {
+  testing::expect_data_error([] { parse_json_lines("{\"a\":1,\"a\":2}\n"); },
+                             {"line 1", "'a'", "twice"});
 }
 
 }  // namespace

@@ -45,18 +45,23 @@ TEST(Schema, Infer) {
   EXPECT_EQ(Schema::infer({Value(), Value(1), Value()}), DataType::int64);
   EXPECT_EQ(Schema::infer({Value(1), Value(2.5)}), DataType::float64);
   EXPECT_EQ(Schema::infer({Value(kDay), Value(sys_seconds(kDay))}), DataType::timestamp);
-  expect_data_error([] { Schema::infer({Value("a"), Value(1)}, "campaign"); },
-                    {"'campaign'", "string", "int", "row 1"});
+  expect_data_error(
+      [] {
+        Schema::infer({Value("a"), Value(1)}, "campaign");
+      },
+      {"'campaign'", "string", "int", "row 1"});
 }
 
 TEST(Schema, Unify) {
   Schema a{{"x", DataType::int64}, {"y", DataType::null}};
   Schema b{{"y", DataType::string}, {"x", DataType::float64}, {"z", DataType::date}};
-  EXPECT_EQ(Schema::unify(a, b), (Schema{{"x", DataType::float64},
-                                         {"y", DataType::string},
-                                         {"z", DataType::date}}));
-  expect_data_error([] { Schema::unify({{"x", DataType::int64}}, {{"x", DataType::string}}); },
-                    {"'x'", "int", "string"});
+  EXPECT_EQ(Schema::unify(a, b),
+            (Schema{{"x", DataType::float64}, {"y", DataType::string}, {"z", DataType::date}}));
+  expect_data_error(
+      [] {
+        Schema::unify({{"x", DataType::int64}}, {{"x", DataType::string}});
+      },
+      {"'x'", "int", "string"});
 }
 
 TEST(Table, AppendByName) {
@@ -113,8 +118,11 @@ TEST(Table, IncompatibleAppendNamesColumnRowTypesAndChangesNothing) {
   Table t;
   t.append({{"campaign", "spring"}, {"n", 1}});
   Table before = t;
-  expect_data_error([&] { t.append({{"n", 2.5}, {"campaign", 5}}); },
-                    {"'campaign'", "row 1", "int", "string"});
+  expect_data_error(
+      [&] {
+        t.append({{"n", 2.5}, {"campaign", 5}});
+      },
+      {"'campaign'", "row 1", "int", "string"});
   EXPECT_EQ(t, before);  // n was not widened
   expect_data_error([&] { t.append({{"new", 1}, {"n", true}}); }, {"'n'", "bool", "int"});
   EXPECT_EQ(t, before);  // "new" was not added
@@ -166,9 +174,8 @@ TEST(Table, AppendTable) {
   Table b;
   b.append({{"z", kDay}, {"x", 2.5}});
   a.append_table(b);
-  EXPECT_EQ(a.schema(), (Schema{{"x", DataType::float64},
-                                {"y", DataType::string},
-                                {"z", DataType::date}}));
+  EXPECT_EQ(a.schema(),
+            (Schema{{"x", DataType::float64}, {"y", DataType::string}, {"z", DataType::date}}));
   EXPECT_EQ(a.num_rows(), 2u);
   EXPECT_EQ(a.row(0), (std::vector<Value>{1.0, "a", Value()}));
   EXPECT_EQ(a.row(1), (std::vector<Value>{2.5, Value(), kDay}));

@@ -2,9 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <functional>
-#include <string>
-
 #include <interloper/data.hpp>
+#include <string>
 
 namespace interloper::testing {
 
@@ -16,7 +15,8 @@ inline void expect_data_error(const std::function<void()>& f,
     ADD_FAILURE() << "expected DataError";
   } catch (const DataError& e) {
     std::string msg = e.what();
-    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
+    for (const auto& p : parts)
+      EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
   }
 }
 

@@ -66,10 +66,10 @@ TEST(Value, ToString) {
   EXPECT_EQ(Value("a b").to_string(), "a b");
   EXPECT_EQ(Value(year{2026} / 1 / 5).to_string(), "2026-01-05");
   EXPECT_EQ(Value(year{33} / 12 / 31).to_string(), "0033-12-31");
-  EXPECT_EQ(Value(sys_seconds(sys_days(year{2026} / 10 / 25)) + hours(23) + minutes(59) +
-                  seconds(7))
-                .to_string(),
-            "2026-10-25T23:59:07");
+  EXPECT_EQ(
+      Value(sys_seconds(sys_days(year{2026} / 10 / 25)) + hours(23) + minutes(59) + seconds(7))
+          .to_string(),
+      "2026-10-25T23:59:07");
   EXPECT_EQ(Value(sys_seconds(sys_days(year{1969} / 12 / 31)) + hours(1)).to_string(),
             "1969-12-31T01:00:00");
   std::ostringstream os;

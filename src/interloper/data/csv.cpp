@@ -74,8 +74,7 @@ class RecordReader {
       CsvField& f = fields.back();
       if (c == '"' && f.text.empty() && !f.quoted) {
         read_quoted(f);
-        if (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != '\n' &&
-            text_[pos_] != '\r')
+        if (pos_ < text_.size() && text_[pos_] != ',' && text_[pos_] != '\n' && text_[pos_] != '\r')
           throw DataError(line_prefix(line_) + "unexpected character '" +
                           std::string(1, text_[pos_]) + "' after a closing quote");
         continue;
@@ -131,10 +130,14 @@ unsigned kinds_of(const CsvField& f) {
   unsigned k = 0;
   std::int64_t i;
   double d;
-  if (detail::parse_int(s, i)) k |= kInt | kDouble;
-  else if (detail::parse_double(s, d)) k |= kDouble;
-  if (parse_date(s)) k |= kDate | kTimestamp;
-  else if (parse_timestamp(s)) k |= kTimestamp;
+  if (detail::parse_int(s, i))
+    k |= kInt | kDouble;
+  else if (detail::parse_double(s, d))
+    k |= kDouble;
+  if (parse_date(s))
+    k |= kDate | kTimestamp;
+  else if (parse_timestamp(s))
+    k |= kTimestamp;
   return k;
 }
 
@@ -192,7 +195,8 @@ Table parse_csv(std::string_view text, const Schema* declared) {
   std::vector<std::string> names;
   for (const CsvField& f : header) {
     for (const std::string& n : names)
-      if (n == f.text) throw DataError("line 1: column '" + f.text + "' appears twice in the header");
+      if (n == f.text)
+        throw DataError("line 1: column '" + f.text + "' appears twice in the header");
     names.push_back(f.text);
   }
   const std::size_t n = names.size();

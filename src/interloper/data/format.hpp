@@ -2,10 +2,9 @@
 // Private text helpers shared by Value::to_string and the codecs: they append to a string so
 // the writers never build temporaries per cell.
 
+#include <interloper/data.hpp>
 #include <string>
 #include <string_view>
-
-#include <interloper/data.hpp>
 
 namespace interloper::detail {
 

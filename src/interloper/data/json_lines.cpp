@@ -20,13 +20,27 @@ void append_json_string(std::string& out, std::string_view s) {
     out.append(s.data() + start, i - start);
     start = i + 1;
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         out += "\\u00";
         out.push_back(kHex[c >> 4]);
@@ -48,9 +62,15 @@ void append_rows(std::string& out, const Table& table, const std::vector<std::st
       out += keys[c];
       const Value& v = table.column(c)[r];
       switch (v.type()) {
-        case DataType::null: out += "null"; break;
-        case DataType::boolean: out += v.as_bool() ? "true" : "false"; break;
-        case DataType::int64: detail::append_int(out, v.as_int()); break;
+        case DataType::null:
+          out += "null";
+          break;
+        case DataType::boolean:
+          out += v.as_bool() ? "true" : "false";
+          break;
+        case DataType::int64:
+          detail::append_int(out, v.as_int());
+          break;
         case DataType::float64: {
           double d = v.as_double();
           if (!std::isfinite(d))
@@ -59,7 +79,9 @@ void append_rows(std::string& out, const Table& table, const std::vector<std::st
           detail::append_double(out, d);
           break;
         }
-        case DataType::string: append_json_string(out, v.as_string()); break;
+        case DataType::string:
+          append_json_string(out, v.as_string());
+          break;
         case DataType::date:
           out.push_back('"');
           detail::append_date(out, v.as_date());
@@ -282,7 +304,8 @@ Schema schema_from_json(std::string_view text) {
   } catch (const nlohmann::json::exception& e) {
     throw DataError(std::string("malformed schema JSON: ") + e.what());
   }
-  if (!j.is_array()) throw DataError("schema JSON must be an array, got " + std::string(j.type_name()));
+  if (!j.is_array())
+    throw DataError("schema JSON must be an array, got " + std::string(j.type_name()));
   std::vector<Field> fields;
   for (std::size_t i = 0; i < j.size(); ++i) {
     const auto& f = j[i];

@@ -23,9 +23,7 @@ inline DataType target_type(DataType have, DataType v) {
 }  // namespace
 
 const Value& RowRef::operator[](std::string_view name) const { return table_->at(row_, name); }
-const Value& RowRef::operator[](std::size_t column) const {
-  return table_->column(column)[row_];
-}
+const Value& RowRef::operator[](std::size_t column) const { return table_->column(column)[row_]; }
 
 Table::Table(Schema schema) : schema_(std::move(schema)), columns_(schema_.size()) {}
 
@@ -118,9 +116,7 @@ void Table::append(std::initializer_list<std::pair<std::string_view, Value>> cel
   append_cells(cells);
 }
 
-void Table::append(const std::vector<std::pair<std::string, Value>>& cells) {
-  append_cells(cells);
-}
+void Table::append(const std::vector<std::pair<std::string, Value>>& cells) { append_cells(cells); }
 
 void Table::append(std::vector<std::pair<std::string, Value>>&& cells) { append_cells(cells); }
 

@@ -9,7 +9,7 @@ namespace interloper {
 
 namespace {
 
-constexpr std::string_view kTypeNames[] = {"null", "bool",  "int",      "double",
+constexpr std::string_view kTypeNames[] = {"null",   "bool", "int",      "double",
                                            "string", "date", "timestamp"};
 
 [[noreturn]] void wrong_type(DataType expected, const Value& actual) {
@@ -100,8 +100,8 @@ std::ostream& operator<<(std::ostream& os, DataType t) { return os << type_name(
 
 std::optional<Value::Date> parse_date(std::string_view s) noexcept {
   int y, m, d;
-  if (s.size() != 10 || s[4] != '-' || s[7] != '-' || !digits(s, 0, 4, y) ||
-      !digits(s, 5, 2, m) || !digits(s, 8, 2, d))
+  if (s.size() != 10 || s[4] != '-' || s[7] != '-' || !digits(s, 0, 4, y) || !digits(s, 5, 2, m) ||
+      !digits(s, 8, 2, d))
     return std::nullopt;
   std::chrono::year_month_day ymd{std::chrono::year{y}, std::chrono::month{unsigned(m)},
                                   std::chrono::day{unsigned(d)}};
@@ -156,8 +156,7 @@ Value convert(const Value& v, DataType type) {
         break;
     }
   }
-  throw DataError("cannot convert " + detail::describe(v) + " to " +
-                  std::string(type_name(type)));
+  throw DataError("cannot convert " + detail::describe(v) + " to " + std::string(type_name(type)));
 }
 
 namespace detail {
@@ -213,13 +212,27 @@ void append_timestamp(std::string& out, Value::Timestamp t) {
 
 void append_value(std::string& out, const Value& v) {
   switch (v.type()) {
-    case DataType::null: out += "null"; break;
-    case DataType::boolean: out += v.as_bool() ? "true" : "false"; break;
-    case DataType::int64: append_int(out, v.as_int()); break;
-    case DataType::float64: append_double(out, v.as_double()); break;
-    case DataType::string: out += v.as_string(); break;
-    case DataType::date: append_date(out, v.as_date()); break;
-    case DataType::timestamp: append_timestamp(out, v.as_timestamp()); break;
+    case DataType::null:
+      out += "null";
+      break;
+    case DataType::boolean:
+      out += v.as_bool() ? "true" : "false";
+      break;
+    case DataType::int64:
+      append_int(out, v.as_int());
+      break;
+    case DataType::float64:
+      append_double(out, v.as_double());
+      break;
+    case DataType::string:
+      out += v.as_string();
+      break;
+    case DataType::date:
+      append_date(out, v.as_date());
+      break;
+    case DataType::timestamp:
+      append_timestamp(out, v.as_timestamp());
+      break;
   }
 }
 
