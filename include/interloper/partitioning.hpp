@@ -387,8 +387,9 @@ class TimePartitionWindow final : public PartitionWindow {
 struct TimePartitionOptions {
   TimeGranularity granularity = TimeGranularity::DAY;
   bool allow_window = false;
-  // The earliest data: windows may not begin before the partition holding it.
-  std::optional<TimePoint> start;
+  // The earliest data: windows may not begin before the partition holding it. (Every member
+  // has an initializer so GCC 12's -Wmissing-field-initializers accepts `{.allow_window = true}`.)
+  std::optional<TimePoint> start = std::nullopt;
 };
 
 class TimePartitionConfig final : public PartitionConfig {

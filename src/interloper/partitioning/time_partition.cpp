@@ -76,8 +76,9 @@ std::optional<TimePartitionWindow> TimePartitionWindow::lookback(
   if (offset < 0) {
     throw std::invalid_argument("offset must not be negative, got " + std::to_string(offset));
   }
-  const TimePoint civil_now =
-      granularity == TimeGranularity::HOUR ? now : to_local(now, time_zone);
+  // Hour keys are UTC labels; the zone is still resolved so a bad name never goes unnoticed.
+  const TimePoint local_now = to_local(now, time_zone);
+  const TimePoint civil_now = granularity == TimeGranularity::HOUR ? now : local_now;
   const TimePoint last = granularity.advance(civil_now, -offset);
   TimePoint first = granularity.advance(last, -(lookback - 1));
   if (start) {
