@@ -283,7 +283,13 @@ class TimePartitionWindow final : public PartitionWindow {
     Iterator() = default;
     TimePartition operator*() const { return TimePartition(current_, granularity_); }
     Iterator& operator++() {
-      current_ = granularity_.advance(current_, 1);
+      // Fixed-length periods step inline; calendar periods go through the granularity.
+      switch (granularity_.unit()) {
+        case TimeGranularity::Unit::hour: step(3600); break;
+        case TimeGranularity::Unit::day: step(86400); break;
+        case TimeGranularity::Unit::week: step(7 * 86400); break;
+        default: current_ = granularity_.advance(current_, 1); break;
+      }
       ++index_;
       return *this;
     }
@@ -298,6 +304,9 @@ class TimePartitionWindow final : public PartitionWindow {
     friend class TimePartitionWindow;
     Iterator(TimePoint current, TimeGranularity g, std::size_t index)
         : current_(current), granularity_(g), index_(index) {}
+    void step(std::int64_t seconds) {
+      current_ = TimePoint::from_epoch_seconds(current_.epoch_seconds() + seconds);
+    }
     TimePoint current_;
     TimeGranularity granularity_;
     std::size_t index_ = 0;
@@ -394,7 +403,7 @@ struct TimePartitionOptions {
 
 class TimePartitionConfig final : public PartitionConfig {
  public:
-  explicit TimePartitionConfig(std::string column, TimePartitionOptions options = {})
+  TimePartitionConfig(std::string column, TimePartitionOptions options = {})
       : PartitionConfig(std::move(column), options.allow_window),
         granularity_(options.granularity),
         start_(options.start) {}

@@ -161,3 +161,21 @@ TEST(TimePartitionWindow, CopiesAndClones) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(TimePartitionWindow, IterationAgreesWithIndexingForEveryGranularity) {
+  for (G g : {G::HOUR, G::DAY, G::WEEK, G::MONTH, G::QUARTER, G::YEAR}) {
+    const il::TimePartitionWindow w(at("1999-11-28T22:00:00"), g.advance(at("1999-11-28T22:00:00"), 199), g);
+    ASSERT_EQ(w.size(), 200u) << g;
+    std::size_t i = 0;
+    for (il::TimePartition p : w) {
+      ASSERT_EQ(p, w.at(i)) << g << ' ' << i;
+      ++i;
+    }
+    EXPECT_EQ(i, w.size());
+    EXPECT_EQ(w.at(199).value(), w.end());
+  }
+}
+
+}  // namespace
