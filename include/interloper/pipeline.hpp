@@ -63,6 +63,9 @@ class Pipeline {
   // "path:line:col: " and names what is wrong (an unknown key, a missing or second body, a bad
   // granularity or value list, an unset ${VAR}, an unknown dependency, a cycle...).
   static Pipeline load(const std::string& path);
+  // Loads pipeline text as if it were the file at `path` (which names it in messages and
+  // anchors relative paths; it need not exist). Throws PipelineError like load().
+  static Pipeline parse(const std::string& yaml, const std::string& path);
 
   Pipeline(Pipeline&&) noexcept;
   Pipeline& operator=(Pipeline&&) noexcept;

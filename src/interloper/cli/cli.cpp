@@ -65,6 +65,11 @@ struct Args {
 
 std::string one_line(std::string text);
 
+// JSON text; invalid UTF-8 (from names or keys) is replaced rather than fatal.
+std::string dump(const json& value, int indent = -1) {
+  return value.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
 void print_error(const std::string& message) {
   std::string line = one_line(message);
   std::fflush(stdout);
@@ -247,7 +252,7 @@ int run_check(const Project& project, const Args& args) {
     for (const Asset* asset : project.dag->order()) all.assets.push_back(asset->name());
     json plan = plan_json("check", project, all, false);
     if (args.json) {
-      std::cout << plan.dump() << "\n";
+      std::cout << dump(plan) << "\n";
     } else if (!args.quiet) {
       std::cout << "ok: " << project.dag->size() << " assets\n";
       print_plan(plan);
@@ -257,7 +262,7 @@ int run_check(const Project& project, const Args& args) {
   Selection selection = select(*project.dag, window, args.assets, false, !args.partition.empty());
   json plan = plan_json("check", project, selection, false);
   if (args.json) {
-    std::cout << plan.dump() << "\n";
+    std::cout << dump(plan) << "\n";
   } else if (!args.quiet) {
     std::cout << "ok\n";
     print_plan(plan);
@@ -272,7 +277,7 @@ int run_materialize(const Project& project, const Args& args) {
   if (args.dry_run) {
     json plan = plan_json("materialize", project, selection, false);
     if (args.json) {
-      std::cout << plan.dump() << "\n";
+      std::cout << dump(plan) << "\n";
     } else {
       print_plan(plan);
     }
@@ -316,7 +321,7 @@ int run_backfill(const Project& project, const Args& args) {
   if (args.dry_run) {
     json plan = plan_json("backfill", project, selection, true);
     if (args.json) {
-      std::cout << plan.dump() << "\n";
+      std::cout << dump(plan) << "\n";
     } else {
       print_plan(plan);
     }
@@ -514,7 +519,7 @@ int run_status(const Project& project, const Args& args) {
   if (!any_window_accepted) {
     throw UsageError(fmt::format("no asset accepts window '{}'", args.window));
   }
-  if (args.json) std::cout << out.dump() << "\n";
+  if (args.json) std::cout << dump(out) << "\n";
   return kOk;
 }
 
@@ -541,7 +546,7 @@ int run_catalog(const Project& project, const Args&) {
     entry["schema"] = schema ? json::parse(schema_to_json(*schema)) : json(nullptr);
     out.push_back(entry);
   }
-  std::cout << out.dump(2) << "\n";
+  std::cout << dump(out, 2) << "\n";
   return kOk;
 }
 

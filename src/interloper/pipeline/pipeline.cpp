@@ -64,7 +64,8 @@ class Loader {
     if (directory_.size() > 1 && directory_.back() == '/') directory_.pop_back();
   }
 
-  std::unique_ptr<Pipeline::State> load();
+  // Reads the file, or `text` when given.
+  std::unique_ptr<Pipeline::State> load(const std::optional<std::string>& text = std::nullopt);
 
  private:
   [[noreturn]] void fail_at(int line, int column, const std::string& message) const {
@@ -277,7 +278,12 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
   if (node["enabled"]) def.enabled = boolean(node["enabled"], "enabled");
   if (node["partitioning"]) {
     spec.partitioning = partitioning(node["partitioning"]);
-    def.partitioning = spec.partitioning->to_definition();
+    try {
+      def.partitioning = spec.partitioning->to_definition();
+    } catch (const std::exception& e) {
+      // The definition is JSON: text that is not UTF-8 cannot be part of it.
+      fail(node["partitioning"], fmt::format("partitioning cannot be described: {}", e.what()));
+    }
   }
   if (const YAML::Node deps = node["deps"]) {
     spec.deps_node = deps;
@@ -428,10 +434,10 @@ void Loader::check_graph() const {
   }
 }
 
-std::unique_ptr<Pipeline::State> Loader::load() {
+std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& text) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path_);
+    root = text ? YAML::Load(*text) : YAML::LoadFile(path_);
   } catch (const YAML::BadFile&) {
     fail_at(1, 1, "cannot read the pipeline file");
   } catch (const YAML::Exception& e) {
@@ -518,6 +524,10 @@ std::unique_ptr<Pipeline::State> Loader::load() {
 
 Pipeline Pipeline::load(const std::string& path) { return Pipeline(Loader(path).load()); }
 
+Pipeline Pipeline::parse(const std::string& yaml, const std::string& path) {
+  return Pipeline(Loader(path).load(yaml));
+}
+
 Pipeline::Pipeline(std::unique_ptr<State> state) : state_(std::move(state)) {}
 Pipeline::Pipeline(Pipeline&&) noexcept = default;
 Pipeline& Pipeline::operator=(Pipeline&&) noexcept = default;
@@ -574,7 +584,8 @@ std::string Pipeline::catalog(bool with_schema) const {
     }
     out.push_back(std::move(entry));
   }
-  return out.dump(2);
+  // Invalid UTF-8 in the file (names, commands) is replaced rather than fatal.
+  return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace interloper
