@@ -1,0 +1,95 @@
+// The command line over a DAG defined in code (il::cli::main(argc, argv, dag)), in process.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "interloper/cli.hpp"
+#include "interloper/destination.hpp"
+#include "interloper/store.hpp"
+
+namespace il = interloper;
+namespace fs = std::filesystem;
+
+namespace {
+
+int run(const il::DAG& dag, std::vector<std::string> args) {
+  args.insert(args.begin(), "shop");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  return il::cli::main(static_cast<int>(args.size()), argv.data(), dag);
+}
+
+class CodeCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "il_code_cli_XXXXXX").string();
+    dir_ = ::mkdtemp(pattern.data());
+    store_ = (dir_ / "state.db").string();
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  il::DAG dag(std::shared_ptr<il::Destination> destination) {
+    il::Source shop("shop", std::move(destination));
+    shop.asset("orders",
+                [this](il::ExecutionContext& ctx) {
+                  ++calls_;
+                  if (ctx.partition().key() == fail_key_) throw std::runtime_error("upstream down");
+                  il::Table rows;
+                  rows.append({{"date", ctx.partition_date()}, {"n", 1}});
+                  return rows;
+                })
+        .partitioned(il::TimePartitionConfig("date"));
+    return il::DAG({shop});
+  }
+
+  fs::path dir_;
+  std::string store_;
+  std::atomic<int> calls_{0};
+  std::string fail_key_;
+};
+
+TEST_F(CodeCli, RunsTheSameCommandsWithoutAPipelineFile) {
+  auto destination = std::make_shared<il::SqliteDestination>((dir_ / "data.db").string());
+  il::DAG shop = dag(destination);
+  EXPECT_EQ(run(shop, {"--quiet", "check"}), 0);
+  EXPECT_EQ(run(shop, {"--quiet", "materialize", "--partition", "2026-11-31", "--store", store_}),
+            2);
+  fail_key_ = "2026-11-02";
+  EXPECT_EQ(run(shop, {"--quiet", "backfill", "--window", "2026-11-01..2026-11-03", "--store",
+                       store_}),
+            1);
+  EXPECT_EQ(calls_, 3);
+  fail_key_.clear();
+  EXPECT_EQ(run(shop, {"--quiet", "backfill", "--window", "2026-11-01..2026-11-03", "--missing",
+                       "--store", store_}),
+            0);
+  EXPECT_EQ(calls_, 4) << "only the failed partition reruns";
+
+  il::SqliteStore store(store_);
+  il::TimePartitionWindow window(std::chrono::year{2026} / 11 / 1,
+                                 std::chrono::year{2026} / 11 / 3);
+  il::WindowStatus status = store.status(shop.asset("orders").dataset(), window);
+  EXPECT_EQ(status.count(status.materialized), 3u);
+}
+
+TEST_F(CodeCli, DestinationFlagSuppliesAMissingDestination) {
+  il::DAG shop = dag(nullptr);
+  std::string url = "sqlite://" + (dir_ / "flag.db").string();
+  EXPECT_EQ(run(shop, {"--quiet", "materialize", "--partition", "2026-11-01", "--store", store_,
+                       "--destination", url}),
+            0);
+  EXPECT_TRUE(fs::exists(dir_ / "flag.db"));
+  EXPECT_EQ(run(shop, {"--quiet", "materialize", "--partition", "2026-11-01", "--store", store_}),
+            1)
+      << "without a destination the asset cannot be written";
+}
+
+}  // namespace
