@@ -492,7 +492,11 @@ int run_status(const Project& project, const Args& args) {
     if (!args.window.empty()) {
       try {
         window = config->parse_window(args.window);
-      } catch (const std::exception&) {
+      } catch (const std::exception& e) {
+        if (!args.assets.empty()) {
+          throw UsageError(fmt::format("asset '{}': bad window '{}': {}", name, args.window,
+                                       e.what()));
+        }
         continue;  // another kind or granularity: not this asset's window
       }
       any_window_accepted = true;
