@@ -4,6 +4,7 @@
 //
 //   build/bench/cli_bench --benchmark_filter=Backfill/10000
 #include <benchmark/benchmark.h>
+#include <fmt/format.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -11,8 +12,6 @@
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "interloper/cli.hpp"
 
@@ -37,8 +36,7 @@ int run(std::vector<std::string> args) {
 void Backfill(benchmark::State& state) {
   const auto partitions = static_cast<int>(state.range(0));
   const sys_days first = sys_days(2000y / 1 / 1);
-  const std::string window =
-      day_key(first) + ".." + day_key(first + days(partitions - 1));
+  const std::string window = day_key(first) + ".." + day_key(first + days(partitions - 1));
   for (auto _ : state) {
     state.PauseTiming();
     std::string pattern = (fs::temp_directory_path() / "il_bench_XXXXXX").string();
@@ -60,12 +58,16 @@ void Backfill(benchmark::State& state) {
     state.ResumeTiming();
   }
   state.counters["partitions"] = partitions;
-  state.counters["per_partition"] = benchmark::Counter(
-      static_cast<double>(partitions) * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["per_partition"] =
+      benchmark::Counter(static_cast<double>(partitions) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-BENCHMARK(Backfill)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)->Iterations(1)
+BENCHMARK(Backfill)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
     ->UseRealTime();
 
 }  // namespace

@@ -19,13 +19,14 @@ int main(int argc, char** argv) {
 
   il::Source shop("shop", warehouse);
   // Daily visits: a made-up count derived from the day, so reruns give the same rows.
-  shop.asset("visits",
-             [](il::ExecutionContext& ctx) {
-               year_month_day day = ctx.partition_date();
-               il::Table rows;
-               rows.append({{"date", day}, {"visits", std::int64_t{100} + unsigned(day.day()) * 7}});
-               return rows;
-             })
+  shop.asset(
+          "visits",
+          [](il::ExecutionContext& ctx) {
+            year_month_day day = ctx.partition_date();
+            il::Table rows;
+            rows.append({{"date", day}, {"visits", std::int64_t{100} + unsigned(day.day()) * 7}});
+            return rows;
+          })
       .partitioned(il::TimePartitionConfig("date"));
   // Twice the visits, read back from the upstream through the context.
   shop.asset("visits_doubled",

@@ -51,9 +51,9 @@ struct AssetDefinition {
   std::string sql;                   // the query as written
   std::string format;                // "jsonl" or "csv" (command assets)
   std::optional<double> timeout_seconds;
-  std::string destination_url;       // resolved (absolute paths, ${VAR} expanded)
-  std::string partitioning;          // PartitionConfig::to_definition() JSON, "" when none
-  int line = 0;                      // where the asset is declared (1-based)
+  std::string destination_url;  // resolved (absolute paths, ${VAR} expanded)
+  std::string partitioning;     // PartitionConfig::to_definition() JSON, "" when none
+  int line = 0;                 // where the asset is declared (1-based)
   int column = 0;
 };
 

@@ -6,10 +6,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "interloper/pipeline/process.hpp"
 
@@ -214,8 +213,8 @@ TEST_F(Cli, BadKeysWindowsAndAssetsExitWithTwo) {
   EXPECT_EQ(reversed.code, 2);
   expect_one_error_line(reversed, "2026-11-05..2026-11-01");
 
-  Outcome unknown = interloper({"materialize", path, "--partition", "2026-11-01", "--asset",
-                                "nope"});
+  Outcome unknown =
+      interloper({"materialize", path, "--partition", "2026-11-01", "--asset", "nope"});
   EXPECT_EQ(unknown.code, 2);
   expect_one_error_line(unknown, "unknown asset 'nope'");
 
@@ -283,18 +282,17 @@ TEST_F(Cli, BackfillResumesOnlyFailedPartitions) {
                                                "2026-11-02", "2026-11-01"}));
   EXPECT_NE(first.out.find("FAILED  2026-11-04"), std::string::npos) << first.out;
 
-  Outcome status = interloper({"--json", "status", path, "--window", "2026-11-01..2026-11-05",
-                               "--asset", "events"});
+  Outcome status = interloper(
+      {"--json", "status", path, "--window", "2026-11-01..2026-11-05", "--asset", "events"});
   ASSERT_EQ(status.code, 0) << status.err;
   json report = json::parse(status.out);
-  EXPECT_EQ(report[0]["materialized"],
-            json({"2026-11-01", "2026-11-03", "2026-11-05"}));
+  EXPECT_EQ(report[0]["materialized"], json({"2026-11-01", "2026-11-03", "2026-11-05"}));
   EXPECT_EQ(report[0]["failed"], json({"2026-11-02", "2026-11-04"}));
 
   fs::remove(dir_ / "fail.txt");
   fs::remove(dir_ / "calls.log");
-  Outcome resumed = interloper({"backfill", path, "--window", "2026-11-01..2026-11-05",
-                                "--missing"});
+  Outcome resumed =
+      interloper({"backfill", path, "--window", "2026-11-01..2026-11-05", "--missing"});
   EXPECT_EQ(resumed.code, 0) << resumed.err;
   EXPECT_EQ(calls(), (std::vector<std::string>{"2026-11-04", "2026-11-02"}));
   EXPECT_EQ(query(data_db(), "SELECT COUNT(*) FROM shop__revenue"),
@@ -318,8 +316,7 @@ TEST_F(Cli, SqlParametersAreBoundNotSpliced) {
       "      - name: days\n"
       "        partitioning: {kind: time, column: date, granularity: hour}\n"
       "        sql: SELECT :bounds_start AS date, :bounds_end AS until, :partition_key AS k\n");
-  Outcome one = interloper({"materialize", path, "--asset", "customers", "--partition",
-                            "o'brien"});
+  Outcome one = interloper({"materialize", path, "--asset", "customers", "--partition", "o'brien"});
   ASSERT_EQ(one.code, 0) << one.err;
   EXPECT_EQ(query(data_db(), "SELECT name, last_key, note FROM crm__customers"),
             (std::vector<std::string>{"o'brien|o'brien|literal ':bounds_start'"}));
@@ -397,8 +394,8 @@ TEST_F(Cli, CheckPrintsTheExactPlan) {
 
 TEST_F(Cli, BackfillDryRunPlansNewestFirstWithoutRunning) {
   std::string path = shop_pipeline();
-  Outcome o = interloper({"--json", "backfill", path, "--window", "2026-11-01..2026-11-03",
-                          "--dry-run"});
+  Outcome o =
+      interloper({"--json", "backfill", path, "--window", "2026-11-01..2026-11-03", "--dry-run"});
   ASSERT_EQ(o.code, 0) << o.err;
   json plan = json::parse(o.out);
   EXPECT_EQ(plan["runs"], json({"2026-11-03", "2026-11-02", "2026-11-01"}));
@@ -443,8 +440,8 @@ TEST_F(Cli, CommandTimeoutFailsTheAsset) {
 
 TEST_F(Cli, LookbackCoversTheLastPartitions) {
   std::string path = shop_pipeline();
-  Outcome o = interloper({"--json", "materialize", path, "--asset", "events", "--lookback", "1",
-                          "--dry-run"});
+  Outcome o = interloper(
+      {"--json", "materialize", path, "--asset", "events", "--lookback", "1", "--dry-run"});
   ASSERT_EQ(o.code, 0) << o.err;
   json plan = json::parse(o.out);
   EXPECT_EQ(plan["partitions"].size(), 1u);

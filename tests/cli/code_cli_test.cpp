@@ -39,13 +39,13 @@ class CodeCli : public ::testing::Test {
   il::DAG dag(std::shared_ptr<il::Destination> destination) {
     il::Source shop("shop", std::move(destination));
     shop.asset("orders",
-                [this](il::ExecutionContext& ctx) {
-                  ++calls_;
-                  if (ctx.partition().key() == fail_key_) throw std::runtime_error("upstream down");
-                  il::Table rows;
-                  rows.append({{"date", ctx.partition_date()}, {"n", 1}});
-                  return rows;
-                })
+               [this](il::ExecutionContext& ctx) {
+                 ++calls_;
+                 if (ctx.partition().key() == fail_key_) throw std::runtime_error("upstream down");
+                 il::Table rows;
+                 rows.append({{"date", ctx.partition_date()}, {"n", 1}});
+                 return rows;
+               })
         .partitioned(il::TimePartitionConfig("date"));
     return il::DAG({shop});
   }
@@ -63,9 +63,9 @@ TEST_F(CodeCli, RunsTheSameCommandsWithoutAPipelineFile) {
   EXPECT_EQ(run(shop, {"--quiet", "materialize", "--partition", "2026-11-31", "--store", store_}),
             2);
   fail_key_ = "2026-11-02";
-  EXPECT_EQ(run(shop, {"--quiet", "backfill", "--window", "2026-11-01..2026-11-03", "--store",
-                       store_}),
-            1);
+  EXPECT_EQ(
+      run(shop, {"--quiet", "backfill", "--window", "2026-11-01..2026-11-03", "--store", store_}),
+      1);
   EXPECT_EQ(calls_, 3);
   fail_key_.clear();
   EXPECT_EQ(run(shop, {"--quiet", "backfill", "--window", "2026-11-01..2026-11-03", "--missing",

@@ -1,3 +1,5 @@
+#include "interloper/pipeline/assets.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -7,7 +9,6 @@
 
 #include "interloper/destination.hpp"
 #include "interloper/pipeline.hpp"
-#include "interloper/pipeline/assets.hpp"
 #include "interloper/run.hpp"
 
 namespace il = interloper;
@@ -119,17 +120,18 @@ TEST(CommandAsset, SeesItsScopeInArgumentsAndEnvironment) {
 
 TEST(CommandAsset, ListWindowsGetTheirValuesOnePerLine) {
   TempDir dir;
-  dir.write("pipeline.yaml",
-            "destination: memory://\n"
-            "sources:\n"
-            "  - name: shop\n"
-            "    assets:\n"
-            "      - name: targets\n"
-            "        partitioning: {kind: list, column: region, values: [eu, 'a,b', us], "
-            "allow_window: true}\n"
-            "        format: csv\n"
-            "        command: [/bin/sh, -c, 'echo region; printf \"%s\\n\" \"$IL_PARTITION_VALUES\" "
-            "| sed \"s/.*/\\\"&\\\"/\"']\n");
+  dir.write(
+      "pipeline.yaml",
+      "destination: memory://\n"
+      "sources:\n"
+      "  - name: shop\n"
+      "    assets:\n"
+      "      - name: targets\n"
+      "        partitioning: {kind: list, column: region, values: [eu, 'a,b', us], "
+      "allow_window: true}\n"
+      "        format: csv\n"
+      "        command: [/bin/sh, -c, 'echo region; printf \"%s\\n\" \"$IL_PARTITION_VALUES\" "
+      "| sed \"s/.*/\\\"&\\\"/\"']\n");
   il::Pipeline pipeline = il::Pipeline::load((dir.path() / "pipeline.yaml").string());
   const il::Asset& asset = pipeline.dag().asset("targets");
   auto window = asset.partitioning()->parse_window("eu..us");

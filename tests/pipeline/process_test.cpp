@@ -1,9 +1,10 @@
+#include "interloper/pipeline/process.hpp"
+
 #include <gtest/gtest.h>
 
 #include <csignal>
 
 #include "interloper/error.hpp"
-#include "interloper/pipeline/process.hpp"
 
 namespace ilp = interloper::pipeline;
 
@@ -50,8 +51,9 @@ TEST(Process, KillsOnTimeoutIncludingChildren) {
 
 TEST(Process, LargeOutputOnBothPipesDoesNotDeadlock) {
   // 1 MiB on each pipe, interleaved: far more than a pipe buffer holds.
-  auto result = sh("i=0; while [ $i -lt 16 ]; do head -c 65536 /dev/zero | tr '\\0' o; "
-                   "head -c 65536 /dev/zero | tr '\\0' e >&2; i=$((i+1)); done");
+  auto result =
+      sh("i=0; while [ $i -lt 16 ]; do head -c 65536 /dev/zero | tr '\\0' o; "
+         "head -c 65536 /dev/zero | tr '\\0' e >&2; i=$((i+1)); done");
   EXPECT_TRUE(result.ok());
   EXPECT_EQ(result.out.size(), 16u * 65536u);
 }

@@ -1,20 +1,18 @@
 #include "interloper/cli.hpp"
 
+#include <fmt/format.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
-#include <thread>
-
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "interloper/cli/selection.hpp"
 #include "interloper/data.hpp"
@@ -138,13 +136,13 @@ void prepare_run(RunContext& run, const Project& project, const Args& args,
   }
   std::mutex* mutex = &run.output_mutex;
   bool verbose = args.verbose;
-  run.options.logger = Logger([mutex, verbose](LogLevel level, std::string_view asset,
-                                                std::string_view message) {
-    if (!verbose && level < LogLevel::warning) return;
-    std::lock_guard lock(*mutex);
-    std::fprintf(stderr, "[%.*s] %.*s\n", static_cast<int>(asset.size()), asset.data(),
-                 static_cast<int>(message.size()), message.data());
-  });
+  run.options.logger =
+      Logger([mutex, verbose](LogLevel level, std::string_view asset, std::string_view message) {
+        if (!verbose && level < LogLevel::warning) return;
+        std::lock_guard lock(*mutex);
+        std::fprintf(stderr, "[%.*s] %.*s\n", static_cast<int>(asset.size()), asset.data(),
+                     static_cast<int>(message.size()), message.data());
+      });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -178,7 +176,8 @@ json plan_json(const std::string& command, const Project& project, const Selecti
     entry["deps"] = asset.deps();
     entry["partitioning"] = describe_partitioning(asset.partitioning());
     if (project.pipeline != nullptr) {
-      if (const AssetDefinition* def = project.pipeline->definition(name)) entry["body"] = def->body;
+      if (const AssetDefinition* def = project.pipeline->definition(name))
+        entry["body"] = def->body;
     }
     assets.push_back(entry);
   }
@@ -195,7 +194,8 @@ void print_plan(const json& plan) {
   std::string window = plan["window"].is_null() ? "(none)" : plan["window"].get<std::string>();
   std::size_t partitions = plan["partitions"].size();
   std::cout << "window: " << window;
-  if (partitions > 0) std::cout << " (" << partitions << " partition" << (partitions == 1 ? "" : "s") << ")";
+  if (partitions > 0)
+    std::cout << " (" << partitions << " partition" << (partitions == 1 ? "" : "s") << ")";
   std::cout << "\n";
   std::size_t runs = plan["runs"].size();
   if (plan["command"] == "backfill" && runs > 0) {
@@ -291,8 +291,8 @@ int run_materialize(const Project& project, const Args& args) {
         std::cout << fmt::format("ok        {}  {}  {} rows  {:.3f}s\n", e.asset,
                                  e.window.empty() ? "-" : e.window, e.rows, e.seconds);
       } else if (e.type == EventType::asset_failed) {
-        std::cout << fmt::format("FAILED    {}  {}  {}\n", e.asset, e.window.empty() ? "-" : e.window,
-                                 one_line(e.message));
+        std::cout << fmt::format("FAILED    {}  {}  {}\n", e.asset,
+                                 e.window.empty() ? "-" : e.window, one_line(e.message));
       } else if (e.type == EventType::asset_canceled) {
         std::cout << fmt::format("canceled  {}  {}\n", e.asset, e.window.empty() ? "-" : e.window);
       }
@@ -364,13 +364,14 @@ int run_backfill(const Project& project, const Args& args) {
       auto now = std::chrono::steady_clock::now();
       if (p.done < p.total && now - p.drawn < std::chrono::milliseconds(100)) return;
       p.drawn = now;
-      double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - p.started)
-                           .count();
+      double elapsed =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - p.started).count();
       std::string eta = "?";
-      if (p.done > 0) eta = format_seconds(elapsed / static_cast<double>(p.done) *
-                                           static_cast<double>(p.total - p.done));
-      std::cout << fmt::format("\r\033[K{}/{} done  {} failed  {} running  ETA {}", p.done,
-                               p.total, p.failed, p.running, eta);
+      if (p.done > 0)
+        eta = format_seconds(elapsed / static_cast<double>(p.done) *
+                             static_cast<double>(p.total - p.done));
+      std::cout << fmt::format("\r\033[K{}/{} done  {} failed  {} running  ETA {}", p.done, p.total,
+                               p.failed, p.running, eta);
     }
     std::cout.flush();
   });
@@ -383,8 +384,8 @@ int run_backfill(const Project& project, const Args& args) {
   if (live) std::cout << "\n";
   if (!args.json && !args.quiet) {
     std::cout << fmt::format("backfill {}: {} runs, {} succeeded, {} failed, {} skipped\n",
-                             selection.window->to_string(), result.runs.size(),
-                             result.succeeded(), result.failed(), result.skipped.size());
+                             selection.window->to_string(), result.runs.size(), result.succeeded(),
+                             result.failed(), result.skipped.size());
   }
   if (!result.ok()) {
     std::string first;
@@ -481,11 +482,13 @@ int run_status(const Project& project, const Args& args) {
     if (config == nullptr) {
       auto latest = store->latest(asset.dataset(), nullptr);
       entry["window"] = nullptr;
-      entry["state"] = !latest ? "missing"
+      entry["state"] = !latest                                                 ? "missing"
                        : latest->status == MaterializationStatus::materialized ? "materialized"
                                                                                : "failed";
       out.push_back(entry);
-      if (!args.json) std::cout << fmt::format("{}  (unpartitioned)  {}\n", name, entry["state"].get<std::string>());
+      if (!args.json)
+        std::cout << fmt::format("{}  (unpartitioned)  {}\n", name,
+                                 entry["state"].get<std::string>());
       continue;
     }
     std::unique_ptr<PartitionWindow> window;
@@ -494,8 +497,8 @@ int run_status(const Project& project, const Args& args) {
         window = config->parse_window(args.window);
       } catch (const std::exception& e) {
         if (!args.assets.empty()) {
-          throw UsageError(fmt::format("asset '{}': bad window '{}': {}", name, args.window,
-                                       e.what()));
+          throw UsageError(
+              fmt::format("asset '{}': bad window '{}': {}", name, args.window, e.what()));
         }
         continue;  // another kind or granularity: not this asset's window
       }
@@ -605,7 +608,8 @@ struct Command {
 int run_cli(int argc, char** argv, const DAG* code_dag) {
   Args args;
   const bool yaml = code_dag == nullptr;
-  std::string program = yaml ? "interloper" : fs::path(argc > 0 ? argv[0] : "app").filename().string();
+  std::string program =
+      yaml ? "interloper" : fs::path(argc > 0 ? argv[0] : "app").filename().string();
   CLI::App app(yaml ? "interloper: run data assets declared in a YAML pipeline, partition by "
                       "partition."
                     : program + ": run this program's data assets, partition by partition.",
@@ -625,8 +629,9 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   app.require_subcommand(1);
   app.fallthrough();
   app.set_version_flag("--version", std::string("interloper ") + kVersion);
-  app.add_flag("--json", args.json, "Print machine-readable output: events as JSON lines, plans "
-                                    "and status as JSON");
+  app.add_flag("--json", args.json,
+               "Print machine-readable output: events as JSON lines, plans "
+               "and status as JSON");
   auto* quiet = app.add_flag("-q,--quiet", args.quiet, "Print only errors");
   app.add_flag("-v,--verbose", args.verbose, "Also print the assets' log lines (command stderr)")
       ->excludes(quiet);
@@ -679,8 +684,9 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   };
   std::string target = yaml ? " PIPELINE" : "";
 
-  auto* materialize = app.add_subcommand("materialize", "Run the assets once over a partition "
-                                                        "or window");
+  auto* materialize = app.add_subcommand("materialize",
+                                         "Run the assets once over a partition "
+                                         "or window");
   add_common(materialize);
   add_partition(materialize, true);
   materialize->add_option("--workers", args.workers, "Assets run at once")
@@ -698,8 +704,9 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       "  {0} materialize{1}                      (unpartitioned assets)",
       program, yaml ? " pipeline.yaml" : ""));
 
-  auto* backfill_cmd = app.add_subcommand("backfill", "Run a window partition by partition, "
-                                                      "newest first");
+  auto* backfill_cmd = app.add_subcommand("backfill",
+                                          "Run a window partition by partition, "
+                                          "newest first");
   add_common(backfill_cmd);
   backfill_cmd->add_option("--window", args.window, "The window: 2026-11-01..2026-11-30")
       ->type_name("A..B")
@@ -711,15 +718,16 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   backfill_cmd->add_flag("--missing", args.missing,
                          "Skip partitions the store records as materialized (resume)");
   backfill_cmd->add_flag("--dry-run", args.dry_run, "Print the plan without running");
-  backfill_cmd->footer(fmt::format(
-      "Each partition is its own run; the store records every asset x partition, so\n"
-      "--missing reruns only what is absent or failed.\n\n"
-      "Examples:\n  {0} backfill{1} --window 2026-11-01..2026-11-30 --concurrency 4\n"
-      "  {0} backfill{1} --window 2026-11-01..2026-11-30 --missing",
-      program, yaml ? " pipeline.yaml" : ""));
+  backfill_cmd->footer(
+      fmt::format("Each partition is its own run; the store records every asset x partition, so\n"
+                  "--missing reruns only what is absent or failed.\n\n"
+                  "Examples:\n  {0} backfill{1} --window 2026-11-01..2026-11-30 --concurrency 4\n"
+                  "  {0} backfill{1} --window 2026-11-01..2026-11-30 --missing",
+                  program, yaml ? " pipeline.yaml" : ""));
 
-  auto* status = app.add_subcommand("status", "Show materialized, failed and missing "
-                                              "partitions");
+  auto* status = app.add_subcommand("status",
+                                    "Show materialized, failed and missing "
+                                    "partitions");
   add_common(status);
   status->add_option("--window", args.window, "The window to report (default: see below)")
       ->type_name("A..B");
@@ -736,19 +744,20 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
         ->required()
         ->type_name("PIPELINE");
   } else {
-    catalog->add_option("--destination", args.destination,
-                        "Destination URL for assets whose source sets none")
+    catalog
+        ->add_option("--destination", args.destination,
+                     "Destination URL for assets whose source sets none")
         ->type_name("URL");
   }
-  catalog->footer(fmt::format("Example:\n  {0} catalog{1}", program,
-                              yaml ? " pipeline.yaml" : ""));
+  catalog->footer(fmt::format("Example:\n  {0} catalog{1}", program, yaml ? " pipeline.yaml" : ""));
 
   auto* check = app.add_subcommand("check", "Validate and print the plan without running");
   add_common(check);
   add_partition(check, false);
-  check->footer(fmt::format("Examples:\n  {0} check{1}\n  {0} check{1} --window "
-                            "2026-11-01..2026-11-30 --json",
-                            program, yaml ? " pipeline.yaml" : ""));
+  check->footer(
+      fmt::format("Examples:\n  {0} check{1}\n  {0} check{1} --window "
+                  "2026-11-01..2026-11-30 --json",
+                  program, yaml ? " pipeline.yaml" : ""));
 
   try {
     app.parse(argc, argv);
@@ -763,9 +772,11 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
     return kBadInput;
   }
 
-  std::vector<Command> commands = {
-      {"materialize", run_materialize}, {"backfill", run_backfill}, {"status", run_status},
-      {"catalog", run_catalog},         {"check", run_check}};
+  std::vector<Command> commands = {{"materialize", run_materialize},
+                                   {"backfill", run_backfill},
+                                   {"status", run_status},
+                                   {"catalog", run_catalog},
+                                   {"check", run_check}};
   try {
     std::optional<Pipeline> pipeline;
     std::unique_ptr<DAG> rebuilt;

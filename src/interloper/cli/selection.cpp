@@ -1,8 +1,8 @@
 #include "interloper/cli/selection.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "interloper/run.hpp"
 
@@ -27,8 +27,8 @@ std::vector<std::string> asset_names(const DAG& dag) {
 void check_known(const DAG& dag, const std::vector<std::string>& names) {
   for (const auto& name : names) {
     if (dag.find(name) == nullptr) {
-      throw UsageError(fmt::format("unknown asset '{}' (known: {})", name,
-                                   fmt::join(asset_names(dag), ", ")));
+      throw UsageError(
+          fmt::format("unknown asset '{}' (known: {})", name, fmt::join(asset_names(dag), ", ")));
     }
   }
 }
@@ -71,15 +71,16 @@ Selection select(const DAG& dag, const std::string& window_text,
         }
       }
       if (first == nullptr) {
-        throw UsageError(fmt::format("window {} given, but none of the selected assets is "
-                                     "partitioned (run them without a window)",
-                                     window_text));
+        throw UsageError(
+            fmt::format("window {} given, but none of the selected assets is "
+                        "partitioned (run them without a window)",
+                        window_text));
       }
       try {
         selection.window = parse(*first->partitioning());
       } catch (const std::exception& e) {
-        throw UsageError(fmt::format("asset '{}': bad window '{}': {}", first->name(),
-                                     window_text, e.what()));
+        throw UsageError(
+            fmt::format("asset '{}': bad window '{}': {}", first->name(), window_text, e.what()));
       }
     }
   } else {
@@ -96,8 +97,8 @@ Selection select(const DAG& dag, const std::string& window_text,
           selection.assets.push_back(asset->name());
         } else {
           selection.left_out.emplace_back(
-              asset->name(), fmt::format("partitioned by {}, needs a window",
-                                         describe_partitioning(config)));
+              asset->name(),
+              fmt::format("partitioned by {}, needs a window", describe_partitioning(config)));
         }
         continue;
       }
@@ -138,15 +139,15 @@ Selection select(const DAG& dag, const std::string& window_text,
 
 std::optional<std::string> lookback_window(const DAG& dag,
                                            const std::vector<std::string>& explicit_assets,
-                                           long lookback, long offset,
-                                           const std::string& time_zone, TimePoint now) {
+                                           long lookback, long offset, const std::string& time_zone,
+                                           TimePoint now) {
   check_known(dag, explicit_assets);
   const TimePartitionConfig* config = nullptr;
   for (const Asset* asset : dag.order()) {
-    bool chosen = explicit_assets.empty() ? asset->enabled()
-                                          : std::find(explicit_assets.begin(),
-                                                      explicit_assets.end(),
-                                                      asset->name()) != explicit_assets.end();
+    bool chosen = explicit_assets.empty()
+                      ? asset->enabled()
+                      : std::find(explicit_assets.begin(), explicit_assets.end(), asset->name()) !=
+                            explicit_assets.end();
     if (!chosen) continue;
     config = dynamic_cast<const TimePartitionConfig*>(asset->partitioning());
     if (config != nullptr) break;

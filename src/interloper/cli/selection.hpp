@@ -45,7 +45,7 @@ Selection select(const DAG& dag, const std::string& window_text,
 // clamping to its start.
 std::optional<std::string> lookback_window(const DAG& dag,
                                            const std::vector<std::string>& explicit_assets,
-                                           long lookback, long offset,
-                                           const std::string& time_zone, TimePoint now);
+                                           long lookback, long offset, const std::string& time_zone,
+                                           TimePoint now);
 
 }  // namespace interloper::cli

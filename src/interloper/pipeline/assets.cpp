@@ -1,9 +1,9 @@
 #include "interloper/pipeline/assets.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
-
-#include <fmt/format.h>
 
 #include "interloper/data.hpp"
 #include "interloper/error.hpp"
@@ -50,9 +50,9 @@ std::string placeholder_value(std::string_view name, const Scope& scope) {
   need_window();
   if (name == "partition.key") {
     if (!scope.partition_key) {
-      throw RunError(fmt::format(
-          "placeholder {{partition.key}} needs a single partition but the window is {}",
-          scope.window));
+      throw RunError(
+          fmt::format("placeholder {{partition.key}} needs a single partition but the window is {}",
+                      scope.window));
     }
     return *scope.partition_key;
   }
@@ -175,8 +175,8 @@ std::string expand_placeholders(const std::string& arg, const Scope* scope) {
     } else if (c == '{') {
       std::size_t close = arg.find('}', i);
       if (close == std::string::npos) {
-        throw PipelineError(fmt::format("unclosed '{{' in argument '{}' (write {{{{ for a brace)",
-                                        arg));
+        throw PipelineError(
+            fmt::format("unclosed '{{' in argument '{}' (write {{{{ for a brace)", arg));
       }
       std::string name = arg.substr(i + 1, close - i - 1);
       if (!is_placeholder(name)) {
@@ -201,9 +201,8 @@ ComputeFn command_compute(CommandAsset command) {
     for (const auto& arg : command.argv) spec.argv.push_back(expand_placeholders(arg, &scope));
     spec.working_directory = command.working_directory;
     spec.timeout_seconds = command.timeout_seconds;
-    spec.unset_env = {"IL_PARTITION_KEY", "IL_WINDOW",       "IL_WINDOW_START",
-                      "IL_WINDOW_END",    "IL_BOUNDS_START", "IL_BOUNDS_END",
-                      "IL_PARTITION_VALUES"};
+    spec.unset_env = {"IL_PARTITION_KEY", "IL_WINDOW",     "IL_WINDOW_START",    "IL_WINDOW_END",
+                      "IL_BOUNDS_START",  "IL_BOUNDS_END", "IL_PARTITION_VALUES"};
     spec.env.emplace_back("IL_ASSET", scope.asset);
     if (scope.has_window) {
       spec.env.emplace_back("IL_WINDOW", scope.window);
@@ -245,8 +244,8 @@ ComputeFn command_compute(CommandAsset command) {
   };
 }
 
-std::string sql_with_dependencies(
-    const std::string& sql, const std::vector<std::pair<std::string, std::string>>& tables) {
+std::string sql_with_dependencies(const std::string& sql,
+                                  const std::vector<std::pair<std::string, std::string>>& tables) {
   if (tables.empty()) return sql;
   std::string ctes;
   for (const auto& [name, table] : tables) {
@@ -273,8 +272,8 @@ ComputeFn sql_compute(SqlAsset asset) {
     if (auto* lazy = dynamic_cast<LazyDestination*>(destination)) destination = &lazy->target();
     auto* sqlite = dynamic_cast<SqliteDestination*>(destination);
     if (sqlite == nullptr) {
-      throw RunError(fmt::format("sql assets need a SQLite destination, not {}",
-                                 asset.destination->url()));
+      throw RunError(
+          fmt::format("sql assets need a SQLite destination, not {}", asset.destination->url()));
     }
     std::vector<std::pair<std::string, std::string>> tables;
     for (const auto& dep : asset.deps) {
@@ -283,9 +282,7 @@ ComputeFn sql_compute(SqlAsset asset) {
     std::string text = sql_with_dependencies(asset.sql, tables);
 
     Scope scope = Scope::of(context);
-    auto text_or_null = [](const std::optional<std::string>& v) {
-      return v ? Value(*v) : Value();
-    };
+    auto text_or_null = [](const std::optional<std::string>& v) { return v ? Value(*v) : Value(); };
     auto instant_or_null = [](const std::optional<TimePoint>& t) {
       return t ? Value(instant_text(*t)) : Value();
     };

@@ -16,11 +16,11 @@ namespace interloper::pipeline {
 struct Scope {
   std::string asset;
   bool has_window = false;
-  std::string window;                     // "a..b" or the key
-  std::string start_key, end_key;         // first and last key of the window
-  std::optional<std::string> partition_key;  // when the window holds one partition
+  std::string window;                                 // "a..b" or the key
+  std::string start_key, end_key;                     // first and last key of the window
+  std::optional<std::string> partition_key;           // when the window holds one partition
   std::optional<TimePoint> bounds_start, bounds_end;  // time windows, half-open
-  std::vector<std::string> values;        // list windows: every value, in order
+  std::vector<std::string> values;                    // list windows: every value, in order
 
   static Scope of(const ExecutionContext& context);
 };
@@ -46,7 +46,7 @@ ComputeFn command_compute(CommandAsset command);
 struct SqlAsset {
   std::string sql;
   std::string source;
-  std::vector<DatasetRef> deps;            // names are the CTE names (asset names)
+  std::vector<DatasetRef> deps;              // names are the CTE names (asset names)
   std::shared_ptr<Destination> destination;  // must resolve to a SqliteDestination
 };
 ComputeFn sql_compute(SqlAsset asset);

@@ -1,8 +1,8 @@
 #include "interloper/pipeline/lazy_destination.hpp"
 
-#include <filesystem>
-
 #include <fmt/format.h>
+
+#include <filesystem>
 
 namespace interloper::pipeline {
 

@@ -1,16 +1,15 @@
 #include "interloper/pipeline.hpp"
 
-#include <algorithm>
-#include <cstdlib>
-#include <functional>
-#include <filesystem>
-#include <map>
-#include <set>
-
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "interloper/data.hpp"
 #include "interloper/partitioning.hpp"
@@ -108,7 +107,8 @@ void Loader::check_keys(const YAML::Node& map, std::string_view what,
       fail(it->first, fmt::format("unknown key '{}' in {} (expected one of: {})", key, what,
                                   fmt::join(allowed, ", ")));
     }
-    if (!seen.insert(key).second) fail(it->first, fmt::format("duplicate key '{}' in {}", key, what));
+    if (!seen.insert(key).second)
+      fail(it->first, fmt::format("duplicate key '{}' in {}", key, what));
   }
 }
 
@@ -133,12 +133,13 @@ std::string Loader::expand_env(const YAML::Node& node, std::string_view what) co
       ++i;
     } else if (text[i] == '$' && i + 1 < text.size() && text[i + 1] == '{') {
       std::size_t close = text.find('}', i + 2);
-      if (close == std::string::npos) fail(node, fmt::format("unclosed '${{' in {} '{}'", what, text));
+      if (close == std::string::npos)
+        fail(node, fmt::format("unclosed '${{' in {} '{}'", what, text));
       std::string name = text.substr(i + 2, close - i - 2);
       const char* value = std::getenv(name.c_str());
       if (value == nullptr) {
-        fail(node, fmt::format("environment variable '{}' is not set (used in {} '{}')", name,
-                               what, text));
+        fail(node, fmt::format("environment variable '{}' is not set (used in {} '{}')", name, what,
+                               text));
       }
       out += value;
       i = close;
@@ -156,8 +157,8 @@ std::string Loader::resolve_path(const std::string& path) const {
 }
 
 std::shared_ptr<Destination> Loader::destination(const YAML::Node& node) {
-  std::string text = node ? expand_env(node, "destination")
-                          : std::string("sqlite:.interloper/data.db");
+  std::string text =
+      node ? expand_env(node, "destination") : std::string("sqlite:.interloper/data.db");
   auto colon = text.find(':');
   if (colon == std::string::npos || colon == 0) {
     fail(node, fmt::format("destination '{}' is not a URL (expected sqlite:///abs/path.db, "
@@ -244,7 +245,8 @@ std::unique_ptr<PartitionConfig> Loader::partitioning(const YAML::Node& node) co
     return std::make_unique<TimePartitionConfig>(column, options);
   }
   if (kind == "list") {
-    if (node["granularity"]) fail(node["granularity"], "'granularity' belongs to time partitioning");
+    if (node["granularity"])
+      fail(node["granularity"], "'granularity' belongs to time partitioning");
     if (node["start"]) fail(node["start"], "'start' belongs to time partitioning");
     const YAML::Node values = node["values"];
     if (!values) fail(node, "list partitioning needs 'values'");
@@ -470,8 +472,8 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
         fail(node["name"], fmt::format("duplicate source name '{}'", source.name));
       }
     }
-    source.destination = node["destination"] ? destination(node["destination"])
-                                             : default_destination;
+    source.destination =
+        node["destination"] ? destination(node["destination"]) : default_destination;
     const YAML::Node assets = node["assets"];
     if (!assets) fail(node, fmt::format("source '{}' has no 'assets'", source.name));
     if (!assets.IsSequence()) fail(assets, "'assets' must be a list");
@@ -492,12 +494,13 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
       const AssetDefinition& def = spec.definition;
       ComputeFn compute;
       if (def.body == "command") {
-        compute = pipeline::command_compute(
-            {.argv = spec.argv, .working_directory = directory_, .csv = spec.csv,
-             .timeout_seconds = spec.timeout});
+        compute = pipeline::command_compute({.argv = spec.argv,
+                                             .working_directory = directory_,
+                                             .csv = spec.csv,
+                                             .timeout_seconds = spec.timeout});
       } else {
-        pipeline::SqlAsset sql{.sql = def.sql, .source = def.source, .deps = {},
-                               .destination = spec.destination};
+        pipeline::SqlAsset sql{
+            .sql = def.sql, .source = def.source, .deps = {}, .destination = spec.destination};
         for (const auto& dep : def.deps) {
           const AssetSpec& upstream = assets_[asset_index_.at(dep)];
           sql.deps.push_back({upstream.definition.source, upstream.definition.name, nullptr});

@@ -1,6 +1,7 @@
 #include "interloper/pipeline/process.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -12,8 +13,6 @@
 #include <cstring>
 #include <deque>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "interloper/error.hpp"
 
@@ -136,11 +135,9 @@ ProcessResult run_process(const ProcessSpec& spec, std::size_t tail_lines) {
   envp.push_back(nullptr);
 
   pid_t pid = 0;
-  int rc = ::posix_spawnp(&pid, argv[0], actions.get(), attributes.get(), argv.data(),
-                          envp.data());
+  int rc = ::posix_spawnp(&pid, argv[0], actions.get(), attributes.get(), argv.data(), envp.data());
   if (rc != 0) {
-    throw PipelineError(
-        fmt::format("cannot run '{}': {}", spec.argv.front(), std::strerror(rc)));
+    throw PipelineError(fmt::format("cannot run '{}': {}", spec.argv.front(), std::strerror(rc)));
   }
   out.write.reset();
   err.write.reset();

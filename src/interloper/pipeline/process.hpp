@@ -18,16 +18,16 @@ struct ProcessSpec {
   // Variables set (or replaced) in the inherited environment.
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<std::string> unset_env;  // variables removed from the inherited environment
-  std::string working_directory;  // empty: the current one
-  double timeout_seconds = 0;     // <= 0: no limit
+  std::string working_directory;       // empty: the current one
+  double timeout_seconds = 0;          // <= 0: no limit
   // Called for every complete stderr line (without the newline), on the calling thread.
   std::function<void(std::string_view)> on_stderr_line;
 };
 
 struct ProcessResult {
-  std::string out;                       // everything written to stdout
-  int exit_code = -1;                    // valid when signal == 0
-  int signal = 0;                        // the terminating signal, or 0
+  std::string out;     // everything written to stdout
+  int exit_code = -1;  // valid when signal == 0
+  int signal = 0;      // the terminating signal, or 0
   bool timed_out = false;
   std::vector<std::string> stderr_tail;  // the last few stderr lines, oldest first
   bool ok() const { return signal == 0 && exit_code == 0 && !timed_out; }
