@@ -1,0 +1,324 @@
+#pragma once
+// interloper data layer: values, schemas, tables and their text codecs.
+//
+// An asset computes a `Table`: named, typed columns stored column by column. Each cell is a
+// `Value`, one of seven types (`DataType`): null, bool, 64-bit int, double, string, date (a civil
+// day, `std::chrono::sys_days`) and timestamp (a UTC second, `std::chrono::sys_seconds`). There is
+// no time zone in a Value: the time layer converts before data reaches a table.
+//
+// Tables are built row by row. A column's type is inferred from the values it receives and
+// widens when it must:
+//
+//   * null is compatible with every type: a column stays nullable, and a column that has only
+//     seen nulls has type `null`;
+//   * int + double -> double (earlier ints are converted);
+//   * date + timestamp -> timestamp (earlier dates become their midnight);
+//   * any other mix (string + int, bool + int, ...) is a `DataError` naming the column, the row
+//     and both types. Nothing is changed by an append that throws.
+//
+// Tables travel as JSON lines (one object per row, keys in schema order, dates as "YYYY-MM-DD",
+// timestamps as "YYYY-MM-DDTHH:MM:SS") or RFC 4180 CSV (header row; an empty field is null, an
+// empty string is written `""`). Reading without a declared schema infers types: in JSON lines a
+// string that is exactly an ISO date or timestamp becomes a date or timestamp; in CSV each column
+// becomes the narrowest of bool, int, double, date, timestamp, string that fits all its fields.
+// Reading with a declared `Schema` restores the declared types exactly.
+//
+// Example:
+//
+//   using namespace std::chrono;
+//   interloper::Table t;
+//   t.append({{"date", year{2026} / 1 / 5}, {"campaign", "spring"}, {"clicks", 12}});
+//   t.append({{"date", year{2026} / 1 / 6}, {"clicks", 7.5}});   // clicks widens to double,
+//                                                                // campaign is null in row 1
+//   std::string text = interloper::to_json_lines(t);
+//   interloper::Table back = interloper::parse_json_lines(text, &t.schema());
+//   assert(back == t);
+//
+// Thread safety: all types are values. Concurrent const access is safe; a Table being modified
+// must not be accessed concurrently.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <interloper/error.hpp>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace interloper {
+
+// The type of a Value or of a column.
+enum class DataType : std::uint8_t { null, boolean, int64, float64, string, date, timestamp };
+
+// The name used in schemas and messages: "null", "bool", "int", "double", "string", "date",
+// "timestamp".
+std::string_view type_name(DataType type) noexcept;
+
+// The DataType called `name` (one of the names above, exactly). Throws DataError naming `name`
+// when it is not one of them.
+DataType type_from_name(std::string_view name);
+
+// One cell: null, bool, int64, double, string, date or timestamp. A small value type (a variant);
+// copying a string Value copies the string.
+class Value {
+ public:
+  using Date = std::chrono::sys_days;
+  using Timestamp = std::chrono::sys_seconds;
+
+  // Null.
+  Value() noexcept = default;
+  Value(std::nullptr_t) noexcept {}
+  // bool only: pointers and other types never silently become a bool.
+  template <typename T, std::enable_if_t<std::is_same_v<T, bool>, int> = 0>
+  Value(T b) noexcept : v_(b) {}
+  Value(int i) noexcept : v_(static_cast<std::int64_t>(i)) {}
+  Value(long i) noexcept : v_(static_cast<std::int64_t>(i)) {}
+  Value(long long i) noexcept : v_(static_cast<std::int64_t>(i)) {}
+  Value(double d) noexcept : v_(d) {}
+  // Strings. A null `const char*` is a programmer error (asserted), not a null Value.
+  Value(const char* s);
+  Value(std::string s) noexcept : v_(std::move(s)) {}
+  Value(std::string_view s) : v_(std::string(s)) {}
+  // Dates. An invalid year_month_day (e.g. 2026-02-30) throws DataError naming it.
+  Value(std::chrono::year_month_day ymd);
+  Value(Date d) noexcept : v_(d) {}
+  Value(Timestamp t) noexcept : v_(t) {}
+
+  // The type held.
+  DataType type() const noexcept { return static_cast<DataType>(v_.index()); }
+  bool is_null() const noexcept { return v_.index() == 0; }
+
+  // Accessors. Each throws DataError naming the expected and the actual type when the Value
+  // holds another type. Widening accessors: as_double() accepts an int, as_timestamp() accepts
+  // a date (its midnight). as_string() returns a reference valid while the Value lives unchanged.
+  bool as_bool() const;
+  std::int64_t as_int() const;
+  double as_double() const;
+  const std::string& as_string() const;
+  Date as_date() const;
+  Timestamp as_timestamp() const;
+
+  // Text form: "null", "true"/"false", decimal ints, doubles in their shortest round-trip form
+  // (always with a '.' or an exponent, e.g. "1.0", "0.1", "1e+300"), strings as they are (not
+  // quoted), dates "YYYY-MM-DD", timestamps "YYYY-MM-DDTHH:MM:SS".
+  std::string to_string() const;
+
+  // Same type and same value (an int is never equal to a double; NaN is not equal to itself).
+  friend bool operator==(const Value& a, const Value& b) noexcept { return a.v_ == b.v_; }
+
+ private:
+  std::variant<std::monostate, bool, std::int64_t, double, std::string, Date, Timestamp> v_;
+};
+
+// Writes v.to_string().
+std::ostream& operator<<(std::ostream& os, const Value& v);
+std::ostream& operator<<(std::ostream& os, DataType t);
+
+// Parses "YYYY-MM-DD" exactly. Returns nullopt for anything else, including impossible days.
+std::optional<Value::Date> parse_date(std::string_view text) noexcept;
+// Parses "YYYY-MM-DDTHH:MM:SS" with 'T' or ' ' between date and time and an optional trailing
+// 'Z'. Returns nullopt for anything else.
+std::optional<Value::Timestamp> parse_timestamp(std::string_view text) noexcept;
+
+// Converts `v` to `type`: null stays null; the same type is returned unchanged; int -> double;
+// date -> timestamp; a string is parsed as bool ("true"/"false"), int, double, date or timestamp;
+// anything -> string gives to_string(). Throws DataError naming the value and both types when
+// the conversion is impossible (e.g. "abc" -> int, double -> int).
+Value convert(const Value& v, DataType type);
+
+// A named, typed column.
+struct Field {
+  std::string name;
+  DataType type = DataType::null;
+  friend bool operator==(const Field&, const Field&) = default;
+};
+
+// An ordered list of fields with unique names.
+class Schema {
+ public:
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+
+  Schema() = default;
+  // Throws DataError naming a duplicated field name.
+  Schema(std::vector<Field> fields);
+  Schema(std::initializer_list<Field> fields) : Schema(std::vector<Field>(fields)) {}
+
+  std::size_t size() const noexcept { return fields_.size(); }
+  bool empty() const noexcept { return fields_.empty(); }
+  // The i-th field. Throws DataError naming i when i >= size().
+  const Field& field(std::size_t i) const;
+  const std::vector<Field>& fields() const noexcept { return fields_; }
+  // The index of the field called `name`, or nullopt.
+  std::optional<std::size_t> find(std::string_view name) const noexcept;
+  // Adds a field at the end. Throws DataError naming `field.name` if it already exists.
+  void add(Field field);
+  // Sets the type of field i. Throws DataError naming i when i >= size().
+  void set_type(std::size_t i, DataType type);
+
+  // The type a column holding values of types a and b gets: equal types stay; null gives the
+  // other; int + double -> double; date + timestamp -> timestamp. Throws DataError naming both
+  // types for any other mix.
+  static DataType widen(DataType a, DataType b);
+  // The type a column of these values gets (fold of widen over their types; null if empty or
+  // all null). Throws DataError naming `column` and both types on an incompatible mix.
+  static DataType infer(const std::vector<Value>& values, std::string_view column = "");
+  // Fields of `a` in order, then fields only in `b`; a field in both gets the widened type.
+  // Throws DataError naming the column and both types when they are incompatible.
+  static Schema unify(const Schema& a, const Schema& b);
+
+  // "date: date, clicks: int".
+  std::string to_string() const;
+  friend bool operator==(const Schema&, const Schema&) = default;
+
+ private:
+  std::vector<Field> fields_;
+};
+
+std::ostream& operator<<(std::ostream& os, const Schema& s);
+
+class Table;
+
+// A read-only view of one row of a table, valid while the table is unchanged. Passed to
+// Table::filter_rows predicates.
+class RowRef {
+ public:
+  RowRef(const Table& table, std::size_t row) noexcept : table_(&table), row_(row) {}
+  std::size_t index() const noexcept { return row_; }
+  // The cell in column `name` / column `i`. Throws DataError naming an unknown column.
+  const Value& operator[](std::string_view name) const;
+  const Value& operator[](std::size_t column) const;
+
+ private:
+  const Table* table_;
+  std::size_t row_;
+};
+
+// Named, typed columns stored column by column (one std::vector<Value> per column). Every
+// column has num_rows() cells. Row-wise construction infers and widens column types (see the
+// header comment). A mutating method that throws DataError leaves the table unchanged (it
+// validates before it modifies).
+class Table {
+ public:
+  // An empty table with no columns.
+  Table() = default;
+  // An empty table with these columns.
+  explicit Table(Schema schema);
+
+  std::size_t num_rows() const noexcept { return num_rows_; }
+  std::size_t num_columns() const noexcept { return columns_.size(); }
+  bool empty() const noexcept { return num_rows_ == 0; }
+  const Schema& schema() const noexcept { return schema_; }
+
+  // Adds a column of nulls (num_rows() of them) with declared type `type`. Throws DataError
+  // naming `name` if a column of that name exists.
+  void add_column(std::string name, DataType type = DataType::null);
+
+  // Appends one row given as (column, value) pairs, in any order. An unknown column is added
+  // (null in earlier rows); a column not mentioned gets null. Column types widen as needed.
+  // Throws DataError naming the column, the row number and both types on an incompatible
+  // value, or naming a column given twice.
+  void append(std::initializer_list<std::pair<std::string_view, Value>> cells);
+  void append(const std::vector<std::pair<std::string, Value>>& cells);
+  // As above; the values are moved into the table.
+  void append(std::vector<std::pair<std::string, Value>>&& cells);
+  // Appends one row with one value per column in schema order (the fast path). Values widen
+  // as in append. Throws DataError on a wrong number of values or an incompatible value.
+  void append_row(std::vector<Value> row);
+  // Appends all rows of `other`, matching columns by name: the schema becomes
+  // Schema::unify(schema(), other.schema()). Throws DataError on incompatible column types.
+  void append_table(const Table& other);
+  // Reserves room for `rows` rows in every existing column.
+  void reserve(std::size_t rows);
+
+  // The index of column `name`, or nullopt.
+  std::optional<std::size_t> column_index(std::string_view name) const noexcept {
+    return schema_.find(name);
+  }
+  // Column cells. Throw DataError naming an unknown column / an out-of-range index.
+  const std::vector<Value>& column(std::string_view name) const;
+  const std::vector<Value>& column(std::size_t index) const;
+  // One cell. Throws DataError naming an out-of-range row or an unknown column.
+  const Value& at(std::size_t row, std::string_view column) const;
+  // One row, in schema order. Throws DataError naming an out-of-range row.
+  std::vector<Value> row(std::size_t i) const;
+
+  // A table with the same schema and the given rows, in the given order (repeats allowed).
+  // Throws DataError naming an out-of-range row.
+  Table select_rows(const std::vector<std::size_t>& rows) const;
+  // A table with the same schema and the rows for which `keep` returns true.
+  Table filter_rows(const std::function<bool(const RowRef&)>& keep) const;
+
+  // A small aligned text rendering (header, a dashed line, one line per row) for logs and
+  // tests. Nulls show as "null".
+  std::string to_string() const;
+
+  // Same schema (names, types, order) and equal cells.
+  friend bool operator==(const Table& a, const Table& b) noexcept {
+    return a.num_rows_ == b.num_rows_ && a.schema_ == b.schema_ && a.columns_ == b.columns_;
+  }
+
+ private:
+  template <typename Cells>
+  void append_cells(Cells&& cells);
+  // Sets column c's type to `type`, converting its cells.
+  void retype_column(std::size_t c, DataType type);
+
+  Schema schema_;
+  std::vector<std::vector<Value>> columns_;
+  std::size_t num_rows_ = 0;
+  std::vector<std::size_t> scratch_;  // per-append column indices, kept to avoid allocations
+};
+
+std::ostream& operator<<(std::ostream& os, const Table& t);
+
+// ---- JSON lines -------------------------------------------------------------------------------
+// One JSON object per row, keys in schema order, nulls written as null, dates "YYYY-MM-DD",
+// timestamps "YYYY-MM-DDTHH:MM:SS", doubles in shortest round-trip form (always with '.' or an
+// exponent, so they read back as doubles). Every line ends with '\n'. Writing a NaN or infinite
+// double throws DataError naming the row and column (JSON has no such numbers).
+std::string to_json_lines(const Table& table);
+void write_json_lines(const Table& table, std::ostream& out);
+
+// Reads JSON lines (blank lines are skipped). Without `declared`: ints, doubles, bools and
+// strings as they are; a string that is exactly an ISO date or timestamp (see parse_date and
+// parse_timestamp) becomes a date or timestamp; column types widen as in Table::append. With
+// `declared`: the table has exactly the declared columns, and every value is converted to the
+// declared type (see convert); a key not in the schema or a failed conversion is a DataError
+// naming the line number and the column. Malformed JSON, a line that is not an object, or a
+// nested array/object value is a DataError naming the line number. `declared` is only read
+// during the call.
+Table read_json_lines(std::istream& in, const Schema* declared = nullptr);
+Table parse_json_lines(std::string_view text, const Schema* declared = nullptr);
+
+// ---- CSV (RFC 4180) ---------------------------------------------------------------------------
+// A header row of column names, then one record per row, separated by '\n'. Fields containing a
+// comma, a quote, CR or LF are quoted with quotes doubled. Null is an empty field; an empty
+// string is written `""`. Values are written as Value::to_string.
+std::string to_csv(const Table& table);
+void write_csv(const Table& table, std::ostream& out);
+
+// Reads CSV (LF or CRLF line ends; quoted fields may span lines). An unquoted empty field is
+// null; a quoted empty field is an empty string. Without `declared` each column gets the
+// narrowest type among bool ("true"/"false"), int, double, date, timestamp (dates and
+// timestamps mixed), string that fits all its non-null fields (all null: type null). With
+// `declared`, header names must be declared columns (declared columns missing from the header
+// are all null) and every field is converted to its declared type. Throws DataError naming the
+// line number for a record with the wrong number of fields, an unterminated quote, an unknown
+// or duplicated header name, or a failed conversion (with the column).
+Table read_csv(std::istream& in, const Schema* declared = nullptr);
+Table parse_csv(std::string_view text, const Schema* declared = nullptr);
+
+// ---- Schema as JSON ---------------------------------------------------------------------------
+// `[{"name":"date","type":"date"},{"name":"clicks","type":"int"}]`.
+std::string schema_to_json(const Schema& schema);
+// The inverse. Throws DataError on malformed JSON, a missing name/type, or an unknown type name.
+Schema schema_from_json(std::string_view text);
+
+}  // namespace interloper

@@ -1,0 +1,322 @@
+#include <cmath>
+#include <istream>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "interloper/data/format.hpp"
+
+namespace interloper {
+
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+void append_json_string(std::string& out, std::string_view s) {
+  out.push_back('"');
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + start, i - start);
+    start = i + 1;
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      default:
+        out += "\\u00";
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 0xf]);
+    }
+  }
+  out.append(s.data() + start, s.size() - start);
+  out.push_back('"');
+}
+
+// Appends rows [begin, end) of `table`; `keys` holds each column's `"name":` prefix.
+void append_rows(std::string& out, const Table& table, const std::vector<std::string>& keys,
+                 std::size_t begin, std::size_t end) {
+  const std::size_t n = table.num_columns();
+  for (std::size_t r = begin; r < end; ++r) {
+    out.push_back('{');
+    for (std::size_t c = 0; c < n; ++c) {
+      if (c > 0) out.push_back(',');
+      out += keys[c];
+      const Value& v = table.column(c)[r];
+      switch (v.type()) {
+        case DataType::null:
+          out += "null";
+          break;
+        case DataType::boolean:
+          out += v.as_bool() ? "true" : "false";
+          break;
+        case DataType::int64:
+          detail::append_int(out, v.as_int());
+          break;
+        case DataType::float64: {
+          double d = v.as_double();
+          if (!std::isfinite(d))
+            throw DataError("cannot write " + detail::describe(v) + " as JSON (column '" +
+                            table.schema().field(c).name + "' row " + std::to_string(r) + ")");
+          detail::append_double(out, d);
+          break;
+        }
+        case DataType::string:
+          append_json_string(out, v.as_string());
+          break;
+        case DataType::date:
+          out.push_back('"');
+          detail::append_date(out, v.as_date());
+          out.push_back('"');
+          break;
+        case DataType::timestamp:
+          out.push_back('"');
+          detail::append_timestamp(out, v.as_timestamp());
+          out.push_back('"');
+          break;
+      }
+    }
+    out += "}\n";
+  }
+}
+
+std::vector<std::string> key_prefixes(const Schema& schema) {
+  std::vector<std::string> keys;
+  for (const Field& f : schema.fields()) {
+    std::string k;
+    append_json_string(k, f.name);
+    k.push_back(':');
+    keys.push_back(std::move(k));
+  }
+  return keys;
+}
+
+std::string line_prefix(std::size_t line) { return "line " + std::to_string(line) + ": "; }
+
+// SAX handler for one line: builds the row's cells without a DOM. Errors are thrown as
+// DataError naming the line (nlohmann lets exceptions from handlers propagate).
+class LineHandler {
+ public:
+  using J = nlohmann::json;
+
+  explicit LineHandler(const Schema* declared) : declared_(declared) {}
+
+  // Resets for a new line.
+  void start(std::size_t line) {
+    line_ = line;
+    depth_ = 0;
+    n_cells_ = 0;
+    if (declared_) row_.assign(declared_->size(), Value());
+  }
+
+  // Cells of the finished line (no declared schema).
+  std::vector<std::pair<std::string, Value>>& cells() {
+    cells_.resize(n_cells_);
+    return cells_;
+  }
+  // Row of the finished line (declared schema).
+  std::vector<Value>& row() { return row_; }
+
+  bool null() { return cell(Value()); }
+  bool boolean(bool b) { return cell(Value(b)); }
+  bool number_integer(J::number_integer_t i) { return cell(Value(static_cast<long long>(i))); }
+  bool number_unsigned(J::number_unsigned_t u) {
+    if (u > static_cast<std::uint64_t>(INT64_MAX))
+      fail("column '" + key_ + "': integer " + std::to_string(u) + " does not fit in int64");
+    return cell(Value(static_cast<long long>(u)));
+  }
+  bool number_float(J::number_float_t d, const J::string_t&) { return cell(Value(d)); }
+  bool string(J::string_t& s) {
+    if (!declared_ && s.size() >= 10 && s.size() <= 20 && s[4] == '-') {
+      if (auto d = parse_date(s)) return cell(Value(*d));
+      if (auto t = parse_timestamp(s)) return cell(Value(*t));
+    }
+    return cell(Value(std::move(s)));
+  }
+  bool binary(J::binary_t&) { return nested("binary"); }
+  bool start_object(std::size_t) {
+    if (depth_++ == 0) return true;
+    return nested("object");
+  }
+  bool end_object() {
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) {
+    if (depth_ == 0) fail("expected a JSON object, got an array");
+    return nested("array");
+  }
+  bool end_array() { return true; }
+  bool key(J::string_t& k) {
+    key_ = k;
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    fail(std::string("malformed JSON: ") + e.what());
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) { throw DataError(line_prefix(line_) + what); }
+  bool nested(const char* what) {
+    fail("column '" + key_ + "': nested " + std::string(what) + " values are not supported");
+  }
+
+  bool cell(Value v) {
+    if (depth_ == 0) fail("expected a JSON object, got " + std::string(type_name(v.type())));
+    if (declared_) {
+      auto c = declared_->find(key_);
+      if (!c)
+        fail("column '" + key_ + "' is not in the declared schema (" + declared_->to_string() +
+             ")");
+      DataType t = declared_->field(*c).type;
+      if (v.type() == t || v.is_null()) {
+        row_[*c] = std::move(v);
+        return true;
+      }
+      try {
+        row_[*c] = convert(v, t);
+      } catch (const DataError& e) {
+        fail("column '" + key_ + "': " + e.what());
+      }
+      return true;
+    }
+    if (n_cells_ == cells_.size()) cells_.emplace_back();
+    auto& slot = cells_[n_cells_++];
+    slot.first = key_;
+    slot.second = std::move(v);
+    return true;
+  }
+
+  const Schema* declared_;
+  std::size_t line_ = 0;
+  int depth_ = 0;
+  std::string key_;
+  std::vector<std::pair<std::string, Value>> cells_;
+  std::size_t n_cells_ = 0;
+  std::vector<Value> row_;
+};
+
+// Reads lines from `next_line` (returns false at the end) into a table.
+template <typename NextLine>
+Table read_lines(NextLine&& next_line, const Schema* declared) {
+  Table table = declared ? Table(*declared) : Table();
+  LineHandler handler(declared);
+  std::string_view line;
+  std::size_t line_no = 0;
+  while (next_line(line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    handler.start(line_no);
+    nlohmann::json::sax_parse(line.begin(), line.end(), &handler);
+    if (declared) {
+      table.append_row(std::move(handler.row()));
+    } else {
+      try {
+        table.append(std::move(handler.cells()));
+      } catch (const DataError& e) {
+        throw DataError(line_prefix(line_no) + e.what());
+      }
+    }
+  }
+  return table;
+}
+
+}  // namespace
+
+void write_json_lines(const Table& table, std::ostream& out) {
+  auto keys = key_prefixes(table.schema());
+  std::string buf;
+  constexpr std::size_t kChunk = 4096;  // rows per buffered write
+  for (std::size_t r = 0; r < table.num_rows(); r += kChunk) {
+    buf.clear();
+    append_rows(buf, table, keys, r, std::min(table.num_rows(), r + kChunk));
+    out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+  }
+}
+
+std::string to_json_lines(const Table& table) {
+  std::string out;
+  append_rows(out, table, key_prefixes(table.schema()), 0, table.num_rows());
+  return out;
+}
+
+Table read_json_lines(std::istream& in, const Schema* declared) {
+  std::string buffer;
+  return read_lines(
+      [&](std::string_view& line) {
+        if (!std::getline(in, buffer)) return false;
+        line = buffer;
+        return true;
+      },
+      declared);
+}
+
+Table parse_json_lines(std::string_view text, const Schema* declared) {
+  std::size_t pos = 0;
+  return read_lines(
+      [&](std::string_view& line) {
+        if (pos >= text.size()) return false;
+        std::size_t nl = text.find('\n', pos);
+        if (nl == std::string_view::npos) nl = text.size();
+        line = text.substr(pos, nl - pos);
+        pos = nl + 1;
+        return true;
+      },
+      declared);
+}
+
+std::string schema_to_json(const Schema& schema) {
+  std::string out = "[";
+  for (const Field& f : schema.fields()) {
+    if (out.size() > 1) out += ',';
+    out += "{\"name\":";
+    append_json_string(out, f.name);
+    out += ",\"type\":\"";
+    out += type_name(f.type);
+    out += "\"}";
+  }
+  out += ']';
+  return out;
+}
+
+Schema schema_from_json(std::string_view text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(std::string("malformed schema JSON: ") + e.what());
+  }
+  if (!j.is_array())
+    throw DataError("schema JSON must be an array, got " + std::string(j.type_name()));
+  std::vector<Field> fields;
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const auto& f = j[i];
+    if (!f.is_object() || !f.contains("name") || !f["name"].is_string() || !f.contains("type") ||
+        !f["type"].is_string())
+      throw DataError("schema JSON field " + std::to_string(i) +
+                      " must be an object with string \"name\" and \"type\": " + f.dump());
+    fields.push_back(Field{f["name"].get<std::string>(),
+                           type_from_name(f["type"].get_ref<const std::string&>())});
+  }
+  return Schema(std::move(fields));
+}
+
+}  // namespace interloper
