@@ -48,6 +48,31 @@ std::vector<PartitionRange> materialized_everywhere(const DAG& dag, const Partit
   return done ? *done : std::vector<PartitionRange>{};
 }
 
+// Every run of a backfill covers one partition, so allow_window does not matter; kind,
+// granularity and start do. The oldest and newest partitions stand for the whole window
+// (every partition has the same kind and shape, and the oldest reaches furthest back).
+void validate_partitions(const DAG& dag, const PartitionWindow& window,
+                         const RunOptions& options) {
+  std::unordered_set<std::string_view> chosen;
+  for (const std::string& name : options.assets) chosen.insert(dag.asset(name).name());
+  const std::unique_ptr<PartitionWindow> oldest = window.partition_at(0)->as_window();
+  const std::unique_ptr<PartitionWindow> newest =
+      window.partition_at(window.size() - 1)->as_window();
+  std::string failures;
+  for (const Asset* asset : dag.order()) {
+    if (!asset->enabled()) continue;
+    if (!chosen.empty() && chosen.count(asset->name()) == 0) continue;
+    try {
+      asset->check(oldest.get());
+      asset->check(newest.get());
+    } catch (const PartitionError& e) {
+      if (!failures.empty()) failures += '\n';
+      failures += e.what();
+    }
+  }
+  if (!failures.empty()) throw PartitionError(failures);
+}
+
 }  // namespace
 
 BackfillResult backfill(const DAG& dag, const PartitionWindow& window,
@@ -59,7 +84,7 @@ BackfillResult backfill(const DAG& dag, const PartitionWindow& window,
   if (options.missing_only && options.run.store == nullptr) {
     throw RunError("backfill: missing_only needs a materialization store (options.run.store)");
   }
-  validate(dag, &window, options.run);
+  validate_partitions(dag, window, options.run);
 
   BackfillResult result;
   // Newest first, leaving out what is already materialized everywhere.
