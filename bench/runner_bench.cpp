@@ -3,12 +3,12 @@
 //   build/bench/runner_bench
 //
 // Counters: us_per_asset_partition (target <= 20), peak_rss_mb (VmHWM), validate_ms (< 100).
+#include <benchmark/benchmark.h>
+
 #include <chrono>
 #include <fstream>
 #include <memory>
 #include <string>
-
-#include <benchmark/benchmark.h>
 
 #include "interloper/interloper.hpp"
 
@@ -35,28 +35,32 @@ il::DAG chain(std::shared_ptr<il::Destination> destination) {
      for (int i = 0; i < 10; ++i) t.append({{"date", date}, {"id", i}, {"clicks", i * 3}});
      return t;
    }).partitioned(daily);
-  s.asset("clean", [](il::ExecutionContext& ctx) {
-     il::Table raw = ctx.load("raw");
-     il::Table t;
-     t.reserve(raw.num_rows());
-     for (std::size_t r = 0; r < raw.num_rows(); ++r) {
-       t.append({{"date", raw.at(r, "date")}, {"id", raw.at(r, "id")},
-                 {"clicks", raw.at(r, "clicks").as_int() + 1}});
-     }
-     return t;
-   })
+  s.asset("clean",
+          [](il::ExecutionContext& ctx) {
+            il::Table raw = ctx.load("raw");
+            il::Table t;
+            t.reserve(raw.num_rows());
+            for (std::size_t r = 0; r < raw.num_rows(); ++r) {
+              t.append({{"date", raw.at(r, "date")},
+                        {"id", raw.at(r, "id")},
+                        {"clicks", raw.at(r, "clicks").as_int() + 1}});
+            }
+            return t;
+          })
       .partitioned(daily)
       .depends_on({"raw"});
-  s.asset("report", [](il::ExecutionContext& ctx) {
-     il::Table clean = ctx.load("clean");
-     il::Table t;
-     t.reserve(clean.num_rows());
-     for (std::size_t r = 0; r < clean.num_rows(); ++r) {
-       t.append({{"date", clean.at(r, "date")}, {"id", clean.at(r, "id")},
-                 {"share", static_cast<double>(clean.at(r, "clicks").as_int()) / 100.0}});
-     }
-     return t;
-   })
+  s.asset("report",
+          [](il::ExecutionContext& ctx) {
+            il::Table clean = ctx.load("clean");
+            il::Table t;
+            t.reserve(clean.num_rows());
+            for (std::size_t r = 0; r < clean.num_rows(); ++r) {
+              t.append({{"date", clean.at(r, "date")},
+                        {"id", clean.at(r, "id")},
+                        {"share", static_cast<double>(clean.at(r, "clicks").as_int()) / 100.0}});
+            }
+            return t;
+          })
       .partitioned(daily)
       .depends_on({"clean"});
   return il::DAG({s});

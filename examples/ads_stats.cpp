@@ -1,26 +1,26 @@
 // A daily ads_stats asset: one partition, then a backfill of a week, in memory.
 #include <chrono>
+#include <interloper/interloper.hpp>
 #include <iostream>
 #include <memory>
-
-#include <interloper/interloper.hpp>
 
 int main() {
   using namespace std::chrono;
   auto warehouse = std::make_shared<il::MemoryDestination>();
 
   il::Source ads("ads", warehouse);
-  ads.asset("ads_stats", [](il::ExecutionContext& ctx) {
-       const year_month_day date = ctx.partition_date();
-       ctx.logger().info("fetching ads stats");
-       il::Table rows;
-       for (const char* campaign : {"spring", "summer"}) {
-         rows.append({{"date", date},
-                      {"campaign", campaign},
-                      {"clicks", static_cast<int>(unsigned(date.day())) * 10}});
-       }
-       return rows;
-     })
+  ads.asset("ads_stats",
+            [](il::ExecutionContext& ctx) {
+              const year_month_day date = ctx.partition_date();
+              ctx.logger().info("fetching ads stats");
+              il::Table rows;
+              for (const char* campaign : {"spring", "summer"}) {
+                rows.append({{"date", date},
+                             {"campaign", campaign},
+                             {"clicks", static_cast<int>(unsigned(date.day())) * 10}});
+              }
+              return rows;
+            })
       .partitioned(il::TimePartitionConfig("date"));
   il::DAG dag({ads});
 

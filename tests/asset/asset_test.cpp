@@ -1,10 +1,10 @@
 // Assets: validation of a run's window, the execution context, run and materialize.
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "interloper/interloper.hpp"
 

@@ -1,10 +1,10 @@
 // DAG: wiring checks, topological order, destinations and selection.
+#include <gtest/gtest.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "interloper/interloper.hpp"
 

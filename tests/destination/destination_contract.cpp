@@ -63,9 +63,9 @@ TEST_P(DestinationContract, NeverWrittenDatasetReadsEmpty) {
   il::TimePartition p(day(1));
   EXPECT_EQ(destination().row_count(kDailyRef, &p), 0);
   EXPECT_EQ(destination().row_count(kDailyRef, nullptr), 0);
-  EXPECT_EQ(written(destination().partition_counts(kDailyRef, w)),
-            (std::vector<std::pair<std::string, std::int64_t>>{{"2026-01-01", -1},
-                                                               {"2026-01-02", -1}}));
+  EXPECT_EQ(
+      written(destination().partition_counts(kDailyRef, w)),
+      (std::vector<std::pair<std::string, std::int64_t>>{{"2026-01-01", -1}, {"2026-01-02", -1}}));
   EXPECT_FALSE(destination().schema(kDailyRef).has_value());
 }
 
@@ -144,8 +144,9 @@ TEST_P(DestinationContract, ReadAndRowCountScopeByBounds) {
   il::DatasetRef ref{"", "events", &config};
   il::Table t;
   t.append({{"ts", sys_seconds(sys_days(year{2026} / 1 / 1))}, {"n", 1}});
-  t.append({{"ts", sys_seconds(sys_days(year{2026} / 1 / 1) + hours(23) + minutes(59) + seconds(59))},
-            {"n", 2}});
+  t.append(
+      {{"ts", sys_seconds(sys_days(year{2026} / 1 / 1) + hours(23) + minutes(59) + seconds(59))},
+       {"n", 2}});
   t.append({{"ts", sys_seconds(sys_days(year{2026} / 1 / 2))}, {"n", 3}});
   auto w = days(1, 2);
   ASSERT_EQ(destination().write(ref, &w, t), 3);
@@ -160,8 +161,8 @@ TEST_P(DestinationContract, ReadAndRowCountScopeByBounds) {
 }
 
 TEST_P(DestinationContract, MonthlyPartitionsHoldDailyDates) {
-  il::TimePartitionConfig monthly("date",
-                                  {.granularity = il::TimeGranularity::MONTH, .allow_window = true});
+  il::TimePartitionConfig monthly(
+      "date", {.granularity = il::TimeGranularity::MONTH, .allow_window = true});
   il::DatasetRef ref{"ads", "monthly", &monthly};
   il::Table t;
   for (int d : {1, 15, 31}) t.append({{"date", year{2026} / 1 / d}, {"v", d}});
@@ -184,8 +185,8 @@ TEST_P(DestinationContract, MonthlyPartitionsHoldDailyDates) {
 }
 
 TEST_P(DestinationContract, ListPartitionsSelectByMembership) {
-  const std::vector<std::string> values = {"eu/west", "..", "../x", "it's \"quoted\"",
-                                           "with space", "ünïcødé ☃", "%2F", "us"};
+  const std::vector<std::string> values = {"eu/west",    "..",        "../x", "it's \"quoted\"",
+                                           "with space", "ünïcødé ☃", "%2F",  "us"};
   il::ListPartitionConfig config("region", values, true);
   il::DatasetRef ref{"shop", "sales", &config};
   il::Table t;

@@ -10,12 +10,12 @@
 // The factory receives a fresh empty temporary directory per test (removed afterwards).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "interloper/destination.hpp"
 
@@ -23,8 +23,7 @@ namespace interloper_test {
 
 using interloper::Destination;
 
-using DestinationFactory =
-    std::function<std::shared_ptr<Destination>(const std::string& temp_dir)>;
+using DestinationFactory = std::function<std::shared_ptr<Destination>(const std::string& temp_dir)>;
 
 struct DestinationCase {
   std::string name;  // the test-name suffix: letters, digits and underscores only
@@ -47,11 +46,11 @@ class DestinationContract : public ::testing::TestWithParam<DestinationCase> {
 }  // namespace interloper_test
 
 // Use at file scope. NAME is an identifier; it prefixes the test names and names the case.
-#define IL_INSTANTIATE_DESTINATION_CONTRACT(NAME, FACTORY)                               \
-  namespace interloper_test {                                                            \
-  INSTANTIATE_TEST_SUITE_P(NAME, DestinationContract,                                    \
-                           ::testing::Values(DestinationCase{#NAME, FACTORY}),           \
-                           [](const ::testing::TestParamInfo<DestinationCase>& info) {   \
-                             return info.param.name;                                     \
-                           });                                                           \
+#define IL_INSTANTIATE_DESTINATION_CONTRACT(NAME, FACTORY)                             \
+  namespace interloper_test {                                                          \
+  INSTANTIATE_TEST_SUITE_P(NAME, DestinationContract,                                  \
+                           ::testing::Values(DestinationCase{#NAME, FACTORY}),         \
+                           [](const ::testing::TestParamInfo<DestinationCase>& info) { \
+                             return info.param.name;                                   \
+                           });                                                         \
   }

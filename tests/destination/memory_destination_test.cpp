@@ -1,7 +1,7 @@
 // MemoryDestination (through the contract suite), split_by_partition and row slicing.
-#include <chrono>
-
 #include <gtest/gtest.h>
+
+#include <chrono>
 
 #include "destination_contract.hpp"
 #include "interloper/data.hpp"

@@ -1,14 +1,14 @@
 // Runners, validation, events, the materialization store and backfills.
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "interloper/interloper.hpp"
 #include "interloper/run/range_map.hpp"
@@ -76,29 +76,32 @@ class Runners : public ::testing::TestWithParam<RunnerCase> {
   std::shared_ptr<il::MemoryDestination> destination_ = std::make_shared<il::MemoryDestination>();
 };
 
-INSTANTIATE_TEST_SUITE_P(All, Runners,
-                         ::testing::Values(RunnerCase{"Serial", std::make_shared<il::SerialRunner>()},
-                                           RunnerCase{"Threaded",
-                                                      std::make_shared<il::ThreadedRunner>(4)}),
-                         [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(
+    All, Runners,
+    ::testing::Values(RunnerCase{"Serial", std::make_shared<il::SerialRunner>()},
+                      RunnerCase{"Threaded", std::make_shared<il::ThreadedRunner>(4)}),
+    [](const auto& info) { return info.param.name; });
 
 TEST_P(Runners, ChainRunsInOrderAndLoadsTheUpstreamWindow) {
   Journal journal;
   il::Source s("ads", destination_);
-  s.asset("report", [&](il::ExecutionContext& ctx) {
-     journal.add("report");
-     il::Table clean = ctx.load("clean");
-     il::Table t;
-     t.append({{"date", ctx.partition_date()}, {"rows", static_cast<int>(clean.num_rows())}});
-     return t;
-   })
+  s.asset(
+       "report",
+       [&](il::ExecutionContext& ctx) {
+         journal.add("report");
+         il::Table clean = ctx.load("clean");
+         il::Table t;
+         t.append({{"date", ctx.partition_date()}, {"rows", static_cast<int>(clean.num_rows())}});
+         return t;
+       })
       .partitioned(kDaily)
       .depends_on({"clean"});
   s.asset("raw", daily_rows(&journal, "raw", 3)).partitioned(kDaily);
-  s.asset("clean", [&](il::ExecutionContext& ctx) {
-     journal.add("clean");
-     return ctx.load("raw");
-   })
+  s.asset("clean",
+          [&](il::ExecutionContext& ctx) {
+            journal.add("clean");
+            return ctx.load("raw");
+          })
       .partitioned(kDaily)
       .depends_on({"raw"});
   il::DAG dag({s});
@@ -119,8 +122,9 @@ TEST_P(Runners, ChainRunsInOrderAndLoadsTheUpstreamWindow) {
 TEST_P(Runners, FailedAssetCancelsItsDownstreamsOnly) {
   Journal journal;
   il::Source s("s", destination_);
-  s.asset("bad", [](il::ExecutionContext&) -> il::Table { throw std::runtime_error("boom"); })
-      .partitioned(kDaily);
+  s.asset("bad", [](il::ExecutionContext&) -> il::Table {
+     throw std::runtime_error("boom");
+   }).partitioned(kDaily);
   s.asset("after_bad", daily_rows(&journal, "after_bad")).partitioned(kDaily).depends_on({"bad"});
   s.asset("deeper", daily_rows(&journal, "deeper")).partitioned(kDaily).depends_on({"after_bad"});
   s.asset("good", daily_rows(&journal, "good")).partitioned(kDaily);
@@ -183,12 +187,13 @@ TEST_P(Runners, UnpartitionedUpstreamIsReadWhole) {
     for (int i = 0; i < 4; ++i) t.append({{"id", i}});
     return t;
   });
-  s.asset("fact", [](il::ExecutionContext& ctx) {
-     il::Table dim = ctx.load("dim");
-     il::Table t;
-     t.append({{"date", ctx.partition_date()}, {"dims", static_cast<int>(dim.num_rows())}});
-     return t;
-   })
+  s.asset("fact",
+          [](il::ExecutionContext& ctx) {
+            il::Table dim = ctx.load("dim");
+            il::Table t;
+            t.append({{"date", ctx.partition_date()}, {"dims", static_cast<int>(dim.num_rows())}});
+            return t;
+          })
       .partitioned(kDaily)
       .depends_on({"dim"});
   il::DAG dag({s});
@@ -253,11 +258,12 @@ TEST_P(Runners, EventsAndStoreRecords) {
   events.subscribe([&](const il::Event& e) { seen.push_back(e); });
   il::Source s("s", destination_);
   s.asset("a", daily_rows(nullptr, "a", 5)).partitioned(kDaily);
-  s.asset("b", [](il::ExecutionContext& ctx) -> il::Table {
-     ctx.logger().info("about to fail");
-     ctx.load("a");
-     throw std::runtime_error("nope");
-   })
+  s.asset("b",
+          [](il::ExecutionContext& ctx) -> il::Table {
+            ctx.logger().info("about to fail");
+            ctx.load("a");
+            throw std::runtime_error("nope");
+          })
       .partitioned(kDaily)
       .depends_on({"a"});
   il::DAG dag({s});
@@ -279,10 +285,9 @@ TEST_P(Runners, EventsAndStoreRecords) {
     EXPECT_EQ(json.at("type"), il::event_type_name(e.type));
   }
   EXPECT_EQ(types, (std::vector<std::string>{
-                       "run_started", "asset_queued:a", "asset_started:a",
-                       "destination_write:a", "asset_completed:a", "asset_queued:b",
-                       "asset_started:b", "log:b", "destination_read:b", "asset_failed:b",
-                       "run_failed"}));
+                       "run_started", "asset_queued:a", "asset_started:a", "destination_write:a",
+                       "asset_completed:a", "asset_queued:b", "asset_started:b", "log:b",
+                       "destination_read:b", "asset_failed:b", "run_failed"}));
   EXPECT_EQ(seen[3].rows, 5);
   EXPECT_EQ(seen[8].rows, 5);
   EXPECT_EQ(seen[9].message, "nope");
@@ -306,13 +311,14 @@ TEST_P(Runners, GivenRunIdAndSelection) {
   Journal journal;
   il::Source s("s", destination_);
   s.asset("raw", daily_rows(&journal, "raw", 2)).partitioned(kDaily);
-  s.asset("count", [&](il::ExecutionContext& ctx) {
-     journal.add("count");
-     il::Table t;
-     t.append({{"date", ctx.partition_date()},
-               {"n", static_cast<int>(ctx.load("raw").num_rows())}});
-     return t;
-   })
+  s.asset("count",
+          [&](il::ExecutionContext& ctx) {
+            journal.add("count");
+            il::Table t;
+            t.append({{"date", ctx.partition_date()},
+                      {"n", static_cast<int>(ctx.load("raw").num_rows())}});
+            return t;
+          })
       .partitioned(kDaily)
       .depends_on({"raw"});
   il::DAG dag({s});
@@ -367,8 +373,8 @@ TEST(SerialRunner, FailFastCancelsEverythingNotStarted) {
   options.fail_fast = true;
   il::SerialRunner serial;
   il::ThreadedRunner one_worker(1);
-  for (const il::Runner* runner : {static_cast<const il::Runner*>(&serial),
-                                   static_cast<const il::Runner*>(&one_worker)}) {
+  for (const il::Runner* runner :
+       {static_cast<const il::Runner*>(&serial), static_cast<const il::Runner*>(&one_worker)}) {
     il::RunResult result = runner->run(dag, options);
     EXPECT_EQ(result.asset("independent").status, il::Status::canceled);
     EXPECT_NE(result.asset("independent").error.find("fail_fast"), std::string::npos);
@@ -456,8 +462,8 @@ TEST(RangeMap, WindowStatusFromSegments) {
 }
 
 TEST(MemoryStore, AMillionHourlyPartitionsAnswerAsRanges) {
-  il::TimePartitionConfig hourly("ts", {.granularity = il::TimeGranularity::HOUR,
-                                        .allow_window = true});
+  il::TimePartitionConfig hourly("ts",
+                                 {.granularity = il::TimeGranularity::HOUR, .allow_window = true});
   il::DatasetRef ref{"s", "h", &hourly};
   const il::TimePoint start = day(1);
   il::TimePartitionWindow huge(start, il::TimeGranularity::HOUR.advance(start, 999'999),
@@ -473,8 +479,8 @@ TEST(MemoryStore, AMillionHourlyPartitionsAnswerAsRanges) {
   const il::TimePartition hour(il::TimeGranularity::HOUR.advance(start, 500'000),
                                il::TimeGranularity::HOUR);
   store.record(ref, hour.as_window().get(), bad);
-  il::TimePartitionWindow larger(il::TimeGranularity::HOUR.advance(start, -10),
-                                 huge.end(), il::TimeGranularity::HOUR);
+  il::TimePartitionWindow larger(il::TimeGranularity::HOUR.advance(start, -10), huge.end(),
+                                 il::TimeGranularity::HOUR);
   il::WindowStatus status = store.status(ref, larger);
   EXPECT_EQ(status.missing, (std::vector<il::PartitionRange>{{0, 9}}));
   EXPECT_EQ(status.failed, (std::vector<il::PartitionRange>{{500'010, 500'010}}));
@@ -580,10 +586,11 @@ TEST(Backfill, MissingOnlyRedoesFailedAndMissingPartitions) {
      t.append({{"date", ctx.partition_date()}});
      return t;
    }).partitioned(kDaily);
-  s.asset("down", [&](il::ExecutionContext& ctx) {
-     journal.add("down " + il::TimePoint(ctx.partition_date()).date_string());
-     return ctx.load("up");
-   })
+  s.asset("down",
+          [&](il::ExecutionContext& ctx) {
+            journal.add("down " + il::TimePoint(ctx.partition_date()).date_string());
+            return ctx.load("up");
+          })
       .partitioned(kDaily)
       .depends_on({"up"});
   il::DAG dag({s});
@@ -607,8 +614,8 @@ TEST(Backfill, MissingOnlyRedoesFailedAndMissingPartitions) {
   std::vector<std::string> windows;
   for (const auto& run : second.runs) windows.push_back(run.window);
   EXPECT_EQ(windows, (std::vector<std::string>{"2026-01-06", "2026-01-03"}));
-  EXPECT_EQ(second.skipped, (std::vector<std::string>{"2026-01-05", "2026-01-04", "2026-01-02",
-                                                      "2026-01-01"}));
+  EXPECT_EQ(second.skipped,
+            (std::vector<std::string>{"2026-01-05", "2026-01-04", "2026-01-02", "2026-01-01"}));
   EXPECT_EQ(journal.count("up 2026-01-01"), 0u);
   EXPECT_EQ(journal.count("down 2026-01-03"), 1u);
   EXPECT_TRUE(store.status(dag.asset("down").dataset(), wider).missing.empty());
@@ -620,16 +627,16 @@ TEST(Backfill, MissingOnlyRedoesFailedAndMissingPartitions) {
 
 TEST(Backfill, FailFastStopsStartingPartitions) {
   il::Source s("s", std::make_shared<il::MemoryDestination>());
-  s.asset("a", [](il::ExecutionContext&) -> il::Table { throw std::runtime_error("down"); })
-      .partitioned(kDaily);
+  s.asset("a", [](il::ExecutionContext&) -> il::Table {
+     throw std::runtime_error("down");
+   }).partitioned(kDaily);
   il::DAG dag({s});
   il::BackfillOptions options;
   options.fail_fast = true;
   il::BackfillResult result = il::backfill(dag, il::TimePartitionWindow(day(1), day(4)), options);
   ASSERT_EQ(result.runs.size(), 1u);
   EXPECT_EQ(result.runs[0].window, "2026-01-04");
-  EXPECT_EQ(result.skipped,
-            (std::vector<std::string>{"2026-01-03", "2026-01-02", "2026-01-01"}));
+  EXPECT_EQ(result.skipped, (std::vector<std::string>{"2026-01-03", "2026-01-02", "2026-01-01"}));
   options.fail_fast = false;
   EXPECT_EQ(il::backfill(dag, il::TimePartitionWindow(day(1), day(4)), options).failed(), 4u);
 }

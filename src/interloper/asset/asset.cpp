@@ -1,10 +1,10 @@
 // Assets, sources, loggers and the execution context.
 #include "interloper/asset.hpp"
 
+#include <fmt/format.h>
+
 #include <stdexcept>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "interloper/destination.hpp"
 
@@ -12,10 +12,14 @@ namespace interloper {
 
 std::string_view log_level_name(LogLevel level) {
   switch (level) {
-    case LogLevel::debug: return "debug";
-    case LogLevel::info: return "info";
-    case LogLevel::warning: return "warning";
-    case LogLevel::error: return "error";
+    case LogLevel::debug:
+      return "debug";
+    case LogLevel::info:
+      return "info";
+    case LogLevel::warning:
+      return "warning";
+    case LogLevel::error:
+      return "error";
   }
   return "unknown";
 }
@@ -198,23 +202,23 @@ std::chrono::year_month_day ExecutionContext::partition_date() const {
   const Partition& p = partition();
   const auto* time = dynamic_cast<const TimePartition*>(&p);
   if (time == nullptr) {
-    throw PartitionError(fmt::format(
-        "asset '{}': partition_date() needs a day partition, got {} partition '{}'", asset_name_,
-        p.kind(), p.key()));
+    throw PartitionError(
+        fmt::format("asset '{}': partition_date() needs a day partition, got {} partition '{}'",
+                    asset_name_, p.kind(), p.key()));
   }
   if (time->granularity() != TimeGranularity::DAY) {
-    throw PartitionError(fmt::format(
-        "asset '{}': partition_date() needs a day partition, got {} partition '{}'", asset_name_,
-        time->granularity().name(), p.key()));
+    throw PartitionError(
+        fmt::format("asset '{}': partition_date() needs a day partition, got {} partition '{}'",
+                    asset_name_, time->granularity().name(), p.key()));
   }
   return time->value().date();
 }
 
 Table ExecutionContext::load(std::string_view upstream_name) const {
   if (!loader_) {
-    throw RunError(fmt::format(
-        "asset '{}': cannot load '{}' outside a DAG run (no upstream loader)", asset_name_,
-        upstream_name));
+    throw RunError(
+        fmt::format("asset '{}': cannot load '{}' outside a DAG run (no upstream loader)",
+                    asset_name_, upstream_name));
   }
   return loader_(upstream_name);
 }

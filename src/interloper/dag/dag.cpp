@@ -1,14 +1,14 @@
 // DAG construction: name resolution, wiring checks, topological order, selection.
 #include "interloper/dag.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <functional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
-
-#include <fmt/format.h>
 
 #include "interloper/destination.hpp"
 

@@ -1,8 +1,8 @@
 // Filter::apply and TimePartition::slice: the in-memory counterpart of a filter's SQL.
+#include <fmt/format.h>
+
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "interloper/data.hpp"
 #include "interloper/data/time_value.hpp"
@@ -13,8 +13,8 @@ namespace interloper {
 Table Filter::apply(const Table& table) const {
   const std::optional<std::size_t> index = table.column_index(column_);
   if (!index) {
-    throw DataError(fmt::format("cannot filter on column '{}': the table has no such column",
-                                column_));
+    throw DataError(
+        fmt::format("cannot filter on column '{}': the table has no such column", column_));
   }
   const std::vector<Value>& cells = table.column(*index);
   std::vector<std::size_t> keep;

@@ -13,15 +13,18 @@ namespace interloper::detail {
 // null, other types and strings that are not ISO dates or timestamps.
 inline std::optional<TimePoint> value_time(const Value& value) {
   switch (value.type()) {
-    case DataType::date: return TimePoint(value.as_date());
-    case DataType::timestamp: return TimePoint(value.as_timestamp());
+    case DataType::date:
+      return TimePoint(value.as_date());
+    case DataType::timestamp:
+      return TimePoint(value.as_timestamp());
     case DataType::string:
       try {
         return TimePoint::parse(value.as_string());
       } catch (const std::invalid_argument&) {
         return std::nullopt;
       }
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 

@@ -4,14 +4,14 @@
 // reads and counts scope by bounds (a monthly window over daily slots, or the reverse, selects
 // the right rows). List partitions and other kinds are stored by key, which for a list is the
 // same as selecting by membership because every row of a slot carries its key.
+#include <fmt/format.h>
+
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "interloper/data/time_value.hpp"
 #include "interloper/destination.hpp"
@@ -28,9 +28,9 @@ struct TimeSlot {
 
 struct StoredDataset {
   std::optional<Schema> schema;
-  Table whole;                               // unpartitioned datasets
-  std::map<TimePoint, TimeSlot> time;        // time partitions, by start
-  std::map<std::string, Table> keyed;        // list (and other) partitions, by key
+  Table whole;                         // unpartitioned datasets
+  std::map<TimePoint, TimeSlot> time;  // time partitions, by start
+  std::map<std::string, Table> keyed;  // list (and other) partitions, by key
 };
 
 bool overlaps(TimePoint start, const TimeSlot& slot, const Bounds& bounds) {
@@ -114,9 +114,9 @@ std::int64_t MemoryDestination::write(const DatasetRef& dataset, const Partition
     return rows;
   }
   if (window == nullptr) {
-    throw DestinationError(fmt::format(
-        "dataset '{}' is partitioned by '{}': a write needs a window",
-        detail::dataset_name(dataset), dataset.partitioning->column()));
+    throw DestinationError(
+        fmt::format("dataset '{}' is partitioned by '{}': a write needs a window",
+                    detail::dataset_name(dataset), dataset.partitioning->column()));
   }
   // Split first: a row outside the window throws before anything changes.
   std::vector<Table> parts = split_by_partition(dataset, *window, table);
@@ -137,13 +137,13 @@ std::int64_t MemoryDestination::write(const DatasetRef& dataset, const Partition
           if (fully_inside) return;
           if (start < bounds.start) {
             const Bounds before{start, bounds.start};
-            trimmed.emplace_back(start, TimeSlot{bounds.start,
-                                                 rows_by_bounds(slot.rows, column, before, true)});
+            trimmed.emplace_back(
+                start, TimeSlot{bounds.start, rows_by_bounds(slot.rows, column, before, true)});
           }
           if (bounds.end < slot.end) {
             const Bounds after{bounds.end, slot.end};
-            trimmed.emplace_back(bounds.end,
-                                 TimeSlot{slot.end, rows_by_bounds(slot.rows, column, after, true)});
+            trimmed.emplace_back(
+                bounds.end, TimeSlot{slot.end, rows_by_bounds(slot.rows, column, after, true)});
           }
         });
     for (TimePoint start : erased) stored.time.erase(start);
@@ -223,16 +223,14 @@ PartitionCount count_partition(const StoredDataset& stored, const DatasetRef& da
   count.key = partition.key();
   if (const auto* time = dynamic_cast<const TimePartition*>(&partition)) {
     const Bounds bounds = time->bounds();
-    for_each_overlapping(stored.time, bounds,
-                         [&](TimePoint, const TimeSlot& slot, bool fully_inside) {
-                           count.written = true;
-                           count.rows += static_cast<std::int64_t>(
-                               fully_inside ? slot.rows.num_rows()
-                                            : rows_by_bounds(slot.rows,
-                                                             dataset.partitioning->column(),
-                                                             bounds, true)
-                                                  .num_rows());
-                         });
+    for_each_overlapping(
+        stored.time, bounds, [&](TimePoint, const TimeSlot& slot, bool fully_inside) {
+          count.written = true;
+          count.rows += static_cast<std::int64_t>(
+              fully_inside ? slot.rows.num_rows()
+                           : rows_by_bounds(slot.rows, dataset.partitioning->column(), bounds, true)
+                                 .num_rows());
+        });
     return count;
   }
   auto it = stored.keyed.find(count.key);

@@ -1,9 +1,9 @@
 // split_by_partition: routing each row of a written table to its partition of the window.
+#include <fmt/format.h>
+
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "interloper/data/time_value.hpp"
 #include "interloper/destination.hpp"
@@ -14,9 +14,9 @@ namespace interloper {
 std::vector<Table> split_by_partition(const DatasetRef& dataset, const PartitionWindow& window,
                                       const Table& table) {
   if (dataset.partitioning == nullptr) {
-    throw DestinationError(fmt::format(
-        "dataset '{}' is not partitioned: it cannot be split by window {}",
-        detail::dataset_name(dataset), window.to_string()));
+    throw DestinationError(
+        fmt::format("dataset '{}' is not partitioned: it cannot be split by window {}",
+                    detail::dataset_name(dataset), window.to_string()));
   }
   const std::string& column = dataset.partitioning->column();
   const std::size_t n = window.size();
@@ -28,9 +28,9 @@ std::vector<Table> split_by_partition(const DatasetRef& dataset, const Partition
                                        detail::dataset_name(dataset), column));
   }
   auto outside = [&](std::size_t row, const Value& cell) {
-    return DestinationError(fmt::format(
-        "dataset '{}': row {} has {} = {}, outside window {}", detail::dataset_name(dataset), row,
-        column, cell.to_string(), window.to_string()));
+    return DestinationError(fmt::format("dataset '{}': row {} has {} = {}, outside window {}",
+                                        detail::dataset_name(dataset), row, column,
+                                        cell.to_string(), window.to_string()));
   };
   auto null_cell = [&](std::size_t row) {
     return DestinationError(fmt::format("dataset '{}': row {} has a null partition column '{}'",
@@ -47,10 +47,10 @@ std::vector<Table> split_by_partition(const DatasetRef& dataset, const Partition
         if (cells[row].is_null()) throw null_cell(row);
         const std::optional<TimePoint> t = detail::value_time(cells[row]);
         if (!t) {
-          throw DestinationError(fmt::format(
-              "dataset '{}': row {} has {} = {} ({}), which is not a date or timestamp",
-              detail::dataset_name(dataset), row, column, cells[row].to_string(),
-              type_name(cells[row].type())));
+          throw DestinationError(
+              fmt::format("dataset '{}': row {} has {} = {} ({}), which is not a date or timestamp",
+                          detail::dataset_name(dataset), row, column, cells[row].to_string(),
+                          type_name(cells[row].type())));
         }
         if (*t < bounds.start || !(*t < bounds.end)) throw outside(row, cells[row]);
         rows[static_cast<std::size_t>(granularity.periods_between(bounds.start, *t))].push_back(
@@ -77,8 +77,8 @@ std::vector<Table> split_by_partition(const DatasetRef& dataset, const Partition
         const Value& cell = cells[row];
         if (cell.is_null()) throw null_cell(row);
         const std::optional<TimePoint> t = detail::value_time(cell);
-        const std::string text = cell.type() == DataType::string ? cell.as_string()
-                                                                 : cell.to_string();
+        const std::string text =
+            cell.type() == DataType::string ? cell.as_string() : cell.to_string();
         std::size_t found = n;
         for (std::size_t i = 0; i < n && found == n; ++i) {
           if ((t && filters[i].matches(*t)) || filters[i].matches(std::string_view(text))) {

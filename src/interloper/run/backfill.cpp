@@ -1,12 +1,12 @@
 // backfill: one run per partition of a window, newest first, on a small pool of threads.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <optional>
 #include <stdexcept>
 #include <thread>
 #include <unordered_set>
-
-#include <fmt/format.h>
 
 #include "interloper/run.hpp"
 
@@ -51,8 +51,7 @@ std::vector<PartitionRange> materialized_everywhere(const DAG& dag, const Partit
 // Every run of a backfill covers one partition, so allow_window does not matter; kind,
 // granularity and start do. The oldest and newest partitions stand for the whole window
 // (every partition has the same kind and shape, and the oldest reaches furthest back).
-void validate_partitions(const DAG& dag, const PartitionWindow& window,
-                         const RunOptions& options) {
+void validate_partitions(const DAG& dag, const PartitionWindow& window, const RunOptions& options) {
   std::unordered_set<std::string_view> chosen;
   for (const std::string& name : options.assets) chosen.insert(dag.asset(name).name());
   const std::unique_ptr<PartitionWindow> oldest = window.partition_at(0)->as_window();
@@ -78,8 +77,8 @@ void validate_partitions(const DAG& dag, const PartitionWindow& window,
 BackfillResult backfill(const DAG& dag, const PartitionWindow& window,
                         const BackfillOptions& options) {
   if (options.concurrency < 1) {
-    throw std::invalid_argument(fmt::format("backfill: concurrency must be at least 1, got {}",
-                                            options.concurrency));
+    throw std::invalid_argument(
+        fmt::format("backfill: concurrency must be at least 1, got {}", options.concurrency));
   }
   if (options.missing_only && options.run.store == nullptr) {
     throw RunError("backfill: missing_only needs a materialization store (options.run.store)");

@@ -1,6 +1,7 @@
 // Names, events, the event bus and result helpers.
-#include <nlohmann/json.hpp>
 #include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
 
 #include "interloper/run.hpp"
 
@@ -8,29 +9,46 @@ namespace interloper {
 
 std::string_view status_name(Status status) {
   switch (status) {
-    case Status::pending: return "pending";
-    case Status::running: return "running";
-    case Status::succeeded: return "succeeded";
-    case Status::failed: return "failed";
-    case Status::canceled: return "canceled";
-    case Status::skipped: return "skipped";
+    case Status::pending:
+      return "pending";
+    case Status::running:
+      return "running";
+    case Status::succeeded:
+      return "succeeded";
+    case Status::failed:
+      return "failed";
+    case Status::canceled:
+      return "canceled";
+    case Status::skipped:
+      return "skipped";
   }
   return "unknown";
 }
 
 std::string_view event_type_name(EventType type) {
   switch (type) {
-    case EventType::run_started: return "run_started";
-    case EventType::run_completed: return "run_completed";
-    case EventType::run_failed: return "run_failed";
-    case EventType::asset_queued: return "asset_queued";
-    case EventType::asset_started: return "asset_started";
-    case EventType::asset_completed: return "asset_completed";
-    case EventType::asset_failed: return "asset_failed";
-    case EventType::asset_canceled: return "asset_canceled";
-    case EventType::destination_read: return "destination_read";
-    case EventType::destination_write: return "destination_write";
-    case EventType::log: return "log";
+    case EventType::run_started:
+      return "run_started";
+    case EventType::run_completed:
+      return "run_completed";
+    case EventType::run_failed:
+      return "run_failed";
+    case EventType::asset_queued:
+      return "asset_queued";
+    case EventType::asset_started:
+      return "asset_started";
+    case EventType::asset_completed:
+      return "asset_completed";
+    case EventType::asset_failed:
+      return "asset_failed";
+    case EventType::asset_canceled:
+      return "asset_canceled";
+    case EventType::destination_read:
+      return "destination_read";
+    case EventType::destination_write:
+      return "destination_write";
+    case EventType::log:
+      return "log";
   }
   return "unknown";
 }

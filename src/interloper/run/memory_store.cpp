@@ -13,14 +13,13 @@ namespace interloper {
 namespace {
 
 struct AssetRecords {
-  detail::RangeMap<std::size_t> ranges;          // ordinal -> index into records
+  detail::RangeMap<std::size_t> ranges;  // ordinal -> index into records
   std::vector<MaterializationRecord> records;
   // Kinds without arithmetic ordinals get one per key, in first-seen order.
   std::unordered_map<std::string, std::int64_t> key_ordinals;
 
   std::int64_t ordinal_of_key(const std::string& key) {
-    auto [it, inserted] =
-        key_ordinals.emplace(key, static_cast<std::int64_t>(key_ordinals.size()));
+    auto [it, inserted] = key_ordinals.emplace(key, static_cast<std::int64_t>(key_ordinals.size()));
     return it->second;
   }
 };

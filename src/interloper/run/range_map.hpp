@@ -85,8 +85,8 @@ class RangeMap {
     auto it = segments_.upper_bound(first);
     if (it != segments_.begin() && std::prev(it)->second.last >= first) --it;
     for (; it != segments_.end() && it->first <= last; ++it) {
-      out.push_back({std::max(it->first, first), std::min(it->second.last, last),
-                     it->second.value});
+      out.push_back(
+          {std::max(it->first, first), std::min(it->second.last, last), it->second.value});
     }
     return out;
   }
@@ -125,8 +125,8 @@ struct StatusSegment {
 // segments overlapping it (ascending, disjoint; they may reach outside the window). Indices in
 // the result are relative to the window (0 = its first partition); ordinals no segment covers
 // are missing; adjacent ranges of one status are merged.
-inline WindowStatus to_window_status(const std::vector<StatusSegment>& segments,
-                                     std::int64_t first, std::size_t size) {
+inline WindowStatus to_window_status(const std::vector<StatusSegment>& segments, std::int64_t first,
+                                     std::size_t size) {
   WindowStatus status;
   if (size == 0) return status;
   const std::int64_t last = first + static_cast<std::int64_t>(size) - 1;
@@ -146,9 +146,9 @@ inline WindowStatus to_window_status(const std::vector<StatusSegment>& segments,
     const std::int64_t b = std::min(segment.last, last);
     if (a > b) continue;
     if (a > next) push(status.missing, next, a - 1, first);
-    push(segment.status == MaterializationStatus::materialized ? status.materialized
-                                                               : status.failed,
-         a, b, first);
+    push(
+        segment.status == MaterializationStatus::materialized ? status.materialized : status.failed,
+        a, b, first);
     next = b + 1;
   }
   if (next <= last) push(status.missing, next, last, first);

@@ -1,5 +1,7 @@
 // Validation and the runners: a ready-queue scheduler shared by the serial and threaded
 // runners (the serial one simply has a single worker: the calling thread).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -11,8 +13,6 @@
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
-
-#include <fmt/format.h>
 
 #include "interloper/destination.hpp"
 #include "interloper/run.hpp"
@@ -56,9 +56,9 @@ std::string generate_run_id(const Clock& clock) {
   }();
   static std::atomic<std::uint64_t> counter{0};
   std::string stamp = clock.now().to_string();  // YYYY-MM-DDTHH:MM:SS
-  stamp.erase(std::remove_if(stamp.begin(), stamp.end(),
-                             [](char c) { return c == '-' || c == ':'; }),
-              stamp.end());
+  stamp.erase(
+      std::remove_if(stamp.begin(), stamp.end(), [](char c) { return c == '-' || c == ':'; }),
+      stamp.end());
   return fmt::format("run-{}-{}-{:06d}", stamp, salt, ++counter);
 }
 
@@ -80,8 +80,7 @@ void validate(const DAG& dag, const PartitionWindow* window, const RunOptions& o
   if (!failures.empty()) throw PartitionError(failures);
 }
 
-RunResult Runner::run(const DAG& dag, const Partition& partition,
-                      const RunOptions& options) const {
+RunResult Runner::run(const DAG& dag, const Partition& partition, const RunOptions& options) const {
   const std::unique_ptr<PartitionWindow> window = partition.as_window();
   return run(dag, window.get(), options);
 }
@@ -95,16 +94,15 @@ class Execution {
     if (window != nullptr) window_ = window->clone();
     run_id_ = options.run_id.empty() ? detail::generate_run_id(clock_) : options.run_id;
     window_text_ = window_ ? window_->to_string() : std::string();
-    logger_ = Logger(
-        [this](LogLevel level, std::string_view asset, std::string_view message) {
-          std::lock_guard lock(log_mutex_);
-          options_.logger.for_asset(std::string(asset)).log(level, message);
-          if (options_.events != nullptr) {
-            Event event = make_event(EventType::log, std::string(asset));
-            event.message = fmt::format("{}: {}", log_level_name(level), message);
-            publish(event);
-          }
-        });
+    logger_ = Logger([this](LogLevel level, std::string_view asset, std::string_view message) {
+      std::lock_guard lock(log_mutex_);
+      options_.logger.for_asset(std::string(asset)).log(level, message);
+      if (options_.events != nullptr) {
+        Event event = make_event(EventType::log, std::string(asset));
+        event.message = fmt::format("{}: {}", log_level_name(level), message);
+        publish(event);
+      }
+    });
   }
 
   RunResult run(int max_workers) {
@@ -288,10 +286,9 @@ class Execution {
             "asset '{}': no destination to write to (set one on the asset or its source)",
             asset.name()));
       }
-      ExecutionContext context(asset.name(), window_, logger_.for_asset(asset.name()),
-                               [this, &asset](std::string_view upstream) {
-                                 return load(asset, upstream);
-                               });
+      ExecutionContext context(
+          asset.name(), window_, logger_.for_asset(asset.name()),
+          [this, &asset](std::string_view upstream) { return load(asset, upstream); });
       const Table rows = asset.compute(context);
       result.rows = destination->write(asset.dataset(), write_window, rows);
       Event event = make_event(EventType::destination_write, asset.name());
@@ -317,8 +314,8 @@ class Execution {
         options_.store->record(asset.dataset(), write_window, record);
       } catch (...) {
         result.status = Status::failed;
-        result.error = "recording the outcome failed: " +
-                       describe_exception(std::current_exception());
+        result.error =
+            "recording the outcome failed: " + describe_exception(std::current_exception());
       }
     }
     result.seconds = seconds_since(started_steady);
@@ -342,13 +339,13 @@ class Execution {
     const Asset* upstream = dag_.find(upstream_name);
     if (upstream == nullptr) upstream = dag_.external(upstream_name);
     if (upstream == nullptr) {
-      throw RunError(fmt::format("asset '{}' cannot load '{}': unknown asset", asset.name(),
-                                 upstream_name));
+      throw RunError(
+          fmt::format("asset '{}' cannot load '{}': unknown asset", asset.name(), upstream_name));
     }
     Destination* destination = dag_.destination_of(*upstream);
     if (destination == nullptr) {
-      throw RunError(fmt::format("asset '{}' cannot load '{}': it has no destination",
-                                 asset.name(), upstream_name));
+      throw RunError(fmt::format("asset '{}' cannot load '{}': it has no destination", asset.name(),
+                                 upstream_name));
     }
     const PartitionWindow* window = upstream->partitioning() != nullptr ? window_.get() : nullptr;
     Table rows = destination->read(upstream->dataset(), window);
