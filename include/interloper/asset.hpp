@@ -1,0 +1,183 @@
+// interloper/asset.hpp — assets, sources and what an asset sees while it runs.
+//
+// An asset is a named table produced by code. Its compute callable receives an
+// ExecutionContext describing the run's scope (a window of partitions, or none for an
+// unpartitioned asset) and returns the rows as an il::Table. Assets are grouped under a
+// Source, which names them and gives them a default destination.
+//
+//   il::Source ads("ads", destination);
+//   ads.asset("ads_stats", [](il::ExecutionContext& ctx) {
+//        il::Table rows;
+//        rows.append({{"date", ctx.partition_date()}, {"clicks", 12}});
+//        return rows;
+//      })
+//      .partitioned(il::TimePartitionConfig("date"));
+//
+// Asset and Source are value types; copying an asset copies its definition (the
+// partitioning is cloned, the destination shared).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "interloper/data.hpp"
+#include "interloper/error.hpp"
+#include "interloper/partitioning.hpp"
+
+namespace interloper {
+
+class Destination;
+class ExecutionContext;
+
+// What a destination needs to know about the asset whose rows it stores.
+struct DatasetRef {
+  std::string source;                    // source name ("" for assets without a source)
+  std::string asset;                     // asset name
+  const PartitionConfig* partitioning;   // nullptr when unpartitioned; not owned
+};
+
+enum class LogLevel : std::uint8_t { debug, info, warning, error };
+std::string_view log_level_name(LogLevel level);
+
+// Receives an asset's log lines. Thread-safe: runners call it from worker threads.
+class Logger {
+ public:
+  using Sink = std::function<void(LogLevel, std::string_view asset, std::string_view message)>;
+  Logger() = default;  // discards everything
+  explicit Logger(Sink sink, std::string asset = {});
+  Logger for_asset(std::string asset) const;  // same sink, lines tagged with `asset`
+  void log(LogLevel level, std::string_view message) const;
+  void debug(std::string_view message) const { log(LogLevel::debug, message); }
+  void info(std::string_view message) const { log(LogLevel::info, message); }
+  void warning(std::string_view message) const { log(LogLevel::warning, message); }
+  void error(std::string_view message) const { log(LogLevel::error, message); }
+
+ private:
+  std::shared_ptr<const Sink> sink_;
+  std::string asset_;
+};
+
+// The compute callable. May throw anything: runners turn an exception into a failed asset.
+using ComputeFn = std::function<Table(ExecutionContext&)>;
+
+class Asset {
+ public:
+  // Throws std::invalid_argument when `name` is empty or `compute` is empty.
+  Asset(std::string name, ComputeFn compute);
+
+  Asset(const Asset& other);
+  Asset& operator=(const Asset& other);
+  Asset(Asset&&) noexcept = default;
+  Asset& operator=(Asset&&) noexcept = default;
+  ~Asset();
+
+  // Builder-style setters; each returns *this.
+  Asset& partitioned(const PartitionConfig& config);  // clones `config`
+  Asset& depends_on(std::vector<std::string> upstream_names);
+  Asset& enabled(bool on);
+  Asset& destination(std::shared_ptr<Destination> destination);  // overrides the source's
+  Asset& source_name(std::string name);                           // set by Source::add
+
+  const std::string& name() const { return name_; }
+  const std::string& source_name() const { return source_; }
+  const PartitionConfig* partitioning() const { return partitioning_.get(); }  // nullptr: none
+  const std::vector<std::string>& deps() const { return deps_; }
+  bool enabled() const { return enabled_; }
+  // The asset's own destination, or nullptr (a Source or DAG then supplies one).
+  const std::shared_ptr<Destination>& destination() const { return destination_; }
+  DatasetRef dataset() const { return {source_, name_, partitioning_.get()}; }
+
+  // Validates a run's window against the partitioning (DESIGN §3.5). `window` may be
+  // nullptr (no window). Throws PartitionError whose message starts with "asset 'NAME': ".
+  // An unpartitioned asset accepts anything.
+  void check(const PartitionWindow* window) const;
+
+  // Computes the rows for `window` without writing them. Validates first. `load()` inside
+  // the callable throws RunError (there is no DAG to resolve upstreams).
+  Table run(const PartitionWindow& window, Logger logger = {}) const;
+  Table run(const Partition& partition, Logger logger = {}) const;
+  Table run(Logger logger = {}) const;  // unpartitioned assets
+
+  // Computes and writes to the asset's destination; returns the number of rows written.
+  // Throws DestinationError when the asset has no destination.
+  std::int64_t materialize(const PartitionWindow& window, Logger logger = {}) const;
+  std::int64_t materialize(const Partition& partition, Logger logger = {}) const;
+  std::int64_t materialize(Logger logger = {}) const;
+
+  // Invokes the compute callable with a prepared context (used by runners).
+  Table compute(ExecutionContext& context) const;
+
+ private:
+  std::string name_;
+  std::string source_;
+  ComputeFn compute_;
+  std::unique_ptr<PartitionConfig> partitioning_;
+  std::vector<std::string> deps_;
+  bool enabled_ = true;
+  std::shared_ptr<Destination> destination_;
+};
+
+// A named group of assets sharing a default destination.
+class Source {
+ public:
+  explicit Source(std::string name, std::shared_ptr<Destination> destination = nullptr);
+
+  // Adds an asset (its source name is set to this source's); returns a reference to the
+  // stored copy, valid until the next add. Throws DagError on a duplicate asset name.
+  Asset& add(Asset asset);
+  Asset& asset(std::string name, ComputeFn compute) {
+    return add(Asset(std::move(name), std::move(compute)));
+  }
+
+  const std::string& name() const { return name_; }
+  const std::shared_ptr<Destination>& destination() const { return destination_; }
+  const std::vector<Asset>& assets() const { return assets_; }
+
+ private:
+  std::string name_;
+  std::shared_ptr<Destination> destination_;
+  std::vector<Asset> assets_;
+};
+
+// Everything an asset sees while it computes. Created by runners (and Asset::run); not
+// thread-safe, one per asset execution.
+class ExecutionContext {
+ public:
+  // Reads an upstream asset's rows for this context's window.
+  using Loader = std::function<Table(std::string_view upstream_name)>;
+
+  // `window` may be null for unpartitioned runs. `loader` may be empty (load() then throws).
+  ExecutionContext(std::string asset_name, std::shared_ptr<const PartitionWindow> window,
+                   Logger logger = {}, Loader loader = {});
+
+  const std::string& asset_name() const { return asset_name_; }
+  bool has_window() const { return window_ != nullptr; }
+  // The run's window; a single partition is a window of one. Throws PartitionError when
+  // the run has no window.
+  const PartitionWindow& window() const;
+  // The one partition of the window. Throws PartitionError when the run has no window or
+  // the window holds several partitions.
+  const Partition& partition() const;
+  // The date of the day partition. Throws PartitionError for other kinds or granularities,
+  // or when the window holds several partitions.
+  std::chrono::year_month_day partition_date() const;
+  const Logger& logger() const { return logger_; }
+  // The upstream's rows for this run's window (an unpartitioned upstream is read whole),
+  // read from its destination. Throws RunError when `upstream_name` is not a dependency or
+  // no loader is available; destination errors propagate.
+  Table load(std::string_view upstream_name) const;
+
+ private:
+  std::string asset_name_;
+  std::shared_ptr<const PartitionWindow> window_;
+  mutable std::unique_ptr<Partition> partition_;  // computed on first use
+  Logger logger_;
+  Loader loader_;
+};
+
+}  // namespace interloper

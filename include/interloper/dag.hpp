@@ -1,0 +1,59 @@
+// interloper/dag.hpp — assets wired by name.
+//
+// A DAG is built once from sources (and loose assets) and is immutable afterwards. Building
+// it checks the wiring: every dependency names a known asset, names are unique, there is no
+// cycle, and both ends of every partitioned edge accept the same windows.
+//
+//   il::DAG dag({ads, sales});
+//   for (const il::Asset* asset : dag.order()) std::cout << asset->name() << "\n";
+//
+// Thread safety: a built DAG is read-only and safe to share between threads.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "interloper/asset.hpp"
+
+namespace interloper {
+
+class DAG {
+ public:
+  // Throws DagError naming the problem: an unknown dependency ("asset 'b' depends on
+  // unknown asset 'x'"), a duplicate name, a cycle (naming its assets in order, "a -> b ->
+  // a"), or an incompatible partitioned edge (naming both assets and their partitionings).
+  explicit DAG(std::vector<Source> sources, std::vector<Asset> loose_assets = {});
+
+  // All assets, in a topological order (upstreams before downstreams; ties in declaration
+  // order).
+  const std::vector<const Asset*>& order() const { return order_; }
+  std::size_t size() const { return order_.size(); }
+  // Throws DagError naming an unknown asset.
+  const Asset& asset(std::string_view name) const;
+  const Asset* find(std::string_view name) const;  // nullptr when unknown
+  const std::vector<Source>& sources() const { return sources_; }
+
+  // The asset's destination: its own, else its source's. nullptr when neither has one.
+  Destination* destination_of(const Asset& asset) const;
+
+  // Direct upstreams / downstreams of `name`, in topological order.
+  std::vector<const Asset*> upstream(std::string_view name) const;
+  std::vector<const Asset*> downstream(std::string_view name) const;
+
+  // A DAG of the named assets only (plus, when `with_upstream`, everything they depend on).
+  // Dependencies outside the selection are kept as names and read from their destinations.
+  // Throws DagError naming an unknown asset.
+  DAG select(const std::vector<std::string>& names, bool with_upstream = false) const;
+
+ private:
+  DAG() = default;
+  void build();
+
+  std::vector<Source> sources_;
+  std::vector<const Asset*> order_;
+  std::vector<std::string> external_;  // dependencies outside a selection
+};
+
+}  // namespace interloper

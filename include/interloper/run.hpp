@@ -1,0 +1,235 @@
+// interloper/run.hpp — running a DAG over a window: runners, backfills, events and the
+// materialization store.
+//
+// A run covers one window (or none, for unpartitioned DAGs). Before anything executes, every
+// enabled asset's partitioning checks the window; a run that some asset cannot serve fails
+// with one PartitionError listing every failing asset. Then assets execute in topological
+// order; an asset whose upstream failed is canceled.
+//
+//   il::ThreadedRunner runner(4);
+//   il::RunResult result = runner.run(dag, il::TimePartition(2026y / 1 / 15));
+//   if (!result.ok()) std::cerr << result.error_summary() << "\n";
+//
+//   il::BackfillOptions options;
+//   options.concurrency = 4;
+//   options.missing_only = true;     // needs options.run.store
+//   il::BackfillResult done = il::backfill(dag, window, options);
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "interloper/asset.hpp"
+#include "interloper/dag.hpp"
+#include "interloper/time.hpp"
+
+namespace interloper {
+
+enum class Status : std::uint8_t { pending, running, succeeded, failed, canceled, skipped };
+std::string_view status_name(Status status);
+
+// ---------------------------------------------------------------------------------------
+// Events
+
+enum class EventType : std::uint8_t {
+  run_started, run_completed, run_failed,
+  asset_queued, asset_started, asset_completed, asset_failed, asset_canceled,
+  destination_read, destination_write, log,
+};
+std::string_view event_type_name(EventType type);
+
+struct Event {
+  EventType type;
+  TimePoint time;          // from the run's clock
+  std::string run_id;
+  std::string asset;       // empty for run events
+  std::string window;      // the run's window as text ("" when none)
+  std::int64_t rows = 0;   // rows written/read, where it applies
+  double seconds = 0;      // duration, for completed/failed events
+  std::string message;     // error text or log line
+  // One JSON object on one line, e.g. {"type":"asset_completed","time":"…","run_id":…}.
+  std::string to_json() const;
+};
+
+// Fans events out to subscribers. publish() may be called from several threads; each
+// subscriber is called under a lock, one event at a time.
+class EventBus {
+ public:
+  using Subscriber = std::function<void(const Event&)>;
+  void subscribe(Subscriber subscriber);
+  void publish(const Event& event) const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<Subscriber> subscribers_;
+};
+
+// ---------------------------------------------------------------------------------------
+// The materialization store: which partition of which asset is materialized.
+
+enum class MaterializationStatus : std::uint8_t { materialized, failed };
+
+struct MaterializationRecord {
+  std::string asset;
+  MaterializationStatus status;
+  std::int64_t rows = 0;   // rows written by the run that recorded this
+  std::string run_id;
+  TimePoint started;
+  TimePoint finished;
+  std::string error;       // empty unless failed
+};
+
+// A run of consecutive partitions of a window, by index (0 = oldest / first declared),
+// both ends inclusive.
+struct PartitionRange {
+  std::size_t first = 0;
+  std::size_t last = 0;
+  friend bool operator==(const PartitionRange&, const PartitionRange&) = default;
+};
+
+// The state of every partition of a window for one asset, as compact ranges.
+struct WindowStatus {
+  std::vector<PartitionRange> materialized;
+  std::vector<PartitionRange> failed;
+  std::vector<PartitionRange> missing;
+  std::size_t count(const std::vector<PartitionRange>& ranges) const;
+};
+
+class MaterializationStore {
+ public:
+  virtual ~MaterializationStore() = default;
+  // Records the outcome of `record.asset` for every partition of `window` (nullptr for an
+  // unpartitioned asset). A later record for the same partition replaces the earlier one.
+  virtual void record(const DatasetRef& dataset, const PartitionWindow* window,
+                      const MaterializationRecord& record) = 0;
+  // The state of every partition of `window`, by arithmetic over stored ranges (a window of
+  // 10^6 partitions answers without listing keys).
+  virtual WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) = 0;
+  // The latest record of one partition (nullptr partition: the unpartitioned asset).
+  virtual std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
+                                                      const Partition* partition) = 0;
+};
+
+// Keeps records in memory (tests, one-off runs).
+class MemoryStore final : public MaterializationStore {
+ public:
+  MemoryStore();
+  ~MemoryStore() override;
+  void record(const DatasetRef& dataset, const PartitionWindow* window,
+              const MaterializationRecord& record) override;
+  WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) override;
+  std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
+                                              const Partition* partition) override;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Runs
+
+struct AssetResult {
+  std::string asset;
+  Status status = Status::pending;
+  std::int64_t rows = 0;      // rows written
+  double seconds = 0;
+  std::string error;          // why it failed or was canceled
+};
+
+struct RunResult {
+  std::string run_id;
+  std::string window;         // "" for unpartitioned runs
+  Status status = Status::pending;
+  double seconds = 0;
+  std::vector<AssetResult> assets;  // in topological order
+  bool ok() const { return status == Status::succeeded; }
+  // Throws RunError naming an asset that is not part of the run.
+  const AssetResult& asset(std::string_view name) const;
+  // One line per failed asset: "name: error".
+  std::string error_summary() const;
+};
+
+struct RunOptions {
+  // After the first failure, cancel assets that have not started (downstreams of a failed
+  // asset are canceled in any case).
+  bool fail_fast = false;
+  std::vector<std::string> assets;       // run only these (empty: every enabled asset)
+  EventBus* events = nullptr;            // not owned
+  MaterializationStore* store = nullptr; // not owned; records each asset's outcome
+  const Clock* clock = nullptr;          // not owned; default: the system clock
+  Logger logger;                         // receives the assets' log lines
+  std::string run_id;                    // generated when empty
+};
+
+// Throws one PartitionError listing every enabled (and selected) asset that cannot serve
+// `window`, one "asset 'NAME': reason" per line.
+void validate(const DAG& dag, const PartitionWindow* window, const RunOptions& options = {});
+
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  // Validates (throws PartitionError before executing anything), then executes. Failures of
+  // assets are reported in the result, not thrown.
+  virtual RunResult run(const DAG& dag, const PartitionWindow* window,
+                        const RunOptions& options) const = 0;
+  RunResult run(const DAG& dag, const PartitionWindow& window, const RunOptions& options = {}) const {
+    return run(dag, &window, options);
+  }
+  RunResult run(const DAG& dag, const Partition& partition, const RunOptions& options = {}) const;
+  RunResult run(const DAG& dag, const RunOptions& options = {}) const {
+    return run(dag, nullptr, options);
+  }
+};
+
+// Executes one asset at a time, in topological order.
+class SerialRunner final : public Runner {
+ public:
+  using Runner::run;
+  RunResult run(const DAG& dag, const PartitionWindow* window,
+                const RunOptions& options) const override;
+};
+
+// Executes independent assets concurrently on up to `max_workers` threads.
+class ThreadedRunner final : public Runner {
+ public:
+  explicit ThreadedRunner(int max_workers = 4);  // throws std::invalid_argument when < 1
+  using Runner::run;
+  RunResult run(const DAG& dag, const PartitionWindow* window,
+                const RunOptions& options) const override;
+
+ private:
+  int max_workers_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Backfills: one run per partition, newest first.
+
+struct BackfillOptions {
+  int concurrency = 1;        // partitions run at once (>= 1)
+  bool fail_fast = false;     // stop starting partitions after the first failed run
+  bool missing_only = false;  // skip partitions the store says are materialized for every
+                              // selected asset (requires run.store)
+  RunOptions run;             // applied to every partition run
+};
+
+struct BackfillResult {
+  std::vector<RunResult> runs;      // one per partition that ran, newest first
+  std::vector<std::string> skipped; // keys skipped as already materialized or after fail_fast
+  std::size_t succeeded() const;
+  std::size_t failed() const;
+  bool ok() const { return failed() == 0; }
+};
+
+// Validates the whole window once (PartitionError before anything runs), then runs each of
+// its partitions as its own run.
+BackfillResult backfill(const DAG& dag, const PartitionWindow& window,
+                        const BackfillOptions& options = {});
+
+}  // namespace interloper
