@@ -147,9 +147,13 @@ std::vector<std::vector<std::size_t>> WindowIndex::split(const DatasetRef& datas
   }
   const auto& cells = table.column(*c);
   for (std::size_t r = 0; r < cells.size(); ++r) {
-    std::size_t i = cells[r].is_null() ? npos : locate(cells[r]);
+    if (cells[r].is_null()) {
+      throw DestinationError(fmt::format("dataset '{}': row {} has a null partition column '{}'",
+                                         dataset_name(dataset), r, column_));
+    }
+    std::size_t i = locate(cells[r]);
     if (i == npos) {
-      throw DestinationError(fmt::format("dataset '{}': row {} ({} = {}) lies outside window {}",
+      throw DestinationError(fmt::format("dataset '{}': row {} ('{}' = {}) lies outside window {}",
                                          dataset_name(dataset), r, column_, cells[r].to_string(),
                                          window_.to_string()));
     }
