@@ -1,0 +1,12 @@
+// interloper/interloper.hpp — everything public, and the short namespace alias `il`.
+//
+//   #include <interloper/interloper.hpp>
+//   il::TimePartition p = il::TimePartition::from_key("2026-08");
+#pragma once
+
+#include "interloper/data.hpp"
+#include "interloper/error.hpp"
+#include "interloper/partitioning.hpp"
+#include "interloper/time.hpp"
+
+namespace il = interloper;

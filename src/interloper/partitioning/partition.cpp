@@ -1,0 +1,24 @@
+// The kind-independent parts of Partition, PartitionWindow and PartitionConfig.
+#include <ostream>
+
+#include "interloper/partitioning.hpp"
+
+namespace interloper {
+
+std::ostream& operator<<(std::ostream& out, const Partition& partition) {
+  return out << partition.key();
+}
+
+std::ostream& operator<<(std::ostream& out, const PartitionWindow& window) {
+  return out << window.to_string();
+}
+
+void PartitionConfig::check(const Partition& partition) const { check(*partition.as_window()); }
+
+std::unique_ptr<PartitionWindow> PartitionConfig::parse_window(std::string_view text) const {
+  const std::size_t dots = text.find("..");
+  if (dots == std::string_view::npos) return make_window(text, text);
+  return make_window(text.substr(0, dots), text.substr(dots + 2));
+}
+
+}  // namespace interloper
