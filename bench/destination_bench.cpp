@@ -58,7 +58,8 @@ const il::Table& rows() {
 }
 
 fs::path fresh_dir(const char* name) {
-  std::string pattern = (fs::temp_directory_path() / fmt::format("il-bench-{}-XXXXXX", name)).string();
+  std::string pattern =
+      (fs::temp_directory_path() / fmt::format("il-bench-{}-XXXXXX", name)).string();
   if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp");
   return pattern;
 }
@@ -174,10 +175,11 @@ void BM_RawJsonlWrite(benchmark::State& state) {
       char buffer[32];
       while (r < kRows && date[r].as_date() == day) {
         std::size_t n = il::detail::format_date(day.time_since_epoch().count(), buffer);
-        fmt::format_to(std::back_inserter(out),
-                       "{{\"date\":\"{}\",\"campaign\":\"{}\",\"clicks\":{},\"cost\":{},\"active\":{}}}\n",
-                       std::string_view(buffer, n), campaign[r].as_string(), clicks[r].as_int(),
-                       cost[r].as_double(), active[r].as_bool());
+        fmt::format_to(
+            std::back_inserter(out),
+            "{{\"date\":\"{}\",\"campaign\":\"{}\",\"clicks\":{},\"cost\":{},\"active\":{}}}\n",
+            std::string_view(buffer, n), campaign[r].as_string(), clicks[r].as_int(),
+            cost[r].as_double(), active[r].as_bool());
         ++r;
       }
       fs::path pdir = dir / fmt::format("date={}", il::TimePoint(day).date_string());
@@ -245,7 +247,8 @@ void BM_FileJsonlReadPartition(benchmark::State& state) {
 void BM_StoreMissingMillionHours(benchmark::State& state) {
   fs::path dir = fresh_dir("store");
   il::SqliteStore store((dir / "store.db").string());
-  il::TimePartitionConfig hourly("ts", {.granularity = il::TimeGranularity::HOUR, .allow_window = true});
+  il::TimePartitionConfig hourly("ts",
+                                 {.granularity = il::TimeGranularity::HOUR, .allow_window = true});
   il::DatasetRef events{"bench", "hourly", &hourly};
   const il::TimePoint start(sys_days(year{2000} / 1 / 1));
   const std::int64_t span = 1'000'000;
@@ -257,9 +260,11 @@ void BM_StoreMissingMillionHours(benchmark::State& state) {
   for (int i = 0; i < 1000; ++i) {
     auto a = static_cast<std::int64_t>(rng() % span);
     std::int64_t b = std::min(span - 1, a + static_cast<std::int64_t>(rng() % 500));
-    record.status = rng() % 4 ? il::MaterializationStatus::materialized : il::MaterializationStatus::failed;
+    record.status =
+        rng() % 4 ? il::MaterializationStatus::materialized : il::MaterializationStatus::failed;
     il::TimePartitionWindow w(il::TimeGranularity::HOUR.advance(start, a),
-                              il::TimeGranularity::HOUR.advance(start, b), il::TimeGranularity::HOUR);
+                              il::TimeGranularity::HOUR.advance(start, b),
+                              il::TimeGranularity::HOUR);
     store.record(events, &w, record);
   }
   il::TimePartitionWindow all(start, il::TimeGranularity::HOUR.advance(start, span - 1),

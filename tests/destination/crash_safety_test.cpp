@@ -35,9 +35,7 @@ const DatasetRef dataset{"crash", "rows", &daily};
 
 // Rows a generation writes into partition `p`: the count differs between consecutive
 // generations so a mix or a partial file cannot look whole.
-std::size_t rows_for(std::int64_t generation, unsigned p) {
-  return (generation % 2 ? 40 : 25) + p;
-}
+std::size_t rows_for(std::int64_t generation, unsigned p) { return (generation % 2 ? 40 : 25) + p; }
 
 std::unique_ptr<Destination> open_kind(const std::string& kind, const std::string& dir) {
   if (kind == "file") return std::make_unique<FileDestination>(dir + "/files");
@@ -74,8 +72,10 @@ TEST(CrashChild, Writes) {
       auto d = dynamic_cast<const TimePartition&>(*partition).value().date();
       unsigned index = static_cast<unsigned>(static_cast<unsigned>(d.day()) - 1);
       for (std::size_t s = 0; s < rows_for(generation, index); ++s) {
-        rows.append({{"date", d}, {"generation", static_cast<long long>(generation)},
-                     {"seq", static_cast<long long>(s)}, {"payload", payload}});
+        rows.append({{"date", d},
+                     {"generation", static_cast<long long>(generation)},
+                     {"seq", static_cast<long long>(s)},
+                     {"payload", payload}});
       }
     }
     destination->write(dataset, &window, rows);

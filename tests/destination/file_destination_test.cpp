@@ -15,8 +15,22 @@ using testing::day;
 using testing::TempDir;
 
 TEST(FileKeyEscaping, RoundTripsAndStaysInsideItsDirectory) {
-  std::vector<std::string> keys = {"eu", "", ".", "..", "../x", "/", "%", "%2F", "a.b", ".hidden",
-                                   std::string("\0", 1), "a=b", "~", "caf\xc3\xa9", "-", "_"};
+  std::vector<std::string> keys = {"eu",
+                                   "",
+                                   ".",
+                                   "..",
+                                   "../x",
+                                   "/",
+                                   "%",
+                                   "%2F",
+                                   "a.b",
+                                   ".hidden",
+                                   std::string("\0", 1),
+                                   "a=b",
+                                   "~",
+                                   "caf\xc3\xa9",
+                                   "-",
+                                   "_"};
   std::set<std::string> seen;
   for (const auto& key : keys) {
     std::string c = FileDestination::escape_key(key);

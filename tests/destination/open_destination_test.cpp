@@ -32,7 +32,8 @@ TEST(OpenDestination, AcceptedForms) {
   auto files = open_destination("file://" + (dir / "files") + "?format=csv");
   ASSERT_NE(dynamic_cast<FileDestination*>(files.get()), nullptr);
   EXPECT_EQ(files->url(), "file://" + (dir / "files") + "?format=csv");
-  EXPECT_NE(dynamic_cast<FileDestination*>(open_destination("file://" + (dir / "j")).get()), nullptr);
+  EXPECT_NE(dynamic_cast<FileDestination*>(open_destination("file://" + (dir / "j")).get()),
+            nullptr);
 }
 
 TEST(OpenDestination, RelativePaths) {

@@ -19,7 +19,8 @@ std::string raw_text(const std::string& path, const std::string& sql) {
   sqlite3* db = nullptr;
   EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   sqlite3_stmt* stmt = nullptr;
-  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
   std::string out;
   if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0)) {
     out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
@@ -55,7 +56,8 @@ TEST_F(SqliteDestinationTest, StoresIsoTextAndIntegerBooleans) {
   EXPECT_EQ(raw_text(path, "SELECT typeof(ok) || ok FROM ads__stats"), "integer1");
   EXPECT_EQ(raw_text(path, "SELECT type FROM _interloper_columns WHERE \"column\" = 'ts'"),
             "timestamp");
-  EXPECT_EQ(raw_text(path, "SELECT rows FROM _interloper_partitions WHERE key = '2026-01-05'"), "1");
+  EXPECT_EQ(raw_text(path, "SELECT rows FROM _interloper_partitions WHERE key = '2026-01-05'"),
+            "1");
   EXPECT_NE(raw_text(path, "SELECT name FROM sqlite_master WHERE type = 'index'"), "");
 }
 
@@ -81,8 +83,10 @@ TEST_F(SqliteDestinationTest, QueryBindsNamedParametersAndRestoresTypes) {
       "WHERE \"date\" >= :from ORDER BY \"date\"",
       {{"from", Value(day(2026, 1, 2))}});
   Table expected;
-  expected.append({{"date", day(2026, 1, 2)}, {"clicks", 20}, {"ok", false}, {"half", 10.0}, {"tag", "x"}});
-  expected.append({{"date", day(2026, 1, 3)}, {"clicks", 30}, {"ok", true}, {"half", 15.0}, {"tag", "x"}});
+  expected.append(
+      {{"date", day(2026, 1, 2)}, {"clicks", 20}, {"ok", false}, {"half", 10.0}, {"tag", "x"}});
+  expected.append(
+      {{"date", day(2026, 1, 3)}, {"clicks", 30}, {"ok", true}, {"half", 15.0}, {"tag", "x"}});
   EXPECT_EQ(result, expected);
   Table counted = destination.query("SELECT count(*) AS n FROM ads__stats", {});
   EXPECT_EQ(counted.at(0, "n"), Value(3));

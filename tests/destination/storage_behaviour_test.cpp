@@ -58,11 +58,11 @@ Table clicks(std::initializer_list<std::pair<std::chrono::year_month_day, int>> 
 TYPED_TEST(StorageTest, WindowRoundTripsInWindowOrder) {
   TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 3));
   // Rows arrive out of partition order; reads give partition order, input order within.
-  Table rows = clicks({{day(2026, 1, 3), 1}, {day(2026, 1, 1), 2}, {day(2026, 1, 3), 3},
-                       {day(2026, 1, 1), 4}});
+  Table rows = clicks(
+      {{day(2026, 1, 3), 1}, {day(2026, 1, 1), 2}, {day(2026, 1, 3), 3}, {day(2026, 1, 1), 4}});
   EXPECT_EQ(this->destination->write(this->stats, &window, rows), 4);
-  Table expected = clicks({{day(2026, 1, 1), 2}, {day(2026, 1, 1), 4}, {day(2026, 1, 3), 1},
-                           {day(2026, 1, 3), 3}});
+  Table expected = clicks(
+      {{day(2026, 1, 1), 2}, {day(2026, 1, 1), 4}, {day(2026, 1, 3), 1}, {day(2026, 1, 3), 3}});
   EXPECT_EQ(this->destination->read(this->stats, &window), expected);
   this->reopen();
   EXPECT_EQ(this->destination->read(this->stats, &window), expected);
@@ -84,15 +84,19 @@ TYPED_TEST(StorageTest, WindowRoundTripsInWindowOrder) {
 
 TYPED_TEST(StorageTest, RewritingAPartitionReplacesOnlyIt) {
   TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 3));
-  this->destination->write(this->stats, &window,
-                           clicks({{day(2026, 1, 1), 1}, {day(2026, 1, 2), 2}, {day(2026, 1, 3), 3}}));
+  this->destination->write(
+      this->stats, &window,
+      clicks({{day(2026, 1, 1), 1}, {day(2026, 1, 2), 2}, {day(2026, 1, 3), 3}}));
   TimePartitionWindow middle(day(2026, 1, 2), day(2026, 1, 2));
-  this->destination->write(this->stats, &middle, clicks({{day(2026, 1, 2), 20}, {day(2026, 1, 2), 21}}));
-  EXPECT_EQ(this->destination->read(this->stats, &window),
-            clicks({{day(2026, 1, 1), 1}, {day(2026, 1, 2), 20}, {day(2026, 1, 2), 21},
-                    {day(2026, 1, 3), 3}}));
+  this->destination->write(this->stats, &middle,
+                           clicks({{day(2026, 1, 2), 20}, {day(2026, 1, 2), 21}}));
+  EXPECT_EQ(this->destination->read(this->stats, &window), clicks({{day(2026, 1, 1), 1},
+                                                                   {day(2026, 1, 2), 20},
+                                                                   {day(2026, 1, 2), 21},
+                                                                   {day(2026, 1, 3), 3}}));
   // A window write that brings no rows for a partition empties it.
-  this->destination->write(this->stats, &middle, Table(this->destination->schema(this->stats).value()));
+  this->destination->write(this->stats, &middle,
+                           Table(this->destination->schema(this->stats).value()));
   auto counts = this->destination->partition_counts(this->stats, window);
   EXPECT_EQ(counts[1].rows, 0);
   EXPECT_TRUE(counts[1].written);
@@ -129,8 +133,9 @@ TYPED_TEST(StorageTest, RowOutsideTheWindowWritesNothing) {
 
 TYPED_TEST(StorageTest, MonthlyPartitionsHoldDailyRowsAndReadsSelectByBounds) {
   TimePartitionWindow months(day(2026, 1, 1), day(2026, 2, 1), TimeGranularity::MONTH);
-  this->destination->write(this->monthly_stats, &months,
-                           clicks({{day(2026, 1, 5), 1}, {day(2026, 1, 20), 2}, {day(2026, 2, 3), 3}}));
+  this->destination->write(
+      this->monthly_stats, &months,
+      clicks({{day(2026, 1, 5), 1}, {day(2026, 1, 20), 2}, {day(2026, 2, 3), 3}}));
   // A daily window over monthly storage selects rows by bounds.
   TimePartitionWindow days(day(2026, 1, 19), day(2026, 2, 3));
   EXPECT_EQ(this->destination->read(this->monthly_stats, &days),
@@ -151,7 +156,9 @@ TYPED_TEST(StorageTest, MonthlyPartitionsHoldDailyRowsAndReadsSelectByBounds) {
 TYPED_TEST(StorageTest, DailyStorageReadThroughAMonthWindow) {
   TimePartitionWindow days(day(2026, 1, 30), day(2026, 2, 2));
   this->destination->write(this->stats, &days,
-                           clicks({{day(2026, 2, 2), 4}, {day(2026, 1, 30), 1}, {day(2026, 2, 1), 3},
+                           clicks({{day(2026, 2, 2), 4},
+                                   {day(2026, 1, 30), 1},
+                                   {day(2026, 2, 1), 3},
                                    {day(2026, 1, 31), 2}}));
   TimePartitionWindow months(day(2026, 1, 1), day(2026, 2, 1), TimeGranularity::MONTH);
   Table back = this->destination->read(this->stats, &months);
@@ -184,10 +191,20 @@ TYPED_TEST(StorageTest, HourPartitionsOverTimestamps) {
 TYPED_TEST(StorageTest, EveryValueTypeRoundTripsExactly) {
   TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 1));
   Table rows;
-  rows.append({{"date", day(2026, 1, 1)}, {"flag", true}, {"n", 42}, {"x", 0.1},
-               {"name", "a,\"b\"\nc"}, {"ts", at(2026, 1, 1, 13, 5)}, {"gone", nullptr}});
-  rows.append({{"date", day(2026, 1, 1)}, {"flag", false}, {"n", -7}, {"x", 1e300},
-               {"name", ""}, {"ts", at(2026, 1, 1, 0, 0)}, {"gone", nullptr}});
+  rows.append({{"date", day(2026, 1, 1)},
+               {"flag", true},
+               {"n", 42},
+               {"x", 0.1},
+               {"name", "a,\"b\"\nc"},
+               {"ts", at(2026, 1, 1, 13, 5)},
+               {"gone", nullptr}});
+  rows.append({{"date", day(2026, 1, 1)},
+               {"flag", false},
+               {"n", -7},
+               {"x", 1e300},
+               {"name", ""},
+               {"ts", at(2026, 1, 1, 0, 0)},
+               {"gone", nullptr}});
   rows.append({{"date", day(2026, 1, 1)}, {"name", "2026-01-01"}});  // a date-looking string
   this->destination->write(this->stats, &window, rows);
   this->reopen();
@@ -213,8 +230,16 @@ TYPED_TEST(StorageTest, NewColumnsAreAdded) {
 }
 
 TYPED_TEST(StorageTest, ListPartitionsWithHostileKeys) {
-  std::vector<std::string> values = {"eu", "../x", "/", "%", ".", "..", std::string("a\0b", 3),
-                                     "a=b", std::string(300, 'k'), std::string(300, '/') + "z",
+  std::vector<std::string> values = {"eu",
+                                     "../x",
+                                     "/",
+                                     "%",
+                                     ".",
+                                     "..",
+                                     std::string("a\0b", 3),
+                                     "a=b",
+                                     std::string(300, 'k'),
+                                     std::string(300, '/') + "z",
                                      "caf\xc3\xa9 d'or"};
   ListPartitionConfig regions("region", values, true);
   DatasetRef sales{"shop", "sales", &regions};

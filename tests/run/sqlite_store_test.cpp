@@ -139,12 +139,13 @@ TEST_F(SqliteStoreTest, MillionHourWindowAgainstScatteredRanges) {
     std::int64_t len = static_cast<std::int64_t>(rng() % 5000);
     std::int64_t b = std::min(span - 1, a + len);
     bool ok = rng() % 3 != 0;
-    TimePartitionWindow w(TimeGranularity::HOUR.advance(start, a), TimeGranularity::HOUR.advance(start, b),
-                          TimeGranularity::HOUR);
+    TimePartitionWindow w(TimeGranularity::HOUR.advance(start, a),
+                          TimeGranularity::HOUR.advance(start, b), TimeGranularity::HOUR);
     store->record(events, &w, ok ? done("r") : failed("r", "x"));
     std::fill(state.begin() + a, state.begin() + b + 1, ok ? 1 : 2);
   }
-  TimePartitionWindow all(start, TimeGranularity::HOUR.advance(start, span - 1), TimeGranularity::HOUR);
+  TimePartitionWindow all(start, TimeGranularity::HOUR.advance(start, span - 1),
+                          TimeGranularity::HOUR);
   WindowStatus s = store->status(events, all);
   std::vector<char> seen(state.size(), 0);
   auto paint = [&](const std::vector<PartitionRange>& ranges, char v) {

@@ -4,10 +4,9 @@
 // over the old one and fsyncing the directory, so a reader (or a crash) sees the old or the new
 // file, never a mix.
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
@@ -55,8 +54,8 @@ int hex_digit(char c) {
 }
 
 [[noreturn]] void fail_errno(std::string_view what, const fs::path& path) {
-  throw DestinationError(fmt::format("file destination: {} '{}': {}", what, path.string(),
-                                     std::strerror(errno)));
+  throw DestinationError(
+      fmt::format("file destination: {} '{}': {}", what, path.string(), std::strerror(errno)));
 }
 
 void fsync_dir(const fs::path& dir) {
@@ -190,7 +189,8 @@ std::string FileDestination::unescape_key(std::string_view component) {
     int hi = i + 2 < component.size() ? hex_digit(component[i + 1]) : -1;
     int lo = hi >= 0 ? hex_digit(component[i + 2]) : -1;
     if (lo < 0) {
-      throw DestinationError(fmt::format("file destination: '{}' is not an escaped key", component));
+      throw DestinationError(
+          fmt::format("file destination: '{}' is not an escaped key", component));
     }
     out += static_cast<char>(hi * 16 + lo);
     i += 2;
@@ -217,8 +217,8 @@ struct FileDestination::State {
     try {
       return schema_from_json(*text);
     } catch (const DataError& e) {
-      throw DestinationError(fmt::format("file destination: '{}': {}",
-                                         (dir / schema_file).string(), e.what()));
+      throw DestinationError(
+          fmt::format("file destination: '{}': {}", (dir / schema_file).string(), e.what()));
     }
   }
 
@@ -248,8 +248,8 @@ struct FileDestination::State {
     fs::directory_iterator it(dir, ec);
     if (ec) {
       if (ec == std::errc::no_such_file_or_directory) return out;
-      throw DestinationError(fmt::format("file destination: cannot list '{}': {}", dir.string(),
-                                         ec.message()));
+      throw DestinationError(
+          fmt::format("file destination: cannot list '{}': {}", dir.string(), ec.message()));
     }
     const std::string prefix = escape_key(column) + "=";
     for (const auto& entry : it) {
@@ -369,7 +369,7 @@ struct FileDestination::State {
         }
       }
       out.rows = in_order && order.size() == pieces[0].num_rows() ? std::move(pieces[0])
-                                                                   : pieces[0].select_rows(order);
+                                                                  : pieces[0].select_rows(order);
       return out;
     }
     out.rows = declared ? Table(*declared) : Table();
@@ -412,8 +412,7 @@ FileDestination::~FileDestination() = default;
 
 std::string FileDestination::url() const {
   std::string root = fs::absolute(state_->root).lexically_normal().string();
-  return fmt::format("file://{}?format={}", root,
-                     state_->format == Format::csv ? "csv" : "jsonl");
+  return fmt::format("file://{}?format={}", root, state_->format == Format::csv ? "csv" : "jsonl");
 }
 
 std::int64_t FileDestination::write(const DatasetRef& dataset, const PartitionWindow* window,
@@ -433,8 +432,7 @@ std::int64_t FileDestination::write(const DatasetRef& dataset, const PartitionWi
     try {
       schema = Schema::unify(*stored, table.schema());
     } catch (const DataError& e) {
-      throw DestinationError(
-          fmt::format("file destination: '{}': {}", dir.string(), e.what()));
+      throw DestinationError(fmt::format("file destination: '{}': {}", dir.string(), e.what()));
     }
     if (!(schema == *stored)) replace_file(dir / schema_file, schema_to_json(schema));
   } else {

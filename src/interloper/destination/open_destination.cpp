@@ -24,10 +24,10 @@ Parsed parse_path(std::string_view url, std::string_view scheme, std::string_vie
   if (rest.substr(0, 2) == "//") {
     rest.remove_prefix(2);
     if (rest.empty() || (rest[0] != '/' && rest[0] != '.')) {
-      throw DestinationError(fmt::format(
-          "destination URL '{}': '{}' would be a host; write {}:///absolute/path or "
-          "{}:relative/path",
-          url, rest.substr(0, rest.find('/')), scheme, scheme));
+      throw DestinationError(
+          fmt::format("destination URL '{}': '{}' would be a host; write {}:///absolute/path or "
+                      "{}:relative/path",
+                      url, rest.substr(0, rest.find('/')), scheme, scheme));
     }
   }
   if (rest.empty()) throw DestinationError(fmt::format("destination URL '{}': no path", url));
@@ -38,7 +38,8 @@ Parsed parse_path(std::string_view url, std::string_view scheme, std::string_vie
     if (item.empty()) continue;
     auto eq = item.find('=');
     if (eq == std::string_view::npos) {
-      throw DestinationError(fmt::format("destination URL '{}': parameter '{}' has no value", url, item));
+      throw DestinationError(
+          fmt::format("destination URL '{}': parameter '{}' has no value", url, item));
     }
     out.query.emplace_back(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
   }
@@ -50,15 +51,17 @@ Parsed parse_path(std::string_view url, std::string_view scheme, std::string_vie
 std::shared_ptr<Destination> open_destination(std::string_view url) {
   auto colon = url.find(':');
   if (colon == std::string_view::npos || colon == 0) {
-    throw DestinationError(fmt::format("destination URL '{}' has no scheme (memory://, "
-                                       "sqlite:///path.db, file:///dir)",
-                                       url));
+    throw DestinationError(
+        fmt::format("destination URL '{}' has no scheme (memory://, "
+                    "sqlite:///path.db, file:///dir)",
+                    url));
   }
   std::string_view scheme = url.substr(0, colon);
   std::string_view rest = url.substr(colon + 1);
   if (scheme == "memory") {
     if (rest != "//" && !rest.empty()) {
-      throw DestinationError(fmt::format("destination URL '{}': memory:// takes nothing else", url));
+      throw DestinationError(
+          fmt::format("destination URL '{}': memory:// takes nothing else", url));
     }
     return std::make_shared<MemoryDestination>();
   }
@@ -75,21 +78,22 @@ std::shared_ptr<Destination> open_destination(std::string_view url) {
     FileDestination::Format format = FileDestination::Format::jsonl;
     for (const auto& [name, value] : parsed.query) {
       if (name != "format") {
-        throw DestinationError(fmt::format("destination URL '{}': unknown parameter '{}'", url, name));
+        throw DestinationError(
+            fmt::format("destination URL '{}': unknown parameter '{}'", url, name));
       }
       if (value == "jsonl") {
         format = FileDestination::Format::jsonl;
       } else if (value == "csv") {
         format = FileDestination::Format::csv;
       } else {
-        throw DestinationError(fmt::format(
-            "destination URL '{}': unknown format '{}' (jsonl or csv)", url, value));
+        throw DestinationError(
+            fmt::format("destination URL '{}': unknown format '{}' (jsonl or csv)", url, value));
       }
     }
     return std::make_shared<FileDestination>(parsed.path, format);
   }
-  throw DestinationError(fmt::format(
-      "destination URL '{}': unknown scheme '{}' (memory, sqlite, file)", url, scheme));
+  throw DestinationError(
+      fmt::format("destination URL '{}': unknown scheme '{}' (memory, sqlite, file)", url, scheme));
 }
 
 }  // namespace interloper

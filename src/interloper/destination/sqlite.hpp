@@ -56,9 +56,7 @@ class Statement {
   void bind_text(int index, std::string_view text, bool copy = true);
   std::int64_t column_int(int index) const { return sqlite3_column_int64(stmt_, index); }
   std::string column_text(int index) const;
-  bool column_is_null(int index) const {
-    return sqlite3_column_type(stmt_, index) == SQLITE_NULL;
-  }
+  bool column_is_null(int index) const { return sqlite3_column_type(stmt_, index) == SQLITE_NULL; }
 
  private:
   void check(int rc, std::string_view what);

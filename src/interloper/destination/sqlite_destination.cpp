@@ -176,8 +176,8 @@ struct SqliteDestination::State {
       std::vector<Value> row;
       row.reserve(types.size());
       for (std::size_t c = 0; c < types.size(); ++c) {
-        row.push_back(read_cell(stmt.get(), static_cast<int>(c), types[c], table,
-                                schema.field(c).name));
+        row.push_back(
+            read_cell(stmt.get(), static_cast<int>(c), types[c], table, schema.field(c).name));
       }
       out.append_row(std::move(row));
     }
@@ -232,7 +232,7 @@ SqliteDestination::~SqliteDestination() = default;
 
 std::string SqliteDestination::url() const {
   return (!state_->path.empty() && state_->path.front() == '/') ? "sqlite://" + state_->path
-                                                               : "sqlite:" + state_->path;
+                                                                : "sqlite:" + state_->path;
 }
 
 const std::string& SqliteDestination::path() const { return state_->path; }
@@ -477,25 +477,37 @@ Table SqliteDestination::query(std::string_view sql,
   auto& db = state_->db;
   Statement stmt(db, sql);
   if (!sqlite3_stmt_readonly(stmt.get())) {
-    throw DestinationError(fmt::format("sqlite '{}': query is not read-only: {}", state_->path, sql));
+    throw DestinationError(
+        fmt::format("sqlite '{}': query is not read-only: {}", state_->path, sql));
   }
   for (const auto& [name, value] : params) {
-    std::string key = (!name.empty() && (name[0] == ':' || name[0] == '@' || name[0] == '$'))
-                          ? name
-                          : ":" + name;
+    std::string key =
+        (!name.empty() && (name[0] == ':' || name[0] == '@' || name[0] == '$')) ? name : ":" + name;
     int i = sqlite3_bind_parameter_index(stmt.get(), key.c_str());
     if (i == 0) {
-      throw DestinationError(fmt::format("sqlite '{}': query has no parameter '{}': {}",
-                                         state_->path, key, sql));
+      throw DestinationError(
+          fmt::format("sqlite '{}': query has no parameter '{}': {}", state_->path, key, sql));
     }
     switch (value.type()) {
-      case DataType::null: stmt.bind_null(i); break;
-      case DataType::boolean: stmt.bind_int(i, value.as_bool() ? 1 : 0); break;
-      case DataType::int64: stmt.bind_int(i, value.as_int()); break;
-      case DataType::float64: stmt.bind_double(i, value.as_double()); break;
-      case DataType::string: stmt.bind_text(i, value.as_string()); break;
+      case DataType::null:
+        stmt.bind_null(i);
+        break;
+      case DataType::boolean:
+        stmt.bind_int(i, value.as_bool() ? 1 : 0);
+        break;
+      case DataType::int64:
+        stmt.bind_int(i, value.as_int());
+        break;
+      case DataType::float64:
+        stmt.bind_double(i, value.as_double());
+        break;
+      case DataType::string:
+        stmt.bind_text(i, value.as_string());
+        break;
       case DataType::date:
-      case DataType::timestamp: stmt.bind_text(i, value.to_string()); break;
+      case DataType::timestamp:
+        stmt.bind_text(i, value.to_string());
+        break;
     }
   }
   const int n = sqlite3_column_count(stmt.get());
@@ -509,7 +521,8 @@ Table SqliteDestination::query(std::string_view sql,
     if (table && origin) {
       auto it = schemas.find(table);
       if (it == schemas.end()) it = schemas.emplace(table, state_->columns(table)).first;
-      if (auto f = it->second.find(origin)) declared[static_cast<std::size_t>(c)] = it->second.field(*f).type;
+      if (auto f = it->second.find(origin))
+        declared[static_cast<std::size_t>(c)] = it->second.field(*f).type;
     }
     fields.push_back({sqlite3_column_name(stmt.get(), c),
                       declared[static_cast<std::size_t>(c)].value_or(DataType::null)});
@@ -533,9 +546,15 @@ Table SqliteDestination::query(std::string_view sql,
         case SQLITE_INTEGER:
           row.emplace_back(static_cast<long long>(sqlite3_column_int64(stmt.get(), c)));
           break;
-        case SQLITE_FLOAT: row.emplace_back(sqlite3_column_double(stmt.get(), c)); break;
-        case SQLITE_NULL: row.emplace_back(); break;
-        default: row.emplace_back(stmt.column_text(c)); break;
+        case SQLITE_FLOAT:
+          row.emplace_back(sqlite3_column_double(stmt.get(), c));
+          break;
+        case SQLITE_NULL:
+          row.emplace_back();
+          break;
+        default:
+          row.emplace_back(stmt.column_text(c));
+          break;
       }
     }
     try {

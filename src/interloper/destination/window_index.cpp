@@ -81,9 +81,10 @@ TimePoint time_of(const Value& value, std::string_view column) {
                                            column, value.as_string()));
       }
     default:
-      throw DestinationError(fmt::format("partition column '{}': value {} of type {} is not a "
-                                         "date or timestamp",
-                                         column, value.to_string(), type_name(value.type())));
+      throw DestinationError(
+          fmt::format("partition column '{}': value {} of type {} is not a "
+                      "date or timestamp",
+                      column, value.to_string(), type_name(value.type())));
   }
 }
 
@@ -106,7 +107,8 @@ WindowIndex::WindowIndex(const PartitionWindow& window, std::string column)
   }
   keys_ = window.keys();
   filters_.reserve(size_);
-  for (std::size_t i = 0; i < size_; ++i) filters_.push_back(window.partition_at(i)->filter(column_));
+  for (std::size_t i = 0; i < size_; ++i)
+    filters_.push_back(window.partition_at(i)->filter(column_));
 }
 
 std::size_t WindowIndex::locate(const Value& value) {

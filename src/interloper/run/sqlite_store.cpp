@@ -15,9 +15,9 @@ using sqlite::Statement;
 
 // How a window is filed: time windows by granularity and ordinal range, others by key.
 struct Scope {
-  std::string name;            // "time:day", "list", ...
+  std::string name;  // "time:day", "list", ...
   bool ranged = false;
-  std::int64_t first = 0;      // ordinals, inclusive (ranged only)
+  std::int64_t first = 0;  // ordinals, inclusive (ranged only)
   std::int64_t last = -1;
 };
 
@@ -51,7 +51,7 @@ Stored stored_from(Statement& stmt) {
   s.first = stmt.column_int(0);
   s.last = stmt.column_int(1);
   s.record.status = stmt.column_text(2) == "failed" ? MaterializationStatus::failed
-                                                     : MaterializationStatus::materialized;
+                                                    : MaterializationStatus::materialized;
   s.record.rows = stmt.column_int(3);
   s.record.run_id = stmt.column_text(4);
   s.record.started = TimePoint::parse(stmt.column_text(5));
@@ -106,13 +106,13 @@ struct SqliteStore::State {
   // overlap, so only the last range starting at or before `first` can reach into the span
   // from the left; the primary key finds it and the ones starting inside directly.
   std::vector<Stored> overlapping(const DatasetRef& dataset, const Scope& scope) {
-    Statement stmt(db, fmt::format(
-                           "SELECT {} FROM materialization_ranges WHERE source = ?1 AND "
-                           "asset = ?2 AND scope = ?3 AND first >= coalesce((SELECT max(first) "
-                           "FROM materialization_ranges WHERE source = ?1 AND asset = ?2 AND "
-                           "scope = ?3 AND first <= ?4), ?4) AND first <= ?5 AND last >= ?4 "
-                           "ORDER BY first",
-                           record_columns));
+    Statement stmt(db,
+                   fmt::format("SELECT {} FROM materialization_ranges WHERE source = ?1 AND "
+                               "asset = ?2 AND scope = ?3 AND first >= coalesce((SELECT max(first) "
+                               "FROM materialization_ranges WHERE source = ?1 AND asset = ?2 AND "
+                               "scope = ?3 AND first <= ?4), ?4) AND first <= ?5 AND last >= ?4 "
+                               "ORDER BY first",
+                               record_columns));
     stmt.bind_text(1, dataset.source, false);
     stmt.bind_text(2, dataset.asset, false);
     stmt.bind_text(3, scope.name, false);
@@ -152,8 +152,8 @@ struct SqliteStore::State {
     stmt.step();
   }
 
-  std::optional<MaterializationRecord> get_key(const DatasetRef& dataset,
-                                               const std::string& scope, const std::string& key) {
+  std::optional<MaterializationRecord> get_key(const DatasetRef& dataset, const std::string& scope,
+                                               const std::string& key) {
     Statement stmt(db,
                    "SELECT 0, 0, status, rows, run_id, started, finished, error, asset_name "
                    "FROM materialization_keys WHERE source = ? AND asset = ? AND scope = ? AND "
@@ -195,8 +195,10 @@ void SqliteStore::record(const DatasetRef& dataset, const PartitionWindow* windo
       }
     }
     for (const Stored& s : old) {
-      if (s.first < scope.first) state_->insert_range(dataset, scope, s.first, scope.first - 1, s.record);
-      if (s.last > scope.last) state_->insert_range(dataset, scope, scope.last + 1, s.last, s.record);
+      if (s.first < scope.first)
+        state_->insert_range(dataset, scope, s.first, scope.first - 1, s.record);
+      if (s.last > scope.last)
+        state_->insert_range(dataset, scope, scope.last + 1, s.last, s.record);
     }
     state_->insert_range(dataset, scope, scope.first, scope.last, record);
   } else {
@@ -236,7 +238,8 @@ WindowStatus SqliteStore::status(const DatasetRef& dataset, const PartitionWindo
     for (std::size_t i = 0; i < keys.size(); ++i) {
       auto it = materialized.find(keys[i]);
       if (it == materialized.end()) continue;
-      classify(i, i, it->second ? MaterializationStatus::materialized : MaterializationStatus::failed);
+      classify(i, i,
+               it->second ? MaterializationStatus::materialized : MaterializationStatus::failed);
     }
   }
   if (next < size) push_range(out.missing, next, size - 1);
@@ -275,13 +278,13 @@ std::unique_ptr<MaterializationStore> open_store(std::string_view path) {
     if (file.rfind("//", 0) == 0) {
       file.remove_prefix(2);
       if (file.empty() || (file[0] != '/' && file[0] != '.')) {
-        throw DestinationError(fmt::format(
-            "store '{}': write sqlite:///absolute/path or sqlite:relative/path", path));
+        throw DestinationError(
+            fmt::format("store '{}': write sqlite:///absolute/path or sqlite:relative/path", path));
       }
     }
   } else if (auto colon = file.find("://"); colon != std::string_view::npos) {
-    throw DestinationError(
-        fmt::format("store '{}': unknown scheme '{}' (memory, sqlite)", path, file.substr(0, colon)));
+    throw DestinationError(fmt::format("store '{}': unknown scheme '{}' (memory, sqlite)", path,
+                                       file.substr(0, colon)));
   }
   if (file.empty()) throw DestinationError(fmt::format("store '{}': no path", path));
   return std::make_unique<SqliteStore>(std::string(file));
