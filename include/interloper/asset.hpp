@@ -94,7 +94,9 @@ class Asset {
 
   // Validates a run's window against the partitioning (DESIGN §3.5). `window` may be
   // nullptr (no window). Throws PartitionError whose message starts with "asset 'NAME': ".
-  // An unpartitioned asset accepts anything.
+  // An unpartitioned asset accepts anything: it never fails validation, its context still
+  // sees the run's window (has_window() is true when the run has one), and its rows are
+  // written whole (with a nullptr window).
   void check(const PartitionWindow* window) const;
 
   // Computes the rows for `window` without writing them. Validates first. `load()` inside

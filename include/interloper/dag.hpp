@@ -26,6 +26,12 @@ class DAG {
   // a"), or an incompatible partitioned edge (naming both assets and their partitionings).
   explicit DAG(std::vector<Source> sources, std::vector<Asset> loose_assets = {});
 
+  // Copies rebuild their own order (it points into the copy's assets); moves keep it.
+  DAG(const DAG& other);
+  DAG& operator=(const DAG& other);
+  DAG(DAG&&) noexcept = default;
+  DAG& operator=(DAG&&) noexcept = default;
+
   // All assets, in a topological order (upstreams before downstreams; ties in declaration
   // order).
   const std::vector<const Asset*>& order() const { return order_; }
@@ -34,6 +40,8 @@ class DAG {
   const Asset& asset(std::string_view name) const;
   const Asset* find(std::string_view name) const;  // nullptr when unknown
   const std::vector<Source>& sources() const { return sources_; }
+  // Assets given to the constructor outside any source, in declaration order.
+  const std::vector<Asset>& loose_assets() const { return loose_; }
 
   // The asset's destination: its own, else its source's. nullptr when neither has one.
   Destination* destination_of(const Asset& asset) const;
@@ -47,13 +55,21 @@ class DAG {
   // Throws DagError naming an unknown asset.
   DAG select(const std::vector<std::string>& names, bool with_upstream = false) const;
 
+  // After select(): a dependency outside the selection, kept (with its destination resolved)
+  // so that its rows can be read but never executed. nullptr when `name` is not one.
+  const Asset* external(std::string_view name) const;
+  // The names of those dependencies, in first-seen order (empty for an unselected DAG).
+  const std::vector<std::string>& external_names() const { return external_; }
+
  private:
   DAG() = default;
   void build();
 
   std::vector<Source> sources_;
+  std::vector<Asset> loose_;
+  std::vector<Asset> external_assets_;  // dependencies outside a selection, never executed
   std::vector<const Asset*> order_;
-  std::vector<std::string> external_;  // dependencies outside a selection
+  std::vector<std::string> external_;  // their names
 };
 
 }  // namespace interloper

@@ -4,9 +4,13 @@
 //   il::TimePartition p = il::TimePartition::from_key("2026-08");
 #pragma once
 
+#include "interloper/asset.hpp"
+#include "interloper/dag.hpp"
 #include "interloper/data.hpp"
+#include "interloper/destination.hpp"
 #include "interloper/error.hpp"
 #include "interloper/partitioning.hpp"
+#include "interloper/run.hpp"
 #include "interloper/time.hpp"
 
 namespace il = interloper;

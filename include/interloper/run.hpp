@@ -227,8 +227,9 @@ struct BackfillResult {
   bool ok() const { return failed() == 0; }
 };
 
-// Validates the whole window once (PartitionError before anything runs), then runs each of
-// its partitions as its own run.
+// Validates the whole window once (PartitionError listing every failing asset before anything
+// runs; allow_window is not required since each run covers one partition), then runs each of
+// its partitions as its own run with a SerialRunner, `concurrency` partitions at a time.
 BackfillResult backfill(const DAG& dag, const PartitionWindow& window,
                         const BackfillOptions& options = {});
 

@@ -1,0 +1,226 @@
+// Assets, sources, loggers and the execution context.
+#include "interloper/asset.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <utility>
+
+#include "interloper/destination.hpp"
+
+namespace interloper {
+
+std::string_view log_level_name(LogLevel level) {
+  switch (level) {
+    case LogLevel::debug:
+      return "debug";
+    case LogLevel::info:
+      return "info";
+    case LogLevel::warning:
+      return "warning";
+    case LogLevel::error:
+      return "error";
+  }
+  return "unknown";
+}
+
+// ---- Logger ------------------------------------------------------------------------------
+
+Logger::Logger(Sink sink, std::string asset)
+    : sink_(sink ? std::make_shared<const Sink>(std::move(sink)) : nullptr),
+      asset_(std::move(asset)) {}
+
+Logger Logger::for_asset(std::string asset) const {
+  Logger copy;
+  copy.sink_ = sink_;
+  copy.asset_ = std::move(asset);
+  return copy;
+}
+
+void Logger::log(LogLevel level, std::string_view message) const {
+  if (sink_) (*sink_)(level, asset_, message);
+}
+
+// ---- Asset -------------------------------------------------------------------------------
+
+Asset::Asset(std::string name, ComputeFn compute)
+    : name_(std::move(name)), compute_(std::move(compute)) {
+  if (name_.empty()) throw std::invalid_argument("asset name must not be empty");
+  if (!compute_) {
+    throw std::invalid_argument(fmt::format("asset '{}': compute callable is empty", name_));
+  }
+}
+
+Asset::Asset(const Asset& other)
+    : name_(other.name_),
+      source_(other.source_),
+      compute_(other.compute_),
+      partitioning_(other.partitioning_ ? other.partitioning_->clone() : nullptr),
+      deps_(other.deps_),
+      enabled_(other.enabled_),
+      destination_(other.destination_) {}
+
+Asset& Asset::operator=(const Asset& other) {
+  if (this != &other) {
+    Asset copy(other);
+    *this = std::move(copy);
+  }
+  return *this;
+}
+
+Asset::~Asset() = default;
+
+Asset& Asset::partitioned(const PartitionConfig& config) {
+  partitioning_ = config.clone();
+  return *this;
+}
+
+Asset& Asset::depends_on(std::vector<std::string> upstream_names) {
+  deps_ = std::move(upstream_names);
+  return *this;
+}
+
+Asset& Asset::enabled(bool on) {
+  enabled_ = on;
+  return *this;
+}
+
+Asset& Asset::destination(std::shared_ptr<Destination> destination) {
+  destination_ = std::move(destination);
+  return *this;
+}
+
+Asset& Asset::source_name(std::string name) {
+  source_ = std::move(name);
+  return *this;
+}
+
+void Asset::check(const PartitionWindow* window) const {
+  if (!partitioning_) return;  // an unpartitioned asset serves any window
+  if (window == nullptr) {
+    throw PartitionError(fmt::format("asset '{}': partitioned by {} '{}' but the run has no window",
+                                     name_, partitioning_->kind(), partitioning_->column()));
+  }
+  try {
+    partitioning_->check(*window);
+  } catch (const PartitionError& e) {
+    throw PartitionError(fmt::format("asset '{}': {}", name_, e.what()));
+  }
+}
+
+Table Asset::compute(ExecutionContext& context) const { return compute_(context); }
+
+Table Asset::run(const PartitionWindow& window, Logger logger) const {
+  check(&window);
+  ExecutionContext context(name_, window.clone(), logger.for_asset(name_));
+  return compute(context);
+}
+
+Table Asset::run(const Partition& partition, Logger logger) const {
+  return run(*partition.as_window(), std::move(logger));
+}
+
+Table Asset::run(Logger logger) const {
+  check(nullptr);
+  ExecutionContext context(name_, nullptr, logger.for_asset(name_));
+  return compute(context);
+}
+
+namespace {
+Destination& require_destination(const Asset& asset) {
+  if (!asset.destination()) {
+    throw DestinationError(fmt::format(
+        "asset '{}': no destination to materialize into (set one on the asset)", asset.name()));
+  }
+  return *asset.destination();
+}
+}  // namespace
+
+std::int64_t Asset::materialize(const PartitionWindow& window, Logger logger) const {
+  Destination& destination = require_destination(*this);
+  Table rows = run(window, std::move(logger));
+  return destination.write(dataset(), partitioning_ ? &window : nullptr, rows);
+}
+
+std::int64_t Asset::materialize(const Partition& partition, Logger logger) const {
+  return materialize(*partition.as_window(), std::move(logger));
+}
+
+std::int64_t Asset::materialize(Logger logger) const {
+  Destination& destination = require_destination(*this);
+  Table rows = run(std::move(logger));
+  return destination.write(dataset(), nullptr, rows);
+}
+
+// ---- Source ------------------------------------------------------------------------------
+
+Source::Source(std::string name, std::shared_ptr<Destination> destination)
+    : name_(std::move(name)), destination_(std::move(destination)) {}
+
+Asset& Source::add(Asset asset) {
+  for (const Asset& existing : assets_) {
+    if (existing.name() == asset.name()) {
+      throw DagError(fmt::format("source '{}': duplicate asset name '{}'", name_, asset.name()));
+    }
+  }
+  asset.source_name(name_);
+  assets_.push_back(std::move(asset));
+  return assets_.back();
+}
+
+// ---- ExecutionContext ----------------------------------------------------------------------
+
+ExecutionContext::ExecutionContext(std::string asset_name,
+                                   std::shared_ptr<const PartitionWindow> window, Logger logger,
+                                   Loader loader)
+    : asset_name_(std::move(asset_name)),
+      window_(std::move(window)),
+      logger_(std::move(logger)),
+      loader_(std::move(loader)) {}
+
+const PartitionWindow& ExecutionContext::window() const {
+  if (!window_) {
+    throw PartitionError(fmt::format("asset '{}': the run has no window", asset_name_));
+  }
+  return *window_;
+}
+
+const Partition& ExecutionContext::partition() const {
+  if (!partition_) {
+    const PartitionWindow& w = window();
+    if (w.size() != 1) {
+      throw PartitionError(fmt::format(
+          "asset '{}': window {} has {} partitions; partition() needs exactly one (use window())",
+          asset_name_, w.to_string(), w.size()));
+    }
+    partition_ = w.partition_at(0);
+  }
+  return *partition_;
+}
+
+std::chrono::year_month_day ExecutionContext::partition_date() const {
+  const Partition& p = partition();
+  const auto* time = dynamic_cast<const TimePartition*>(&p);
+  if (time == nullptr) {
+    throw PartitionError(
+        fmt::format("asset '{}': partition_date() needs a day partition, got {} partition '{}'",
+                    asset_name_, p.kind(), p.key()));
+  }
+  if (time->granularity() != TimeGranularity::DAY) {
+    throw PartitionError(
+        fmt::format("asset '{}': partition_date() needs a day partition, got {} partition '{}'",
+                    asset_name_, time->granularity().name(), p.key()));
+  }
+  return time->value().date();
+}
+
+Table ExecutionContext::load(std::string_view upstream_name) const {
+  if (!loader_) {
+    throw RunError(
+        fmt::format("asset '{}': cannot load '{}' outside a DAG run (no upstream loader)",
+                    asset_name_, upstream_name));
+  }
+  return loader_(upstream_name);
+}
+
+}  // namespace interloper

@@ -1,0 +1,15 @@
+// How destinations name a dataset in messages.
+#pragma once
+
+#include <string>
+
+#include "interloper/asset.hpp"
+
+namespace interloper::detail {
+
+// "source.asset", or "asset" without a source.
+inline std::string dataset_name(const DatasetRef& dataset) {
+  return dataset.source.empty() ? dataset.asset : dataset.source + "." + dataset.asset;
+}
+
+}  // namespace interloper::detail

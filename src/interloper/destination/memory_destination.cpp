@@ -1,0 +1,283 @@
+// MemoryDestination: the reference implementation of the Destination contract.
+//
+// Time partitions are stored as slots keyed by their start, each remembering its end, so that
+// reads and counts scope by bounds (a monthly window over daily slots, or the reverse, selects
+// the right rows). List partitions and other kinds are stored by key, which for a list is the
+// same as selecting by membership because every row of a slot carries its key.
+#include <fmt/format.h>
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "interloper/data/time_value.hpp"
+#include "interloper/destination.hpp"
+#include "interloper/destination/dataset_name.hpp"
+
+namespace interloper {
+
+namespace {
+
+struct TimeSlot {
+  TimePoint end;
+  Table rows;
+};
+
+struct StoredDataset {
+  std::optional<Schema> schema;
+  Table whole;                         // unpartitioned datasets
+  std::map<TimePoint, TimeSlot> time;  // time partitions, by start
+  std::map<std::string, Table> keyed;  // list (and other) partitions, by key
+};
+
+bool overlaps(TimePoint start, const TimeSlot& slot, const Bounds& bounds) {
+  return start < bounds.end && bounds.start < slot.end;
+}
+
+bool inside(TimePoint start, const TimeSlot& slot, const Bounds& bounds) {
+  return !(start < bounds.start) && !(bounds.end < slot.end);
+}
+
+// The rows whose column lies inside (or, with keep_inside false, outside) bounds.
+Table rows_by_bounds(const Table& rows, const std::string& column, const Bounds& bounds,
+                     bool keep_inside) {
+  const std::optional<std::size_t> index = rows.column_index(column);
+  if (!index) return keep_inside ? Table(rows.schema()) : rows;
+  std::vector<std::size_t> keep;
+  const std::vector<Value>& cells = rows.column(*index);
+  for (std::size_t row = 0; row < cells.size(); ++row) {
+    const std::optional<TimePoint> t = detail::value_time(cells[row]);
+    const bool in = t && !(*t < bounds.start) && *t < bounds.end;
+    if (in == keep_inside) keep.push_back(row);
+  }
+  return rows.select_rows(keep);
+}
+
+// Calls visit(start, slot, fully_inside) for every slot overlapping bounds, oldest first.
+template <typename Visit>
+void for_each_overlapping(const std::map<TimePoint, TimeSlot>& slots, const Bounds& bounds,
+                          Visit visit) {
+  auto it = slots.lower_bound(bounds.start);
+  if (it != slots.begin()) {
+    auto before = std::prev(it);
+    if (overlaps(before->first, before->second, bounds)) {
+      visit(before->first, before->second, false);
+    }
+  }
+  for (; it != slots.end() && it->first < bounds.end; ++it) {
+    visit(it->first, it->second, inside(it->first, it->second, bounds));
+  }
+}
+
+std::string dataset_key(const DatasetRef& dataset) {
+  std::string key = dataset.source;
+  key += '\0';
+  key += dataset.asset;
+  return key;
+}
+
+Table concatenate(const std::optional<Schema>& schema, std::vector<const Table*> pieces,
+                  std::vector<Table> owned) {
+  for (Table& t : owned) pieces.push_back(&t);
+  if (pieces.size() == 1) return *pieces.front();
+  Table result = schema ? Table(*schema) : Table();
+  for (const Table* piece : pieces) result.append_table(*piece);
+  return result;
+}
+
+}  // namespace
+
+struct MemoryDestination::State {
+  std::mutex mutex;
+  std::map<std::string, StoredDataset> datasets;
+
+  StoredDataset* find(const DatasetRef& dataset) {
+    auto it = datasets.find(dataset_key(dataset));
+    return it == datasets.end() ? nullptr : &it->second;
+  }
+};
+
+MemoryDestination::MemoryDestination() : state_(std::make_unique<State>()) {}
+MemoryDestination::~MemoryDestination() = default;
+
+std::int64_t MemoryDestination::write(const DatasetRef& dataset, const PartitionWindow* window,
+                                      const Table& table) {
+  const auto rows = static_cast<std::int64_t>(table.num_rows());
+  if (dataset.partitioning == nullptr) {
+    std::lock_guard lock(state_->mutex);
+    StoredDataset& stored = state_->datasets[dataset_key(dataset)];
+    stored.whole = table;
+    stored.schema = table.schema();
+    return rows;
+  }
+  if (window == nullptr) {
+    throw DestinationError(
+        fmt::format("dataset '{}' is partitioned by '{}': a write needs a window",
+                    detail::dataset_name(dataset), dataset.partitioning->column()));
+  }
+  // Split first: a row outside the window throws before anything changes.
+  std::vector<Table> parts = split_by_partition(dataset, *window, table);
+  const std::string& column = dataset.partitioning->column();
+
+  if (const auto* time = dynamic_cast<const TimePartitionWindow*>(window)) {
+    const Bounds bounds = time->bounds();
+    const TimeGranularity granularity = time->granularity();
+    std::lock_guard lock(state_->mutex);
+    StoredDataset& stored = state_->datasets[dataset_key(dataset)];
+    // Remove whatever the window covers; a slot reaching past it keeps its outside rows as
+    // slots of their own before and after the window.
+    std::vector<std::pair<TimePoint, TimeSlot>> trimmed;
+    std::vector<TimePoint> erased;
+    for_each_overlapping(
+        stored.time, bounds, [&](TimePoint start, const TimeSlot& slot, bool fully_inside) {
+          erased.push_back(start);
+          if (fully_inside) return;
+          if (start < bounds.start) {
+            const Bounds before{start, bounds.start};
+            trimmed.emplace_back(
+                start, TimeSlot{bounds.start, rows_by_bounds(slot.rows, column, before, true)});
+          }
+          if (bounds.end < slot.end) {
+            const Bounds after{bounds.end, slot.end};
+            trimmed.emplace_back(
+                bounds.end, TimeSlot{slot.end, rows_by_bounds(slot.rows, column, after, true)});
+          }
+        });
+    for (TimePoint start : erased) stored.time.erase(start);
+    for (auto& [start, slot] : trimmed) stored.time.emplace(start, std::move(slot));
+    TimePoint start = bounds.start;
+    auto hint = stored.time.end();
+    for (Table& part : parts) {
+      const TimePoint end = granularity.advance(start, 1);
+      hint = stored.time.emplace_hint(hint, start, TimeSlot{end, std::move(part)});
+      ++hint;
+      start = end;
+    }
+    stored.schema = table.schema();
+    return rows;
+  }
+
+  std::vector<std::string> keys;
+  if (const auto* list = dynamic_cast<const ListPartitionWindow*>(window)) {
+    keys = list->values();
+  } else {
+    keys.reserve(window->size());
+    for (std::size_t i = 0; i < window->size(); ++i) keys.push_back(window->partition_at(i)->key());
+  }
+  std::lock_guard lock(state_->mutex);
+  StoredDataset& stored = state_->datasets[dataset_key(dataset)];
+  for (std::size_t i = 0; i < keys.size(); ++i) stored.keyed[keys[i]] = std::move(parts[i]);
+  stored.schema = table.schema();
+  return rows;
+}
+
+Table MemoryDestination::read(const DatasetRef& dataset, const PartitionWindow* window) {
+  std::lock_guard lock(state_->mutex);
+  StoredDataset* stored = state_->find(dataset);
+  if (stored == nullptr) return Table();
+  if (dataset.partitioning == nullptr) return stored->whole;
+
+  std::vector<const Table*> pieces;
+  std::vector<Table> owned;
+  const std::string& column = dataset.partitioning->column();
+  if (window == nullptr) {
+    for (const auto& [start, slot] : stored->time) pieces.push_back(&slot.rows);
+    if (const auto* list = dynamic_cast<const ListPartitionConfig*>(dataset.partitioning)) {
+      for (const std::string& value : list->values()) {
+        auto it = stored->keyed.find(value);
+        if (it != stored->keyed.end()) pieces.push_back(&it->second);
+      }
+    } else {
+      for (const auto& [key, rows] : stored->keyed) pieces.push_back(&rows);
+    }
+  } else if (const auto* time = dynamic_cast<const TimePartitionWindow*>(window)) {
+    const Bounds bounds = time->bounds();
+    for_each_overlapping(stored->time, bounds,
+                         [&](TimePoint, const TimeSlot& slot, bool fully_inside) {
+                           if (fully_inside) {
+                             pieces.push_back(&slot.rows);
+                           } else {
+                             owned.push_back(rows_by_bounds(slot.rows, column, bounds, true));
+                           }
+                         });
+  } else {
+    const std::vector<std::string> keys = window->keys();
+    for (const std::string& key : keys) {
+      auto it = stored->keyed.find(key);
+      if (it != stored->keyed.end()) pieces.push_back(&it->second);
+    }
+  }
+  if (pieces.empty() && owned.empty()) return stored->schema ? Table(*stored->schema) : Table();
+  return concatenate(stored->schema, std::move(pieces), std::move(owned));
+}
+
+namespace {
+
+// Rows and whether anything was written, for one partition.
+PartitionCount count_partition(const StoredDataset& stored, const DatasetRef& dataset,
+                               const Partition& partition) {
+  PartitionCount count;
+  count.key = partition.key();
+  if (const auto* time = dynamic_cast<const TimePartition*>(&partition)) {
+    const Bounds bounds = time->bounds();
+    for_each_overlapping(
+        stored.time, bounds, [&](TimePoint, const TimeSlot& slot, bool fully_inside) {
+          count.written = true;
+          count.rows += static_cast<std::int64_t>(
+              fully_inside ? slot.rows.num_rows()
+                           : rows_by_bounds(slot.rows, dataset.partitioning->column(), bounds, true)
+                                 .num_rows());
+        });
+    return count;
+  }
+  auto it = stored.keyed.find(count.key);
+  if (it != stored.keyed.end()) {
+    count.written = true;
+    count.rows = static_cast<std::int64_t>(it->second.num_rows());
+  }
+  return count;
+}
+
+}  // namespace
+
+std::int64_t MemoryDestination::row_count(const DatasetRef& dataset, const Partition* partition) {
+  std::lock_guard lock(state_->mutex);
+  StoredDataset* stored = state_->find(dataset);
+  if (stored == nullptr) return 0;
+  if (dataset.partitioning == nullptr) return static_cast<std::int64_t>(stored->whole.num_rows());
+  if (partition == nullptr) {
+    std::int64_t total = 0;
+    for (const auto& [start, slot] : stored->time) total += slot.rows.num_rows();
+    for (const auto& [key, rows] : stored->keyed) total += rows.num_rows();
+    return total;
+  }
+  return count_partition(*stored, dataset, *partition).rows;
+}
+
+std::vector<PartitionCount> MemoryDestination::partition_counts(const DatasetRef& dataset,
+                                                                const PartitionWindow& window) {
+  std::vector<PartitionCount> counts;
+  counts.reserve(window.size());
+  std::lock_guard lock(state_->mutex);
+  StoredDataset* stored = state_->find(dataset);
+  for (std::size_t i = 0; i < window.size(); ++i) {
+    std::unique_ptr<Partition> partition = window.partition_at(i);
+    if (stored == nullptr || dataset.partitioning == nullptr) {
+      counts.push_back({partition->key(), 0, false});
+    } else {
+      counts.push_back(count_partition(*stored, dataset, *partition));
+    }
+  }
+  return counts;
+}
+
+std::optional<Schema> MemoryDestination::schema(const DatasetRef& dataset) {
+  std::lock_guard lock(state_->mutex);
+  StoredDataset* stored = state_->find(dataset);
+  return stored == nullptr ? std::nullopt : stored->schema;
+}
+
+}  // namespace interloper

@@ -1,0 +1,172 @@
+// Assets: validation of a run's window, the execution context, run and materialize.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "interloper/interloper.hpp"
+
+namespace {
+
+using namespace std::chrono;
+
+il::Table one_row(il::ExecutionContext& ctx) {
+  il::Table t;
+  t.append({{"date", ctx.partition_date()}, {"clicks", 12}});
+  return t;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) {
+  return s.rfind(prefix, 0) == 0;
+}
+
+TEST(AssetCheck, EachFailureNamesTheAsset) {
+  il::Asset daily("ads_stats", one_row);
+  daily.partitioned(il::TimePartitionConfig("date", {.start = il::TimePoint(year{2026} / 1 / 1)}));
+  il::TimePartitionWindow week(year{2026} / 1 / 1, year{2026} / 1 / 7);
+  il::TimePartitionWindow month(year{2026} / 1 / 1, year{2026} / 1 / 1, il::TimeGranularity::MONTH);
+  il::TimePartitionWindow before(year{2025} / 12 / 31, year{2025} / 12 / 31);
+  il::ListPartitionConfig regions("region", {"eu", "us"});
+  auto eu = regions.window("eu", "eu");
+
+  for (const il::PartitionWindow* window :
+       std::vector<const il::PartitionWindow*>{nullptr, &week, &month, &before, &eu}) {
+    const std::string message = error_of([&] { daily.check(window); });
+    EXPECT_TRUE(starts_with(message, "asset 'ads_stats': "))
+        << (window ? window->to_string() : "no window") << ": " << message;
+    EXPECT_THROW(daily.check(window), il::PartitionError);
+  }
+  il::TimePartitionWindow ok(year{2026} / 1 / 2, year{2026} / 1 / 2);
+  EXPECT_NO_THROW(daily.check(&ok));
+}
+
+TEST(AssetCheck, UnpartitionedAssetAcceptsAnything) {
+  il::Asset plain("customers", [](il::ExecutionContext&) { return il::Table(); });
+  il::TimePartitionWindow week(year{2026} / 1 / 1, year{2026} / 1 / 7);
+  EXPECT_NO_THROW(plain.check(nullptr));
+  EXPECT_NO_THROW(plain.check(&week));
+}
+
+TEST(AssetCheck, ConstructorRejectsEmptyNameAndCallable) {
+  EXPECT_THROW(il::Asset("", one_row), std::invalid_argument);
+  EXPECT_THROW(il::Asset("x", il::ComputeFn()), std::invalid_argument);
+}
+
+TEST(Asset, CopyClonesPartitioningAndSharesDestination) {
+  auto destination = std::make_shared<il::MemoryDestination>();
+  il::Asset a("a", one_row);
+  a.partitioned(il::TimePartitionConfig("date")).destination(destination).depends_on({"b"});
+  il::Asset b = a;
+  ASSERT_NE(b.partitioning(), nullptr);
+  EXPECT_NE(b.partitioning(), a.partitioning());
+  EXPECT_EQ(b.partitioning()->to_definition(), a.partitioning()->to_definition());
+  EXPECT_EQ(b.destination(), destination);
+  EXPECT_EQ(b.deps(), std::vector<std::string>{"b"});
+}
+
+TEST(Asset, RunComputesAndMaterializeWrites) {
+  auto destination = std::make_shared<il::MemoryDestination>();
+  il::Asset a("ads_stats", one_row);
+  a.partitioned(il::TimePartitionConfig("date"));
+  il::TimePartition day(year{2026} / 1 / 15);
+  il::Table rows = a.run(day);
+  ASSERT_EQ(rows.num_rows(), 1u);
+  EXPECT_EQ(rows.at(0, "date"), il::Value(year{2026} / 1 / 15));
+  // No destination: materialize is refused before computing.
+  EXPECT_THROW(a.materialize(day), il::DestinationError);
+  a.destination(destination);
+  EXPECT_EQ(a.materialize(day), 1);
+  EXPECT_EQ(destination->row_count(a.dataset(), &day), 1);
+  // load() has no DAG to read from.
+  il::Asset loader("loader", [](il::ExecutionContext& ctx) { return ctx.load("ads_stats"); });
+  EXPECT_THROW(loader.run(), il::RunError);
+}
+
+TEST(Asset, WindowedAssetSeesTheWholeWindowInOneCall) {
+  int calls = 0;
+  il::Asset a("windowed", [&](il::ExecutionContext& ctx) {
+    ++calls;
+    il::Table t;
+    const auto& window = dynamic_cast<const il::TimePartitionWindow&>(ctx.window());
+    for (il::TimePartition p : window) t.append({{"date", p.value().date()}});
+    return t;
+  });
+  a.partitioned(il::TimePartitionConfig("date", {.allow_window = true}));
+  EXPECT_EQ(a.run(il::TimePartitionWindow(year{2026} / 1 / 1, year{2026} / 1 / 7)).num_rows(), 7u);
+  EXPECT_EQ(a.run(il::TimePartition(year{2026} / 1 / 1)).num_rows(), 1u);
+  EXPECT_EQ(calls, 2);
+}
+
+TEST(ExecutionContext, PartitionNeedsExactlyOne) {
+  std::shared_ptr<const il::PartitionWindow> week =
+      il::TimePartitionWindow(year{2026} / 1 / 1, year{2026} / 1 / 7).clone();
+  il::ExecutionContext ctx("a", week);
+  EXPECT_TRUE(ctx.has_window());
+  EXPECT_EQ(ctx.window().size(), 7u);
+  const std::string message = error_of([&] { ctx.partition(); });
+  EXPECT_TRUE(starts_with(message, "asset 'a': ")) << message;
+  EXPECT_NE(message.find("2026-01-01..2026-01-07"), std::string::npos) << message;
+  EXPECT_THROW(ctx.partition_date(), il::PartitionError);
+
+  il::ExecutionContext none("b", nullptr);
+  EXPECT_FALSE(none.has_window());
+  EXPECT_THROW(none.window(), il::PartitionError);
+  EXPECT_THROW(none.partition(), il::PartitionError);
+}
+
+TEST(ExecutionContext, PartitionDateOnlyForDays) {
+  il::ExecutionContext day("a", il::TimePartition(year{2026} / 3 / 9).as_window());
+  EXPECT_EQ(day.partition().key(), "2026-03-09");
+  EXPECT_EQ(day.partition_date(), year{2026} / 3 / 9);
+
+  il::ExecutionContext month(
+      "m", il::TimePartition(year{2026} / 3 / 9, il::TimeGranularity::MONTH).as_window());
+  EXPECT_EQ(month.partition().key(), "2026-03");
+  const std::string message = error_of([&] { month.partition_date(); });
+  EXPECT_TRUE(starts_with(message, "asset 'm': ")) << message;
+  EXPECT_NE(message.find("month"), std::string::npos) << message;
+
+  il::ExecutionContext list("l", il::ListPartition("eu").as_window());
+  EXPECT_EQ(list.partition().key(), "eu");
+  EXPECT_THROW(list.partition_date(), il::PartitionError);
+}
+
+TEST(ExecutionContext, LoadUsesTheLoaderAndLogsGoToTheSink) {
+  std::vector<std::string> lines;
+  il::Logger logger(
+      [&](il::LogLevel level, std::string_view asset, std::string_view message) {
+        lines.push_back(std::string(il::log_level_name(level)) + " " + std::string(asset) + " " +
+                        std::string(message));
+      },
+      "a");
+  il::ExecutionContext ctx("a", nullptr, logger, [](std::string_view name) {
+    il::Table t;
+    t.append({{"from", name}});
+    return t;
+  });
+  EXPECT_EQ(ctx.load("up").at(0, "from"), il::Value("up"));
+  ctx.logger().info("hello");
+  ctx.logger().for_asset("z").warning("careful");
+  EXPECT_EQ(lines, (std::vector<std::string>{"info a hello", "warning z careful"}));
+}
+
+TEST(Source, AddSetsSourceNameAndRejectsDuplicates) {
+  il::Source ads("ads");
+  ads.asset("a", one_row);
+  EXPECT_EQ(ads.assets().at(0).source_name(), "ads");
+  EXPECT_EQ(ads.assets().at(0).dataset().source, "ads");
+  EXPECT_THROW(ads.asset("a", one_row), il::DagError);
+}
+
+}  // namespace

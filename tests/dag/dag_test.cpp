@@ -1,0 +1,145 @@
+// DAG: wiring checks, topological order, destinations and selection.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "interloper/interloper.hpp"
+
+namespace {
+
+using namespace std::chrono;
+
+il::Table nothing(il::ExecutionContext&) { return il::Table(); }
+
+il::Asset asset(std::string name, std::vector<std::string> deps = {}) {
+  il::Asset a(std::move(name), nothing);
+  a.depends_on(std::move(deps));
+  return a;
+}
+
+std::vector<std::string> names(const std::vector<const il::Asset*>& assets) {
+  std::vector<std::string> out;
+  for (const il::Asset* a : assets) out.push_back(a->name());
+  return out;
+}
+
+std::string dag_error(std::vector<il::Source> sources, std::vector<il::Asset> loose = {}) {
+  try {
+    il::DAG dag(std::move(sources), std::move(loose));
+  } catch (const il::DagError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(DAG, TopologicalOrderKeepsDeclarationOrderForTies) {
+  il::Source s("s");
+  s.add(asset("report", {"clean", "extra"}));
+  s.add(asset("raw"));
+  s.add(asset("clean", {"raw"}));
+  s.add(asset("extra"));
+  il::DAG dag({s});
+  EXPECT_EQ(names(dag.order()), (std::vector<std::string>{"raw", "clean", "extra", "report"}));
+  EXPECT_EQ(dag.size(), 4u);
+  EXPECT_EQ(names(dag.upstream("report")), (std::vector<std::string>{"clean", "extra"}));
+  EXPECT_EQ(names(dag.downstream("raw")), (std::vector<std::string>{"clean"}));
+  EXPECT_THROW(dag.asset("nope"), il::DagError);
+  EXPECT_EQ(dag.find("nope"), nullptr);
+}
+
+TEST(DAG, UnknownDependencyIsNamed) {
+  il::Source s("s");
+  s.add(asset("b", {"x"}));
+  EXPECT_EQ(dag_error({s}), "asset 'b' depends on unknown asset 'x'");
+}
+
+TEST(DAG, DuplicateNamesAcrossSources) {
+  il::Source a("a");
+  a.add(asset("same"));
+  il::Source b("b");
+  b.add(asset("same"));
+  const std::string message = dag_error({a, b});
+  EXPECT_NE(message.find("'same'"), std::string::npos) << message;
+  EXPECT_NE(message.find("'a'"), std::string::npos) << message;
+  EXPECT_NE(message.find("'b'"), std::string::npos) << message;
+  EXPECT_NE(dag_error({a}, {asset("same")}), "");
+}
+
+TEST(DAG, CycleIsNamedInOrder) {
+  il::Source s("s");
+  s.add(asset("a", {"b"}));
+  s.add(asset("b", {"a"}));
+  s.add(asset("c", {"a"}));
+  EXPECT_EQ(dag_error({s}), "dependency cycle: a -> b -> a");
+
+  il::Source three("t");
+  three.add(asset("start"));
+  three.add(asset("x", {"start", "z"}));
+  three.add(asset("y", {"x"}));
+  three.add(asset("z", {"y"}));
+  EXPECT_EQ(dag_error({three}), "dependency cycle: x -> y -> z -> x");
+
+  il::Source self("self");
+  self.add(asset("me", {"me"}));
+  EXPECT_EQ(dag_error({self}), "dependency cycle: me -> me");
+}
+
+TEST(DAG, IncompatiblePartitionedEdgeNamesBothAssets) {
+  il::Source s("s");
+  s.add(asset("daily")).partitioned(il::TimePartitionConfig("date"));
+  s.add(asset("monthly", {"daily"}))
+      .partitioned(il::TimePartitionConfig("date", {.granularity = il::TimeGranularity::MONTH}));
+  const std::string message = dag_error({s});
+  EXPECT_NE(message.find("'daily'"), std::string::npos) << message;
+  EXPECT_NE(message.find("'monthly'"), std::string::npos) << message;
+
+  // Partitioned upstream, unpartitioned downstream (and the reverse) are fine.
+  il::Source mixed("m");
+  mixed.add(asset("daily")).partitioned(il::TimePartitionConfig("date"));
+  mixed.add(asset("summary", {"daily"}));
+  EXPECT_EQ(dag_error({mixed}), "");
+}
+
+TEST(DAG, DestinationOfPrefersTheAssetsOwn) {
+  auto shared = std::make_shared<il::MemoryDestination>();
+  auto own = std::make_shared<il::MemoryDestination>();
+  il::Source s("s", shared);
+  s.add(asset("a"));
+  s.add(asset("b")).destination(own);
+  il::DAG dag({s}, {asset("loose")});
+  EXPECT_EQ(dag.destination_of(dag.asset("a")), shared.get());
+  EXPECT_EQ(dag.destination_of(dag.asset("b")), own.get());
+  EXPECT_EQ(dag.destination_of(dag.asset("loose")), nullptr);
+  EXPECT_EQ(dag.loose_assets().size(), 1u);
+}
+
+TEST(DAG, SelectWithAndWithoutUpstream) {
+  auto destination = std::make_shared<il::MemoryDestination>();
+  il::Source s("s", destination);
+  s.add(asset("raw"));
+  s.add(asset("clean", {"raw"}));
+  s.add(asset("report", {"clean"}));
+  s.add(asset("other"));
+  il::DAG dag({s});
+
+  il::DAG only = dag.select({"report"});
+  EXPECT_EQ(names(only.order()), std::vector<std::string>{"report"});
+  EXPECT_EQ(only.external_names(), std::vector<std::string>{"clean"});
+  ASSERT_NE(only.external("clean"), nullptr);
+  EXPECT_EQ(only.destination_of(*only.external("clean")), destination.get());
+
+  il::DAG chain = dag.select({"report"}, true);
+  EXPECT_EQ(names(chain.order()), (std::vector<std::string>{"raw", "clean", "report"}));
+  EXPECT_TRUE(chain.external_names().empty());
+  EXPECT_THROW(dag.select({"nope"}), il::DagError);
+
+  // Copies are independent of the original.
+  il::DAG copy = chain;
+  EXPECT_EQ(names(copy.order()), names(chain.order()));
+  EXPECT_NE(copy.order().front(), chain.order().front());
+}
+
+}  // namespace

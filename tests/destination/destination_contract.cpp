@@ -1,0 +1,307 @@
+// The destination contract (see destination_contract.hpp), run against every kind.
+#include "destination_contract.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "interloper/data.hpp"
+#include "interloper/partitioning.hpp"
+
+namespace interloper_test {
+
+namespace il = interloper;
+using namespace std::chrono;
+
+void DestinationContract::SetUp() {
+  static std::atomic<int> counter{0};
+  std::random_device device;
+  temp_dir_ = std::filesystem::temp_directory_path() /
+              ("il-destination-" + std::to_string(device()) + "-" + std::to_string(++counter));
+  std::filesystem::create_directories(temp_dir_);
+  destination_ = GetParam().make(temp_dir_.string());
+  ASSERT_NE(destination_, nullptr);
+}
+
+void DestinationContract::TearDown() {
+  destination_.reset();
+  std::error_code ignored;
+  std::filesystem::remove_all(temp_dir_, ignored);
+}
+
+namespace {
+
+il::TimePoint day(int d, int month = 1) { return year{2026} / month / d; }
+
+il::Table daily_rows(std::initializer_list<int> days, int clicks = 1) {
+  il::Table t;
+  for (int d : days) t.append({{"date", year{2026} / 1 / d}, {"clicks", clicks * d}});
+  return t;
+}
+
+il::TimePartitionWindow days(int first, int last) {
+  return il::TimePartitionWindow(day(first), day(last));
+}
+
+std::vector<std::pair<std::string, std::int64_t>> written(
+    const std::vector<il::PartitionCount>& counts) {
+  std::vector<std::pair<std::string, std::int64_t>> out;
+  for (const auto& c : counts) out.emplace_back(c.key, c.written ? c.rows : -1);
+  return out;
+}
+
+const il::TimePartitionConfig kDaily("date", {.allow_window = true});
+const il::DatasetRef kDailyRef{"ads", "stats", &kDaily};
+
+}  // namespace
+
+TEST_P(DestinationContract, NeverWrittenDatasetReadsEmpty) {
+  auto w = days(1, 2);
+  EXPECT_EQ(destination().read(kDailyRef, &w).num_rows(), 0u);
+  EXPECT_EQ(destination().read(kDailyRef, nullptr).num_rows(), 0u);
+  il::TimePartition p(day(1));
+  EXPECT_EQ(destination().row_count(kDailyRef, &p), 0);
+  EXPECT_EQ(destination().row_count(kDailyRef, nullptr), 0);
+  EXPECT_EQ(
+      written(destination().partition_counts(kDailyRef, w)),
+      (std::vector<std::pair<std::string, std::int64_t>>{{"2026-01-01", -1}, {"2026-01-02", -1}}));
+  EXPECT_FALSE(destination().schema(kDailyRef).has_value());
+}
+
+TEST_P(DestinationContract, WindowWriteReplacesEachPartition) {
+  auto w = days(1, 3);
+  EXPECT_EQ(destination().write(kDailyRef, &w, daily_rows({1, 1, 2, 3})), 4);
+  auto w2 = days(2, 3);
+  EXPECT_EQ(destination().write(kDailyRef, &w2, daily_rows({2}, 10)), 1);
+  EXPECT_EQ(written(destination().partition_counts(kDailyRef, w)),
+            (std::vector<std::pair<std::string, std::int64_t>>{
+                {"2026-01-01", 2}, {"2026-01-02", 1}, {"2026-01-03", 0}}));
+  il::Table two = destination().read(kDailyRef, &w2);
+  ASSERT_EQ(two.num_rows(), 1u);
+  EXPECT_EQ(two.at(0, "clicks"), il::Value(20));
+  EXPECT_EQ(destination().read(kDailyRef, &w).num_rows(), 3u);
+}
+
+TEST_P(DestinationContract, PartitionWithoutRowsIsWrittenEmpty) {
+  auto w = days(1, 3);
+  destination().write(kDailyRef, &w, daily_rows({1, 3}));
+  const auto counts = destination().partition_counts(kDailyRef, w);
+  ASSERT_EQ(counts.size(), 3u);
+  EXPECT_TRUE(counts[1].written);
+  EXPECT_EQ(counts[1].rows, 0);
+  EXPECT_EQ(counts[1].key, "2026-01-02");
+  il::TimePartition second(day(2));
+  EXPECT_EQ(destination().row_count(kDailyRef, &second), 0);
+  // A window written with no rows at all still counts as written.
+  auto later = days(10, 11);
+  destination().write(kDailyRef, &later, il::Table());
+  for (const auto& c : destination().partition_counts(kDailyRef, later)) {
+    EXPECT_TRUE(c.written) << c.key;
+    EXPECT_EQ(c.rows, 0) << c.key;
+  }
+}
+
+TEST_P(DestinationContract, RowOutsideWindowIsAnErrorAndNothingIsWritten) {
+  auto w = days(1, 2);
+  destination().write(kDailyRef, &w, daily_rows({1, 2}));
+  il::Table bad = daily_rows({1, 2, 3}, 100);
+  try {
+    destination().write(kDailyRef, &w, bad);
+    FAIL() << "expected DestinationError";
+  } catch (const il::DestinationError& e) {
+    EXPECT_NE(std::string(e.what()).find("2026-01-03"), std::string::npos) << e.what();
+  }
+  il::Table back = destination().read(kDailyRef, &w);
+  EXPECT_EQ(back, daily_rows({1, 2}));
+}
+
+TEST_P(DestinationContract, MissingOrNullPartitionColumnIsAnError) {
+  auto w = days(1, 1);
+  il::Table no_column;
+  no_column.append({{"clicks", 1}});
+  try {
+    destination().write(kDailyRef, &w, no_column);
+    FAIL() << "expected DestinationError";
+  } catch (const il::DestinationError& e) {
+    EXPECT_NE(std::string(e.what()).find("'date'"), std::string::npos) << e.what();
+  }
+  il::Table null_date;
+  null_date.append({{"date", year{2026} / 1 / 1}, {"clicks", 1}});
+  null_date.append({{"date", nullptr}, {"clicks", 2}});
+  try {
+    destination().write(kDailyRef, &w, null_date);
+    FAIL() << "expected DestinationError";
+  } catch (const il::DestinationError& e) {
+    EXPECT_NE(std::string(e.what()).find("'date'"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(destination().row_count(kDailyRef, nullptr), 0);
+}
+
+TEST_P(DestinationContract, ReadAndRowCountScopeByBounds) {
+  // Timestamps late in a day belong to that day; the next midnight to the next.
+  il::TimePartitionConfig config("ts", {.allow_window = true});
+  il::DatasetRef ref{"", "events", &config};
+  il::Table t;
+  t.append({{"ts", sys_seconds(sys_days(year{2026} / 1 / 1))}, {"n", 1}});
+  t.append(
+      {{"ts", sys_seconds(sys_days(year{2026} / 1 / 1) + hours(23) + minutes(59) + seconds(59))},
+       {"n", 2}});
+  t.append({{"ts", sys_seconds(sys_days(year{2026} / 1 / 2))}, {"n", 3}});
+  auto w = days(1, 2);
+  ASSERT_EQ(destination().write(ref, &w, t), 3);
+  il::TimePartition first(day(1));
+  il::TimePartition second(day(2));
+  EXPECT_EQ(destination().row_count(ref, &first), 2);
+  EXPECT_EQ(destination().row_count(ref, &second), 1);
+  auto only_second = days(2, 2);
+  il::Table back = destination().read(ref, &only_second);
+  ASSERT_EQ(back.num_rows(), 1u);
+  EXPECT_EQ(back.at(0, "n"), il::Value(3));
+}
+
+TEST_P(DestinationContract, MonthlyPartitionsHoldDailyDates) {
+  il::TimePartitionConfig monthly(
+      "date", {.granularity = il::TimeGranularity::MONTH, .allow_window = true});
+  il::DatasetRef ref{"ads", "monthly", &monthly};
+  il::Table t;
+  for (int d : {1, 15, 31}) t.append({{"date", year{2026} / 1 / d}, {"v", d}});
+  for (int d : {1, 28}) t.append({{"date", year{2026} / 2 / d}, {"v", d}});
+  il::TimePartitionWindow w(day(1, 1), day(1, 2), il::TimeGranularity::MONTH);
+  ASSERT_EQ(destination().write(ref, &w, t), 5);
+  il::TimePartition jan(day(1, 1), il::TimeGranularity::MONTH);
+  il::TimePartition feb(day(20, 2), il::TimeGranularity::MONTH);
+  EXPECT_EQ(destination().row_count(ref, &jan), 3);
+  EXPECT_EQ(destination().row_count(ref, &feb), 2);
+  EXPECT_EQ(destination().read(ref, jan.as_window().get()).num_rows(), 3u);
+  EXPECT_EQ(written(destination().partition_counts(ref, w)),
+            (std::vector<std::pair<std::string, std::int64_t>>{{"2026-01", 3}, {"2026-02", 2}}));
+  // Rewriting February alone replaces only February.
+  il::Table feb_rows;
+  feb_rows.append({{"date", year{2026} / 2 / 14}, {"v", 14}});
+  destination().write(ref, feb.as_window().get(), feb_rows);
+  EXPECT_EQ(destination().row_count(ref, &jan), 3);
+  EXPECT_EQ(destination().row_count(ref, &feb), 1);
+}
+
+TEST_P(DestinationContract, ListPartitionsSelectByMembership) {
+  const std::vector<std::string> values = {"eu/west",    "..",        "../x", "it's \"quoted\"",
+                                           "with space", "ünïcødé ☃", "%2F",  "us"};
+  il::ListPartitionConfig config("region", values, true);
+  il::DatasetRef ref{"shop", "sales", &config};
+  il::Table t;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    for (std::size_t k = 0; k <= i; ++k) {
+      t.append({{"region", values[i]}, {"amount", static_cast<int>(10 * i + k)}});
+    }
+  }
+  auto all = config.window(values.front(), values.back());
+  ASSERT_EQ(destination().write(ref, &all, t), static_cast<std::int64_t>(t.num_rows()));
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    il::ListPartition p(values[i]);
+    EXPECT_EQ(destination().row_count(ref, &p), static_cast<std::int64_t>(i + 1)) << values[i];
+    il::Table back = destination().read(ref, p.as_window().get());
+    ASSERT_EQ(back.num_rows(), i + 1) << values[i];
+    for (std::size_t r = 0; r < back.num_rows(); ++r) {
+      EXPECT_EQ(back.at(r, "region"), il::Value(values[i]));
+    }
+  }
+  auto middle = config.window("../x", "with space");
+  EXPECT_EQ(destination().read(ref, &middle).num_rows(), 3u + 4u + 5u);
+  // A row whose value is outside the window is refused.
+  il::Table stray;
+  stray.append({{"region", "us"}, {"amount", 1}});
+  EXPECT_THROW(destination().write(ref, &middle, stray), il::DestinationError);
+  EXPECT_EQ(destination().row_count(ref, nullptr), static_cast<std::int64_t>(t.num_rows()));
+}
+
+TEST_P(DestinationContract, UnpartitionedWriteReplacesEverything) {
+  il::DatasetRef ref{"crm", "customers", nullptr};
+  il::Table first;
+  first.append({{"id", 1}, {"name", "a"}});
+  first.append({{"id", 2}, {"name", "b"}});
+  EXPECT_EQ(destination().write(ref, nullptr, first), 2);
+  il::Table second;
+  second.append({{"id", 3}, {"name", "c"}});
+  EXPECT_EQ(destination().write(ref, nullptr, second), 1);
+  EXPECT_EQ(destination().read(ref, nullptr), second);
+  EXPECT_EQ(destination().row_count(ref, nullptr), 1);
+}
+
+TEST_P(DestinationContract, WindowedAndPerPartitionWritesStoreTheSame) {
+  il::DatasetRef windowed{"ads", "windowed", &kDaily};
+  il::DatasetRef single{"ads", "single", &kDaily};
+  auto w = days(1, 4);
+  il::Table rows = daily_rows({1, 1, 2, 4});
+  destination().write(windowed, &w, rows);
+  for (il::TimePartition p : w) {
+    destination().write(single, p.as_window().get(), p.slice(rows, "date"));
+  }
+  EXPECT_EQ(destination().read(windowed, &w), destination().read(single, &w));
+  EXPECT_EQ(written(destination().partition_counts(windowed, w)),
+            written(destination().partition_counts(single, w)));
+  for (il::TimePartition p : w) {
+    EXPECT_EQ(destination().read(windowed, p.as_window().get()),
+              destination().read(single, p.as_window().get()));
+  }
+}
+
+TEST_P(DestinationContract, SchemaIsTheLastWritten) {
+  auto w = days(1, 1);
+  destination().write(kDailyRef, &w, daily_rows({1}));
+  auto schema = destination().schema(kDailyRef);
+  ASSERT_TRUE(schema.has_value());
+  EXPECT_EQ(*schema, il::Schema({{"date", il::DataType::date}, {"clicks", il::DataType::int64}}));
+}
+
+TEST_P(DestinationContract, ValuesRoundTripExactly) {
+  il::TimePartitionConfig config("date", {.allow_window = true});
+  il::DatasetRef ref{"types", "all", &config};
+  il::Table t;
+  t.append({{"date", year{2026} / 3 / 1},
+            {"at", sys_seconds(sys_days(year{2026} / 3 / 1) + hours(13) + minutes(5) + seconds(9))},
+            {"ratio", 0.1},
+            {"big", 1e300},
+            {"count", 9007199254740993LL},
+            {"flag", true},
+            {"label", "comma, \"quote\"\nnewline ünï"},
+            {"maybe", nullptr}});
+  t.append({{"date", year{2026} / 3 / 2},
+            {"at", sys_seconds(sys_days(year{2026} / 3 / 2))},
+            {"ratio", -2.5},
+            {"big", 3.0},
+            {"count", -1},
+            {"flag", false},
+            {"label", ""},
+            {"maybe", "present"}});
+  t.append({{"date", year{2026} / 3 / 2},
+            {"at", nullptr},
+            {"ratio", nullptr},
+            {"big", nullptr},
+            {"count", nullptr},
+            {"flag", nullptr},
+            {"label", nullptr},
+            {"maybe", nullptr}});
+  il::TimePartitionWindow w(year{2026} / 3 / 1, year{2026} / 3 / 2);
+  destination().write(ref, &w, t);
+  EXPECT_EQ(destination().read(ref, &w), t);
+}
+
+TEST_P(DestinationContract, ConcurrentWritersOfDistinctPartitions) {
+  std::vector<std::thread> writers;
+  for (int d = 1; d <= 4; ++d) {
+    writers.emplace_back([this, d] {
+      for (int round = 0; round < 5; ++round) {
+        auto w = days(d, d);
+        destination().write(kDailyRef, &w, daily_rows({d, d}, round));
+      }
+    });
+  }
+  for (auto& t : writers) t.join();
+  auto w = days(1, 4);
+  EXPECT_EQ(written(destination().partition_counts(kDailyRef, w)),
+            (std::vector<std::pair<std::string, std::int64_t>>{
+                {"2026-01-01", 2}, {"2026-01-02", 2}, {"2026-01-03", 2}, {"2026-01-04", 2}}));
+}
+
+}  // namespace interloper_test

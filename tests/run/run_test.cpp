@@ -1,0 +1,644 @@
+// Runners, validation, events, the materialization store and backfills.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "interloper/interloper.hpp"
+#include "interloper/run/range_map.hpp"
+
+namespace {
+
+using namespace std::chrono;
+
+il::TimePoint day(int d) { return year{2026} / 1 / d; }
+
+// Waits (bounded) until `parties` callers have arrived; false on timeout.
+class Rendezvous {
+ public:
+  explicit Rendezvous(int parties) : parties_(parties) {}
+  bool arrive_and_wait() {
+    std::unique_lock lock(mutex_);
+    ++arrived_;
+    cv_.notify_all();
+    return cv_.wait_for(lock, seconds(20), [this] { return arrived_ >= parties_; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  int parties_;
+  int arrived_ = 0;
+};
+
+// Records which assets computed, in order.
+struct Journal {
+  std::mutex mutex;
+  std::vector<std::string> names;
+  void add(const std::string& name) {
+    std::lock_guard lock(mutex);
+    names.push_back(name);
+  }
+  std::size_t count(const std::string& name) {
+    std::lock_guard lock(mutex);
+    return static_cast<std::size_t>(std::count(names.begin(), names.end(), name));
+  }
+};
+
+// A daily asset writing `rows` rows per partition.
+il::ComputeFn daily_rows(Journal* journal, std::string name, int rows = 2) {
+  return [=](il::ExecutionContext& ctx) {
+    if (journal != nullptr) journal->add(name);
+    il::Table t;
+    for (int i = 0; i < rows; ++i) t.append({{"date", ctx.partition_date()}, {"n", i}});
+    return t;
+  };
+}
+
+const il::TimePartitionConfig kDaily("date");
+
+struct RunnerCase {
+  std::string name;
+  std::shared_ptr<il::Runner> runner;
+};
+
+void PrintTo(const RunnerCase& c, std::ostream* out) { *out << c.name; }
+
+class Runners : public ::testing::TestWithParam<RunnerCase> {
+ protected:
+  const il::Runner& runner() const { return *GetParam().runner; }
+  std::shared_ptr<il::MemoryDestination> destination_ = std::make_shared<il::MemoryDestination>();
+};
+
+INSTANTIATE_TEST_SUITE_P(
+    All, Runners,
+    ::testing::Values(RunnerCase{"Serial", std::make_shared<il::SerialRunner>()},
+                      RunnerCase{"Threaded", std::make_shared<il::ThreadedRunner>(4)}),
+    [](const auto& info) { return info.param.name; });
+
+TEST_P(Runners, ChainRunsInOrderAndLoadsTheUpstreamWindow) {
+  Journal journal;
+  il::Source s("ads", destination_);
+  s.asset(
+       "report",
+       [&](il::ExecutionContext& ctx) {
+         journal.add("report");
+         il::Table clean = ctx.load("clean");
+         il::Table t;
+         t.append({{"date", ctx.partition_date()}, {"rows", static_cast<int>(clean.num_rows())}});
+         return t;
+       })
+      .partitioned(kDaily)
+      .depends_on({"clean"});
+  s.asset("raw", daily_rows(&journal, "raw", 3)).partitioned(kDaily);
+  s.asset("clean",
+          [&](il::ExecutionContext& ctx) {
+            journal.add("clean");
+            return ctx.load("raw");
+          })
+      .partitioned(kDaily)
+      .depends_on({"raw"});
+  il::DAG dag({s});
+  il::RunResult result = runner().run(dag, il::TimePartition(day(5)));
+  ASSERT_TRUE(result.ok()) << result.error_summary();
+  EXPECT_EQ(journal.names, (std::vector<std::string>{"raw", "clean", "report"}));
+  EXPECT_EQ(result.window, "2026-01-05");
+  EXPECT_EQ(result.asset("raw").rows, 3);
+  EXPECT_EQ(result.asset("clean").rows, 3);
+  EXPECT_EQ(result.asset("report").status, il::Status::succeeded);
+  il::TimePartition p(day(5));
+  il::Table report = destination_->read(dag.asset("report").dataset(), p.as_window().get());
+  ASSERT_EQ(report.num_rows(), 1u);
+  EXPECT_EQ(report.at(0, "rows"), il::Value(3));
+  EXPECT_THROW(result.asset("nope"), il::RunError);
+}
+
+TEST_P(Runners, FailedAssetCancelsItsDownstreamsOnly) {
+  Journal journal;
+  il::Source s("s", destination_);
+  s.asset("bad", [](il::ExecutionContext&) -> il::Table {
+     throw std::runtime_error("boom");
+   }).partitioned(kDaily);
+  s.asset("after_bad", daily_rows(&journal, "after_bad")).partitioned(kDaily).depends_on({"bad"});
+  s.asset("deeper", daily_rows(&journal, "deeper")).partitioned(kDaily).depends_on({"after_bad"});
+  s.asset("good", daily_rows(&journal, "good")).partitioned(kDaily);
+  il::DAG dag({s});
+  il::RunResult result = runner().run(dag, il::TimePartition(day(1)));
+  EXPECT_FALSE(result.ok());
+  EXPECT_EQ(result.status, il::Status::failed);
+  EXPECT_EQ(result.asset("bad").status, il::Status::failed);
+  EXPECT_EQ(result.asset("bad").error, "boom");
+  EXPECT_EQ(result.asset("after_bad").status, il::Status::canceled);
+  EXPECT_NE(result.asset("after_bad").error.find("'bad'"), std::string::npos);
+  EXPECT_EQ(result.asset("deeper").status, il::Status::canceled);
+  EXPECT_NE(result.asset("deeper").error.find("'bad'"), std::string::npos);
+  EXPECT_EQ(result.asset("good").status, il::Status::succeeded);
+  EXPECT_EQ(journal.names, std::vector<std::string>{"good"});
+  EXPECT_EQ(result.error_summary(), "bad: boom");
+}
+
+TEST_P(Runners, NonStandardExceptionsFailTheAsset) {
+  struct NotAnException {};
+  il::Source s("s", destination_);
+  s.asset("int", [](il::ExecutionContext&) -> il::Table { throw 42; });
+  s.asset("struct", [](il::ExecutionContext&) -> il::Table { throw NotAnException{}; });
+  s.asset("fine", [](il::ExecutionContext&) { return il::Table(); });
+  il::DAG dag({s});
+  il::RunResult result = runner().run(dag);
+  EXPECT_EQ(result.asset("int").status, il::Status::failed);
+  EXPECT_NE(result.asset("int").error.find("unknown exception"), std::string::npos);
+  EXPECT_EQ(result.asset("struct").status, il::Status::failed);
+  EXPECT_EQ(result.asset("fine").status, il::Status::succeeded);
+  EXPECT_EQ(result.window, "");
+}
+
+TEST_P(Runners, MissingDestinationFailsThatAsset) {
+  il::Source s("s");  // no destination
+  s.asset("a", daily_rows(nullptr, "a")).partitioned(kDaily);
+  il::DAG dag({s});
+  il::RunResult result = runner().run(dag, il::TimePartition(day(1)));
+  EXPECT_EQ(result.asset("a").status, il::Status::failed);
+  EXPECT_NE(result.asset("a").error.find("no destination"), std::string::npos)
+      << result.asset("a").error;
+}
+
+TEST_P(Runners, LoadingANonDependencyFails) {
+  il::Source s("s", destination_);
+  s.asset("a", daily_rows(nullptr, "a")).partitioned(kDaily);
+  s.asset("b", [](il::ExecutionContext& ctx) { return ctx.load("a"); }).partitioned(kDaily);
+  il::DAG dag({s});
+  il::RunResult result = runner().run(dag, il::TimePartition(day(1)));
+  EXPECT_EQ(result.asset("b").status, il::Status::failed);
+  EXPECT_NE(result.asset("b").error.find("not one of its dependencies"), std::string::npos)
+      << result.asset("b").error;
+}
+
+TEST_P(Runners, UnpartitionedUpstreamIsReadWhole) {
+  il::Source s("s", destination_);
+  s.asset("dim", [](il::ExecutionContext& ctx) {
+    EXPECT_TRUE(ctx.has_window());  // an unpartitioned asset still sees the run's window
+    il::Table t;
+    for (int i = 0; i < 4; ++i) t.append({{"id", i}});
+    return t;
+  });
+  s.asset("fact",
+          [](il::ExecutionContext& ctx) {
+            il::Table dim = ctx.load("dim");
+            il::Table t;
+            t.append({{"date", ctx.partition_date()}, {"dims", static_cast<int>(dim.num_rows())}});
+            return t;
+          })
+      .partitioned(kDaily)
+      .depends_on({"dim"});
+  il::DAG dag({s});
+  il::RunResult result = runner().run(dag, il::TimePartition(day(2)));
+  ASSERT_TRUE(result.ok()) << result.error_summary();
+  il::Table fact = destination_->read(dag.asset("fact").dataset(), nullptr);
+  EXPECT_EQ(fact.at(0, "dims"), il::Value(4));
+  EXPECT_EQ(destination_->row_count(dag.asset("dim").dataset(), nullptr), 4);
+}
+
+TEST_P(Runners, DisabledAssetsAreSkippedAndExemptFromValidation) {
+  Journal journal;
+  il::Source s("s", destination_);
+  s.asset("off", daily_rows(&journal, "off")).partitioned(kDaily).enabled(false);
+  s.asset("on", [&](il::ExecutionContext&) {
+     journal.add("on");
+     return il::Table();
+   }).partitioned(il::TimePartitionConfig("date", {.allow_window = true}));
+  il::DAG dag({s});
+  // "off" could not serve a week, but it is disabled.
+  il::RunResult result = runner().run(dag, il::TimePartitionWindow(day(1), day(7)));
+  EXPECT_TRUE(result.ok()) << result.error_summary();
+  EXPECT_EQ(result.asset("off").status, il::Status::skipped);
+  EXPECT_EQ(journal.names, std::vector<std::string>{"on"});
+}
+
+TEST_P(Runners, ValidationFailureListsEveryAssetAndExecutesNothing) {
+  Journal journal;
+  il::Source s("s", destination_);
+  s.asset("first", daily_rows(&journal, "first")).partitioned(kDaily);
+  s.asset("windowed", daily_rows(&journal, "windowed"))
+      .partitioned(il::TimePartitionConfig("date", {.allow_window = true}));
+  s.asset("second", daily_rows(&journal, "second"))
+      .partitioned(il::TimePartitionConfig("date", {.granularity = il::TimeGranularity::MONTH}));
+  il::DAG dag({s});
+  il::EventBus events;
+  std::vector<il::EventType> seen;
+  events.subscribe([&](const il::Event& e) { seen.push_back(e.type); });
+  il::RunOptions options;
+  options.events = &events;
+  try {
+    runner().run(dag, il::TimePartitionWindow(day(1), day(3)), options);
+    FAIL() << "expected PartitionError";
+  } catch (const il::PartitionError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.find("asset 'first': "), 0u) << message;
+    EXPECT_NE(message.find("\nasset 'second': "), std::string::npos) << message;
+    EXPECT_EQ(message.find("'windowed'"), std::string::npos) << message;
+  }
+  EXPECT_TRUE(journal.names.empty());
+  EXPECT_EQ(seen, std::vector<il::EventType>{il::EventType::run_failed});
+  // A partitioned DAG given no window fails the same way.
+  EXPECT_THROW(runner().run(dag), il::PartitionError);
+  EXPECT_TRUE(journal.names.empty());
+}
+
+TEST_P(Runners, EventsAndStoreRecords) {
+  il::FixedClock clock(il::TimePoint(sys_days(year{2026} / 1 / 15) + hours(8)));
+  il::MemoryStore store;
+  il::EventBus events;
+  std::vector<il::Event> seen;
+  events.subscribe([&](const il::Event& e) { seen.push_back(e); });
+  il::Source s("s", destination_);
+  s.asset("a", daily_rows(nullptr, "a", 5)).partitioned(kDaily);
+  s.asset("b",
+          [](il::ExecutionContext& ctx) -> il::Table {
+            ctx.logger().info("about to fail");
+            ctx.load("a");
+            throw std::runtime_error("nope");
+          })
+      .partitioned(kDaily)
+      .depends_on({"a"});
+  il::DAG dag({s});
+  il::RunOptions options;
+  options.events = &events;
+  options.store = &store;
+  options.clock = &clock;
+  il::RunResult result = runner().run(dag, il::TimePartition(day(3)), options);
+  EXPECT_EQ(result.run_id.rfind("run-20260115T080000-", 0), 0u) << result.run_id;
+
+  std::vector<std::string> types;
+  for (const il::Event& e : seen) {
+    types.push_back(std::string(il::event_type_name(e.type)) + (e.asset.empty() ? "" : ":") +
+                    e.asset);
+    EXPECT_EQ(e.run_id, result.run_id);
+    EXPECT_EQ(e.window, "2026-01-03");
+    EXPECT_EQ(e.time, clock.now());
+    const auto json = nlohmann::json::parse(e.to_json());
+    EXPECT_EQ(json.at("type"), il::event_type_name(e.type));
+  }
+  EXPECT_EQ(types, (std::vector<std::string>{
+                       "run_started", "asset_queued:a", "asset_started:a", "destination_write:a",
+                       "asset_completed:a", "asset_queued:b", "asset_started:b", "log:b",
+                       "destination_read:b", "asset_failed:b", "run_failed"}));
+  EXPECT_EQ(seen[3].rows, 5);
+  EXPECT_EQ(seen[8].rows, 5);
+  EXPECT_EQ(seen[9].message, "nope");
+
+  const il::TimePartition p(day(3));
+  auto a = store.latest(dag.asset("a").dataset(), &p);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->status, il::MaterializationStatus::materialized);
+  EXPECT_EQ(a->rows, 5);
+  EXPECT_EQ(a->run_id, result.run_id);
+  EXPECT_EQ(a->started, clock.now());
+  auto b = store.latest(dag.asset("b").dataset(), &p);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->status, il::MaterializationStatus::failed);
+  EXPECT_EQ(b->error, "nope");
+  const il::TimePartition other(day(4));
+  EXPECT_FALSE(store.latest(dag.asset("a").dataset(), &other).has_value());
+}
+
+TEST_P(Runners, GivenRunIdAndSelection) {
+  Journal journal;
+  il::Source s("s", destination_);
+  s.asset("raw", daily_rows(&journal, "raw", 2)).partitioned(kDaily);
+  s.asset("count",
+          [&](il::ExecutionContext& ctx) {
+            journal.add("count");
+            il::Table t;
+            t.append({{"date", ctx.partition_date()},
+                      {"n", static_cast<int>(ctx.load("raw").num_rows())}});
+            return t;
+          })
+      .partitioned(kDaily)
+      .depends_on({"raw"});
+  il::DAG dag({s});
+  il::RunOptions options;
+  options.run_id = "manual";
+  EXPECT_EQ(runner().run(dag, il::TimePartition(day(1)), options).run_id, "manual");
+  options.assets = {"count"};
+  options.run_id.clear();
+  il::RunResult only = runner().run(dag, il::TimePartition(day(1)), options);
+  ASSERT_TRUE(only.ok()) << only.error_summary();
+  EXPECT_EQ(only.assets.size(), 1u);
+  EXPECT_EQ(journal.names, (std::vector<std::string>{"raw", "count", "count"}));
+  options.assets = {"nope"};
+  EXPECT_THROW(runner().run(dag, il::TimePartition(day(1)), options), il::DagError);
+}
+
+TEST_P(Runners, WindowedRunAndPerPartitionRunsStoreTheSame) {
+  auto per_partition = std::make_shared<il::MemoryDestination>();
+  auto make = [](std::shared_ptr<il::Destination> destination) {
+    il::Source s("s", std::move(destination));
+    s.asset("w", [](il::ExecutionContext& ctx) {
+       il::Table t;
+       const auto& window = dynamic_cast<const il::TimePartitionWindow&>(ctx.window());
+       for (il::TimePartition p : window) {
+         for (int i = 0; i < 3; ++i) t.append({{"date", p.value().date()}, {"i", i}});
+       }
+       return t;
+     }).partitioned(il::TimePartitionConfig("date", {.allow_window = true}));
+    return il::DAG({s});
+  };
+  il::DAG windowed = make(destination_);
+  il::DAG single = make(per_partition);
+  il::TimePartitionWindow week(day(1), day(7));
+  ASSERT_TRUE(runner().run(windowed, week).ok());
+  for (il::TimePartition p : week) ASSERT_TRUE(runner().run(single, p).ok());
+  const il::DatasetRef ref = windowed.asset("w").dataset();
+  EXPECT_EQ(destination_->read(ref, &week), per_partition->read(ref, &week));
+  EXPECT_EQ(destination_->read(ref, &week).num_rows(), 21u);
+}
+
+TEST(SerialRunner, FailFastCancelsEverythingNotStarted) {
+  Journal journal;
+  auto destination = std::make_shared<il::MemoryDestination>();
+  il::Source s("s", destination);
+  s.asset("bad", [](il::ExecutionContext&) -> il::Table { throw std::runtime_error("x"); });
+  s.asset("independent", [&](il::ExecutionContext&) {
+    journal.add("independent");
+    return il::Table();
+  });
+  il::DAG dag({s});
+  il::RunOptions options;
+  options.fail_fast = true;
+  il::SerialRunner serial;
+  il::ThreadedRunner one_worker(1);
+  for (const il::Runner* runner :
+       {static_cast<const il::Runner*>(&serial), static_cast<const il::Runner*>(&one_worker)}) {
+    il::RunResult result = runner->run(dag, options);
+    EXPECT_EQ(result.asset("independent").status, il::Status::canceled);
+    EXPECT_NE(result.asset("independent").error.find("fail_fast"), std::string::npos);
+    options.fail_fast = false;
+    result = runner->run(dag, options);
+    EXPECT_EQ(result.asset("independent").status, il::Status::succeeded);
+    options.fail_fast = true;
+  }
+  EXPECT_EQ(journal.names.size(), 2u);
+}
+
+TEST(ThreadedRunner, IndependentAssetsRunConcurrently) {
+  // Each asset waits for the other to start: only a concurrent runner can finish both.
+  Rendezvous both(2);
+  auto destination = std::make_shared<il::MemoryDestination>();
+  il::Source s("s", destination);
+  for (const char* name : {"left", "right"}) {
+    s.asset(name, [&](il::ExecutionContext&) {
+      if (!both.arrive_and_wait()) throw std::runtime_error("the other asset never started");
+      return il::Table();
+    });
+  }
+  il::DAG dag({s});
+  il::RunResult result = il::ThreadedRunner(2).run(dag);
+  EXPECT_TRUE(result.ok()) << result.error_summary();
+  EXPECT_THROW(il::ThreadedRunner(0), std::invalid_argument);
+}
+
+// ---- validate ----------------------------------------------------------------------------
+
+TEST(Validate, MultiPartitionWindowNeedsAllowWindowEverywhere) {
+  il::Source s("s");
+  s.asset("yes", daily_rows(nullptr, "yes"))
+      .partitioned(il::TimePartitionConfig("date", {.allow_window = true}));
+  s.asset("no", daily_rows(nullptr, "no")).partitioned(kDaily);
+  s.asset("plain", daily_rows(nullptr, "plain"));
+  il::DAG dag({s});
+  il::TimePartitionWindow week(day(1), day(7));
+  try {
+    il::validate(dag, &week);
+    FAIL();
+  } catch (const il::PartitionError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("asset 'no': ", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+  }
+  il::RunOptions only_yes;
+  only_yes.assets = {"yes", "plain"};
+  EXPECT_NO_THROW(il::validate(dag, &week, only_yes));
+  il::TimePartitionWindow one(day(1), day(1));
+  EXPECT_NO_THROW(il::validate(dag, &one));
+}
+
+// ---- the store ---------------------------------------------------------------------------
+
+TEST(RangeMap, AssignSplitsAndMerges) {
+  il::detail::RangeMap<int> map;
+  map.assign(10, 19, 0);
+  map.assign(15, 15, 1);
+  auto segments = map.overlapping(0, 30);
+  ASSERT_EQ(segments.size(), 3u);
+  EXPECT_EQ(segments[0].first, 10);
+  EXPECT_EQ(segments[0].last, 14);
+  EXPECT_EQ(segments[1].value, 1);
+  EXPECT_EQ(segments[2].first, 16);
+  EXPECT_EQ(segments[2].last, 19);
+  map.assign(15, 15, 0);  // equal neighbours merge back
+  EXPECT_EQ(map.segment_count(), 1u);
+  EXPECT_EQ(map.overlapping(12, 13).front().first, 12);
+  ASSERT_NE(map.find(19), nullptr);
+  EXPECT_EQ(map.find(20), nullptr);
+  map.erase(0, 11);
+  EXPECT_EQ(map.overlapping(0, 100).front().first, 12);
+}
+
+TEST(RangeMap, WindowStatusFromSegments) {
+  using il::detail::StatusSegment;
+  const auto m = il::MaterializationStatus::materialized;
+  const auto f = il::MaterializationStatus::failed;
+  il::WindowStatus status = il::detail::to_window_status(
+      {StatusSegment{5, 9, m}, StatusSegment{10, 10, m}, StatusSegment{12, 20, f}}, 7, 10);
+  EXPECT_EQ(status.materialized, (std::vector<il::PartitionRange>{{0, 3}}));
+  EXPECT_EQ(status.missing, (std::vector<il::PartitionRange>{{4, 4}}));
+  EXPECT_EQ(status.failed, (std::vector<il::PartitionRange>{{5, 9}}));
+  EXPECT_EQ(status.count(status.failed), 5u);
+}
+
+TEST(MemoryStore, AMillionHourlyPartitionsAnswerAsRanges) {
+  il::TimePartitionConfig hourly("ts",
+                                 {.granularity = il::TimeGranularity::HOUR, .allow_window = true});
+  il::DatasetRef ref{"s", "h", &hourly};
+  const il::TimePoint start = day(1);
+  il::TimePartitionWindow huge(start, il::TimeGranularity::HOUR.advance(start, 999'999),
+                               il::TimeGranularity::HOUR);
+  ASSERT_EQ(huge.size(), 1'000'000u);
+  il::MemoryStore store;
+  il::MaterializationRecord ok;
+  ok.asset = "h";
+  ok.status = il::MaterializationStatus::materialized;
+  store.record(ref, &huge, ok);
+  il::MaterializationRecord bad = ok;
+  bad.status = il::MaterializationStatus::failed;
+  const il::TimePartition hour(il::TimeGranularity::HOUR.advance(start, 500'000),
+                               il::TimeGranularity::HOUR);
+  store.record(ref, hour.as_window().get(), bad);
+  il::TimePartitionWindow larger(il::TimeGranularity::HOUR.advance(start, -10), huge.end(),
+                                 il::TimeGranularity::HOUR);
+  il::WindowStatus status = store.status(ref, larger);
+  EXPECT_EQ(status.missing, (std::vector<il::PartitionRange>{{0, 9}}));
+  EXPECT_EQ(status.failed, (std::vector<il::PartitionRange>{{500'010, 500'010}}));
+  EXPECT_EQ(status.materialized,
+            (std::vector<il::PartitionRange>{{10, 500'009}, {500'011, 1'000'009}}));
+  EXPECT_EQ(store.latest(ref, &hour)->status, il::MaterializationStatus::failed);
+}
+
+TEST(MemoryStore, ListPartitionsAndUnpartitionedAssets) {
+  il::ListPartitionConfig regions("region", {"eu", "us", "apac"}, true);
+  il::DatasetRef ref{"s", "sales", &regions};
+  il::MemoryStore store;
+  il::MaterializationRecord ok;
+  ok.asset = "sales";
+  ok.status = il::MaterializationStatus::materialized;
+  ok.rows = 7;
+  auto us = regions.window("us", "us");
+  store.record(ref, &us, ok);
+  auto all = regions.window("eu", "apac");
+  il::WindowStatus status = store.status(ref, all);
+  EXPECT_EQ(status.materialized, (std::vector<il::PartitionRange>{{1, 1}}));
+  EXPECT_EQ(status.missing, (std::vector<il::PartitionRange>{{0, 0}, {2, 2}}));
+  il::ListPartition p("us");
+  EXPECT_EQ(store.latest(ref, &p)->rows, 7);
+
+  il::DatasetRef plain{"s", "dim", nullptr};
+  store.record(plain, nullptr, ok);
+  EXPECT_EQ(store.latest(plain, nullptr)->rows, 7);
+  EXPECT_EQ(store.status(plain, all).materialized, (std::vector<il::PartitionRange>{{0, 2}}));
+}
+
+// ---- backfill ----------------------------------------------------------------------------
+
+TEST(Backfill, NewestFirstOneRunPerPartition) {
+  auto destination = std::make_shared<il::MemoryDestination>();
+  il::Source s("s", destination);
+  s.asset("a", daily_rows(nullptr, "a", 2)).partitioned(kDaily);  // no allow_window needed
+  il::DAG dag({s});
+  il::BackfillResult result = il::backfill(dag, il::TimePartitionWindow(day(1), day(5)));
+  ASSERT_EQ(result.runs.size(), 5u);
+  EXPECT_TRUE(result.ok());
+  EXPECT_EQ(result.succeeded(), 5u);
+  std::vector<std::string> windows;
+  for (const auto& run : result.runs) windows.push_back(run.window);
+  EXPECT_EQ(windows, (std::vector<std::string>{"2026-01-05", "2026-01-04", "2026-01-03",
+                                               "2026-01-02", "2026-01-01"}));
+  EXPECT_NE(result.runs[0].run_id, result.runs[1].run_id);
+  il::TimePartitionWindow w(day(1), day(5));
+  EXPECT_EQ(destination->row_count(dag.asset("a").dataset(), nullptr), 10);
+}
+
+TEST(Backfill, ValidatesTheWholeWindowFirst) {
+  Journal journal;
+  il::Source s("s", std::make_shared<il::MemoryDestination>());
+  s.asset("late", daily_rows(&journal, "late"))
+      .partitioned(il::TimePartitionConfig("date", {.start = day(3)}));
+  s.asset("monthly", daily_rows(&journal, "monthly"))
+      .partitioned(il::TimePartitionConfig("date", {.granularity = il::TimeGranularity::MONTH}));
+  il::DAG dag({s});
+  try {
+    il::backfill(dag, il::TimePartitionWindow(day(1), day(5)));
+    FAIL();
+  } catch (const il::PartitionError& e) {
+    EXPECT_NE(std::string(e.what()).find("asset 'late': "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("asset 'monthly': "), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(journal.names.empty());
+  il::BackfillOptions bad;
+  bad.concurrency = 0;
+  EXPECT_THROW(il::backfill(dag, il::TimePartitionWindow(day(3), day(5)), bad),
+               std::invalid_argument);
+}
+
+TEST(Backfill, RunsPartitionsConcurrently) {
+  // The two newest partitions wait for each other: only concurrent runs finish them.
+  Rendezvous both(2);
+  il::Source s("s", std::make_shared<il::MemoryDestination>());
+  s.asset("a", [&](il::ExecutionContext& ctx) {
+     if (ctx.partition_date() >= year{2026} / 1 / 3 && !both.arrive_and_wait()) {
+       throw std::runtime_error("partitions did not overlap");
+     }
+     return il::Table();
+   }).partitioned(kDaily);
+  il::DAG dag({s});
+  il::BackfillOptions options;
+  options.concurrency = 2;
+  il::BackfillResult result = il::backfill(dag, il::TimePartitionWindow(day(1), day(4)), options);
+  EXPECT_TRUE(result.ok());
+  EXPECT_EQ(result.runs.size(), 4u);
+  EXPECT_EQ(result.runs.front().window, "2026-01-04");
+}
+
+TEST(Backfill, MissingOnlyRedoesFailedAndMissingPartitions) {
+  Journal journal;
+  std::atomic<bool> break_day_3{true};
+  il::Source s("s", std::make_shared<il::MemoryDestination>());
+  s.asset("up", [&](il::ExecutionContext& ctx) {
+     journal.add("up " + il::TimePoint(ctx.partition_date()).date_string());
+     if (ctx.partition_date() == year{2026} / 1 / 3 && break_day_3) {
+       throw std::runtime_error("flaky");
+     }
+     il::Table t;
+     t.append({{"date", ctx.partition_date()}});
+     return t;
+   }).partitioned(kDaily);
+  s.asset("down",
+          [&](il::ExecutionContext& ctx) {
+            journal.add("down " + il::TimePoint(ctx.partition_date()).date_string());
+            return ctx.load("up");
+          })
+      .partitioned(kDaily)
+      .depends_on({"up"});
+  il::DAG dag({s});
+  il::MemoryStore store;
+  il::BackfillOptions options;
+  options.run.store = &store;
+  options.concurrency = 2;
+  il::TimePartitionWindow w(day(1), day(5));
+  il::BackfillResult first = il::backfill(dag, w, options);
+  EXPECT_EQ(first.failed(), 1u);
+  EXPECT_FALSE(first.ok());
+  EXPECT_EQ(journal.count("down 2026-01-03"), 0u);
+
+  // A later window also covers day 6, which was never run.
+  break_day_3 = false;
+  journal.names.clear();
+  options.missing_only = true;
+  il::TimePartitionWindow wider(day(1), day(6));
+  il::BackfillResult second = il::backfill(dag, wider, options);
+  EXPECT_TRUE(second.ok());
+  std::vector<std::string> windows;
+  for (const auto& run : second.runs) windows.push_back(run.window);
+  EXPECT_EQ(windows, (std::vector<std::string>{"2026-01-06", "2026-01-03"}));
+  EXPECT_EQ(second.skipped,
+            (std::vector<std::string>{"2026-01-05", "2026-01-04", "2026-01-02", "2026-01-01"}));
+  EXPECT_EQ(journal.count("up 2026-01-01"), 0u);
+  EXPECT_EQ(journal.count("down 2026-01-03"), 1u);
+  EXPECT_TRUE(store.status(dag.asset("down").dataset(), wider).missing.empty());
+
+  il::BackfillOptions no_store;
+  no_store.missing_only = true;
+  EXPECT_THROW(il::backfill(dag, w, no_store), il::RunError);
+}
+
+TEST(Backfill, FailFastStopsStartingPartitions) {
+  il::Source s("s", std::make_shared<il::MemoryDestination>());
+  s.asset("a", [](il::ExecutionContext&) -> il::Table {
+     throw std::runtime_error("down");
+   }).partitioned(kDaily);
+  il::DAG dag({s});
+  il::BackfillOptions options;
+  options.fail_fast = true;
+  il::BackfillResult result = il::backfill(dag, il::TimePartitionWindow(day(1), day(4)), options);
+  ASSERT_EQ(result.runs.size(), 1u);
+  EXPECT_EQ(result.runs[0].window, "2026-01-04");
+  EXPECT_EQ(result.skipped, (std::vector<std::string>{"2026-01-03", "2026-01-02", "2026-01-01"}));
+  options.fail_fast = false;
+  EXPECT_EQ(il::backfill(dag, il::TimePartitionWindow(day(1), day(4)), options).failed(), 4u);
+}
+
+}  // namespace
