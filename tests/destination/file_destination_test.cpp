@@ -4,8 +4,17 @@
 #include <fstream>
 #include <set>
 
+#include "destination/destination_contract.hpp"
 #include "destination/storage_fixtures.hpp"
 #include "interloper/destination.hpp"
+
+IL_INSTANTIATE_DESTINATION_CONTRACT(JsonFiles, [](const std::string& dir) {
+  return std::make_shared<interloper::FileDestination>(dir + "/files");
+});
+IL_INSTANTIATE_DESTINATION_CONTRACT(CsvFiles, [](const std::string& dir) {
+  return std::make_shared<interloper::FileDestination>(dir + "/files",
+                                                       interloper::FileDestination::Format::csv);
+});
 
 namespace interloper {
 namespace {

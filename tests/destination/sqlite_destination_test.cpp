@@ -4,8 +4,13 @@
 
 #include <fstream>
 
+#include "destination/destination_contract.hpp"
 #include "destination/storage_fixtures.hpp"
 #include "interloper/destination.hpp"
+
+IL_INSTANTIATE_DESTINATION_CONTRACT(Sqlite, [](const std::string& dir) {
+  return std::make_shared<interloper::SqliteDestination>(dir + "/warehouse.db");
+});
 
 namespace interloper {
 namespace {
