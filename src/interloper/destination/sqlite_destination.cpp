@@ -1,0 +1,569 @@
+// SqliteDestination: one table per asset, typed columns, a window write in one transaction.
+//
+// Dates and timestamps are stored as ISO text so that they sort and compare as text in the
+// order of time; _interloper_columns remembers each column's declared type so that reads give
+// back exactly the Value types that were written.
+#include <fmt/format.h>
+
+#include <array>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "interloper/destination.hpp"
+#include "interloper/destination/sqlite.hpp"
+#include "interloper/destination/window_index.hpp"
+
+namespace interloper {
+
+namespace {
+
+using sqlite::quote;
+using sqlite::Statement;
+
+const char* sql_type(DataType type) {
+  switch (type) {
+    case DataType::boolean:
+    case DataType::int64:
+      return "INTEGER";
+    case DataType::float64:
+      return "REAL";
+    case DataType::string:
+    case DataType::date:
+    case DataType::timestamp:
+      return "TEXT";
+    case DataType::null:
+      break;
+  }
+  return "";
+}
+
+// The text a time bound is compared with. Stored dates are "YYYY-MM-DD" and timestamps
+// "YYYY-MM-DDTHH:MM:SS"; as text, a date sorts before every timestamp of its own day, so a
+// midnight bound must be written as the bare date: then "2026-01-05" and every
+// "2026-01-05T..." compare >= it, and both compare < "2026-01-06". A bound inside a day
+// (hour partitions) is written in full, which also places a bare date (its midnight) right.
+std::string bound_text(TimePoint t) {
+  std::array<char, 32> buffer{};
+  std::size_t n = t.is_midnight() ? detail::format_date(t.epoch_seconds() / 86400, buffer.data())
+                                  : detail::format_timestamp(t.epoch_seconds(), buffer.data());
+  return std::string(buffer.data(), n);
+}
+
+// A WHERE clause (without the keyword) and its text parameters.
+struct Where {
+  std::string sql;
+  std::vector<std::string> params;
+};
+
+Where where_of(const Filter& filter) {
+  Where where;
+  std::string column = quote(filter.column());
+  if (filter.kind() == Filter::Kind::range) {
+    where.sql = column + " >= ? AND " + column + " < ?";
+    where.params = {bound_text(filter.start()), bound_text(filter.end())};
+  } else {
+    where.sql = column + " IN (";
+    for (std::size_t i = 0; i < filter.values().size(); ++i) where.sql += i ? ", ?" : "?";
+    where.sql += ")";
+    where.params = filter.values();
+    if (where.params.empty()) where.sql = "0";
+  }
+  return where;
+}
+
+void bind_all(Statement& stmt, const std::vector<std::string>& params, int first = 1) {
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    stmt.bind_text(first + static_cast<int>(i), params[i], false);
+  }
+}
+
+}  // namespace
+
+struct SqliteDestination::State {
+  explicit State(std::string p) : path(std::move(p)), db(path) {
+    db.exec(
+        "CREATE TABLE IF NOT EXISTS _interloper_columns (dataset TEXT NOT NULL, "
+        "\"column\" TEXT NOT NULL, type TEXT NOT NULL, position INTEGER NOT NULL, "
+        "PRIMARY KEY (dataset, \"column\"));"
+        "CREATE TABLE IF NOT EXISTS _interloper_partitions (dataset TEXT NOT NULL, "
+        "key TEXT NOT NULL, rows INTEGER NOT NULL, written_at TEXT NOT NULL, "
+        "PRIMARY KEY (dataset, key));");
+  }
+
+  std::string path;
+  sqlite::Database db;
+  std::mutex mutex;
+
+  // The stored schema of `table` (empty when the dataset was never written with columns).
+  Schema columns(const std::string& table) {
+    Statement stmt(db,
+                   "SELECT \"column\", type FROM _interloper_columns WHERE dataset = ? "
+                   "ORDER BY position");
+    stmt.bind_text(1, table, false);
+    std::vector<Field> fields;
+    while (stmt.step()) {
+      fields.push_back({stmt.column_text(0), type_from_name(stmt.column_text(1))});
+    }
+    return Schema(std::move(fields));
+  }
+
+  // Creates the table or adds the columns `incoming` brings; widens remembered types.
+  Schema ensure_table(const std::string& table, const Schema& incoming,
+                      const std::string& partition_column) {
+    Schema stored = columns(table);
+    if (incoming.empty() && stored.empty()) return stored;
+    Schema merged;
+    try {
+      merged = Schema::unify(stored, incoming);
+    } catch (const DataError& e) {
+      throw DestinationError(fmt::format("sqlite '{}': table '{}': {}", path, table, e.what()));
+    }
+    if (stored.empty()) {
+      std::string sql = "CREATE TABLE IF NOT EXISTS " + quote(table) + " (";
+      for (std::size_t i = 0; i < merged.size(); ++i) {
+        const Field& f = merged.field(i);
+        sql += fmt::format("{}{} {}", i ? ", " : "", quote(f.name), sql_type(f.type));
+      }
+      sql += ")";
+      db.exec(sql.c_str());
+    } else {
+      for (std::size_t i = stored.size(); i < merged.size(); ++i) {
+        const Field& f = merged.field(i);
+        std::string sql = fmt::format("ALTER TABLE {} ADD COLUMN {} {}", quote(table),
+                                      quote(f.name), sql_type(f.type));
+        db.exec(sql.c_str());
+      }
+    }
+    if (!partition_column.empty() && merged.find(partition_column)) {
+      std::string sql = fmt::format("CREATE INDEX IF NOT EXISTS {} ON {} ({})",
+                                    quote(table + "__" + partition_column), quote(table),
+                                    quote(partition_column));
+      db.exec(sql.c_str());
+    }
+    if (!(merged == stored)) {
+      Statement upsert(db,
+                       "INSERT OR REPLACE INTO _interloper_columns (dataset, \"column\", type, "
+                       "position) VALUES (?, ?, ?, ?)");
+      for (std::size_t i = 0; i < merged.size(); ++i) {
+        upsert.reset();
+        upsert.bind_text(1, table, false);
+        upsert.bind_text(2, merged.field(i).name, false);
+        upsert.bind_text(3, type_name(merged.field(i).type), false);
+        upsert.bind_int(4, static_cast<std::int64_t>(i));
+        upsert.step();
+      }
+    }
+    return merged;
+  }
+
+  // Reads every row matching `where` (all rows when empty) in storage order.
+  Table select(const std::string& table, const Schema& schema, const Where* where) {
+    Table out(schema);
+    if (schema.empty()) return out;
+    std::string sql = "SELECT ";
+    for (std::size_t i = 0; i < schema.size(); ++i) {
+      sql += (i ? ", " : "") + quote(schema.field(i).name);
+    }
+    sql += " FROM " + quote(table);
+    if (where) sql += " WHERE " + where->sql;
+    sql += " ORDER BY rowid";
+    Statement stmt(db, sql);
+    if (where) bind_all(stmt, where->params);
+    std::vector<DataType> types;
+    for (const Field& f : schema.fields()) types.push_back(f.type);
+    while (stmt.step()) {
+      std::vector<Value> row;
+      row.reserve(types.size());
+      for (std::size_t c = 0; c < types.size(); ++c) {
+        row.push_back(
+            read_cell(stmt.get(), static_cast<int>(c), types[c], table, schema.field(c).name));
+      }
+      out.append_row(std::move(row));
+    }
+    return out;
+  }
+
+  Value read_cell(sqlite3_stmt* stmt, int c, DataType type, const std::string& table,
+                  const std::string& column) {
+    int storage = sqlite3_column_type(stmt, c);
+    if (storage == SQLITE_NULL) return Value();
+    switch (type) {
+      case DataType::null:
+        return Value();
+      case DataType::boolean:
+        return Value(sqlite3_column_int64(stmt, c) != 0);
+      case DataType::int64:
+        return Value(static_cast<long long>(sqlite3_column_int64(stmt, c)));
+      case DataType::float64:
+        return Value(sqlite3_column_double(stmt, c));
+      case DataType::string:
+        break;
+      case DataType::date:
+      case DataType::timestamp: {
+        std::string_view text(reinterpret_cast<const char*>(sqlite3_column_text(stmt, c)),
+                              static_cast<std::size_t>(sqlite3_column_bytes(stmt, c)));
+        if (type == DataType::date) {
+          if (auto d = parse_date(text)) return Value(*d);
+        } else if (auto t = parse_timestamp(text)) {
+          return Value(*t);
+        } else if (auto d = parse_date(text)) {
+          return Value(Value::Timestamp(*d));
+        }
+        throw DestinationError(fmt::format("sqlite '{}': table '{}' column '{}': '{}' is not a {}",
+                                           path, table, column, text, type_name(type)));
+      }
+    }
+    return Value(std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, c)),
+                             static_cast<std::size_t>(sqlite3_column_bytes(stmt, c))));
+  }
+
+  bool table_exists(const std::string& table) {
+    Statement stmt(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+    stmt.bind_text(1, table, false);
+    return stmt.step();
+  }
+};
+
+SqliteDestination::SqliteDestination(std::string path)
+    : state_(std::make_unique<State>(std::move(path))) {}
+
+SqliteDestination::~SqliteDestination() = default;
+
+std::string SqliteDestination::url() const {
+  return (!state_->path.empty() && state_->path.front() == '/') ? "sqlite://" + state_->path
+                                                                : "sqlite:" + state_->path;
+}
+
+const std::string& SqliteDestination::path() const { return state_->path; }
+
+std::string SqliteDestination::table_name(const DatasetRef& dataset) {
+  return dataset.source.empty() ? dataset.asset : dataset.source + "__" + dataset.asset;
+}
+
+std::int64_t SqliteDestination::write(const DatasetRef& dataset, const PartitionWindow* window,
+                                      const Table& table) {
+  const bool partitioned = window != nullptr && dataset.partitioning != nullptr;
+  const std::string column = dataset.partitioning ? dataset.partitioning->column() : "";
+  std::vector<std::vector<std::size_t>> parts;
+  std::optional<detail::WindowIndex> index;
+  if (partitioned) {
+    index.emplace(*window, column);
+    parts = index->split(dataset, table);  // throws before anything is written
+  }
+  const std::string name = table_name(dataset);
+
+  std::lock_guard lock(state_->mutex);
+  auto& db = state_->db;
+  sqlite::Transaction transaction(db);
+  Schema schema = state_->ensure_table(name, table.schema(), column);
+
+  // Clear what the write replaces.
+  if (!schema.empty()) {
+    if (!partitioned) {
+      db.exec(("DELETE FROM " + quote(name)).c_str());
+    } else if (schema.find(column)) {
+      std::vector<Filter> filters;
+      if (index->is_time() || index->is_list()) {
+        filters.push_back(window->filter(column));  // the union of the partitions
+      } else {
+        for (std::size_t i = 0; i < window->size(); ++i) {
+          filters.push_back(window->partition_at(i)->filter(column));
+        }
+      }
+      for (const Filter& filter : filters) {
+        Where where = where_of(filter);
+        Statement del(db, "DELETE FROM " + quote(name) + " WHERE " + where.sql);
+        bind_all(del, where.params);
+        del.step();
+      }
+    }
+  }
+
+  // Insert every row with one prepared statement, in window order.
+  if (table.num_rows() > 0) {
+    const std::size_t n = table.num_columns();
+    std::string sql = "INSERT INTO " + quote(name) + " (";
+    std::string values;
+    std::vector<DataType> target(n);
+    std::vector<const std::vector<Value>*> cells(n);
+    for (std::size_t c = 0; c < n; ++c) {
+      const Field& f = table.schema().field(c);
+      sql += (c ? ", " : "") + quote(f.name);
+      values += c ? ", ?" : "?";
+      target[c] = schema.field(*schema.find(f.name)).type;
+      cells[c] = &table.column(c);
+    }
+    sql += ") VALUES (" + values + ")";
+    Statement insert(db, sql);
+    sqlite3_stmt* stmt = insert.get();
+    std::vector<std::array<char, 32>> buffers(n);
+    auto insert_row = [&](std::size_t r) {
+      for (std::size_t c = 0; c < n; ++c) {
+        const Value& v = (*cells[c])[r];
+        int i = static_cast<int>(c) + 1;
+        int rc = SQLITE_OK;
+        switch (v.type()) {
+          case DataType::null:
+            rc = sqlite3_bind_null(stmt, i);
+            break;
+          case DataType::boolean:
+            rc = sqlite3_bind_int(stmt, i, v.as_bool() ? 1 : 0);
+            break;
+          case DataType::int64:
+            rc = sqlite3_bind_int64(stmt, i, v.as_int());
+            break;
+          case DataType::float64:
+            rc = sqlite3_bind_double(stmt, i, v.as_double());
+            break;
+          case DataType::string: {
+            const std::string& s = v.as_string();
+            rc = sqlite3_bind_text(stmt, i, s.data(), static_cast<int>(s.size()), SQLITE_STATIC);
+            break;
+          }
+          case DataType::date:
+          case DataType::timestamp: {
+            char* out = buffers[c].data();
+            std::size_t len =
+                (v.type() == DataType::date && target[c] != DataType::timestamp)
+                    ? detail::format_date(v.as_date().time_since_epoch().count(), out)
+                    : detail::format_timestamp(v.as_timestamp().time_since_epoch().count(), out);
+            // The buffer outlives the step that reads it and is rebound before it changes.
+            rc = sqlite3_bind_text(stmt, i, out, static_cast<int>(len), SQLITE_STATIC);
+            break;
+          }
+        }
+        if (rc != SQLITE_OK) db.fail(fmt::format("cannot bind a value of table '{}'", name));
+      }
+      int rc = sqlite3_step(stmt);
+      if (rc != SQLITE_DONE) db.fail(fmt::format("cannot insert into table '{}'", name));
+      sqlite3_reset(stmt);
+    };
+    if (partitioned) {
+      for (const auto& part : parts) {
+        for (std::size_t r : part) insert_row(r);
+      }
+    } else {
+      for (std::size_t r = 0; r < table.num_rows(); ++r) insert_row(r);
+    }
+  }
+
+  // The registry tells an empty written partition from a missing one.
+  {
+    if (!partitioned) {
+      Statement clear(db, "DELETE FROM _interloper_partitions WHERE dataset = ?");
+      clear.bind_text(1, name, false);
+      clear.step();
+    }
+    Statement upsert(db,
+                     "INSERT OR REPLACE INTO _interloper_partitions (dataset, key, rows, "
+                     "written_at) VALUES (?, ?, ?, strftime('%Y-%m-%dT%H:%M:%S', 'now'))");
+    auto put = [&](const std::string& key, std::size_t rows) {
+      upsert.reset();
+      upsert.bind_text(1, name, false);
+      upsert.bind_text(2, key, false);
+      upsert.bind_int(3, static_cast<std::int64_t>(rows));
+      upsert.step();
+    };
+    if (partitioned) {
+      std::vector<std::string> keys = window->keys();
+      for (std::size_t i = 0; i < keys.size(); ++i) put(keys[i], parts[i].size());
+    } else if (!dataset.partitioning) {
+      put("", table.num_rows());
+    }
+  }
+  transaction.commit();
+  return static_cast<std::int64_t>(table.num_rows());
+}
+
+Table SqliteDestination::read(const DatasetRef& dataset, const PartitionWindow* window) {
+  const std::string name = table_name(dataset);
+  std::lock_guard lock(state_->mutex);
+  Schema schema = state_->columns(name);
+  if (schema.empty()) return Table();
+  if (!window || !dataset.partitioning) return state_->select(name, schema, nullptr);
+  const std::string& column = dataset.partitioning->column();
+  if (!schema.find(column)) return Table(schema);
+  Where where = where_of(window->filter(column));
+  Table rows = state_->select(name, schema, &where);
+  // Window order: partition by partition, storage order inside each.
+  detail::WindowIndex index(*window, column);
+  std::vector<std::vector<std::size_t>> parts(index.size());
+  const auto& cells = rows.column(column);
+  bool ordered = true;
+  std::size_t last = 0;
+  for (std::size_t r = 0; r < cells.size(); ++r) {
+    std::size_t i = cells[r].is_null() ? detail::WindowIndex::npos : index.locate(cells[r]);
+    if (i == detail::WindowIndex::npos) continue;
+    ordered = ordered && i >= last;
+    last = i;
+    parts[i].push_back(r);
+  }
+  std::vector<std::size_t> order;
+  order.reserve(rows.num_rows());
+  for (const auto& part : parts) order.insert(order.end(), part.begin(), part.end());
+  if (ordered && order.size() == rows.num_rows()) return rows;
+  return rows.select_rows(order);
+}
+
+std::int64_t SqliteDestination::row_count(const DatasetRef& dataset, const Partition* partition) {
+  const std::string name = table_name(dataset);
+  std::lock_guard lock(state_->mutex);
+  Schema schema = state_->columns(name);
+  if (schema.empty()) return 0;
+  std::string sql = "SELECT COUNT(*) FROM " + quote(name);
+  Where where;
+  if (partition && dataset.partitioning) {
+    if (!schema.find(dataset.partitioning->column())) return 0;
+    where = where_of(partition->filter(dataset.partitioning->column()));
+    sql += " WHERE " + where.sql;
+  }
+  Statement stmt(state_->db, sql);
+  bind_all(stmt, where.params);
+  stmt.step();
+  return stmt.column_int(0);
+}
+
+std::vector<PartitionCount> SqliteDestination::partition_counts(const DatasetRef& dataset,
+                                                                const PartitionWindow& window) {
+  const std::string name = table_name(dataset);
+  std::vector<std::string> keys = window.keys();
+  std::vector<PartitionCount> counts(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) counts[i].key = keys[i];
+  std::lock_guard lock(state_->mutex);
+  {
+    Statement stmt(state_->db, "SELECT key FROM _interloper_partitions WHERE dataset = ?");
+    stmt.bind_text(1, name, false);
+    std::unordered_set<std::string> written;
+    while (stmt.step()) written.insert(stmt.column_text(0));
+    for (auto& count : counts) count.written = written.count(count.key) > 0;
+  }
+  Schema schema = state_->columns(name);
+  if (!dataset.partitioning) return counts;
+  const std::string& column = dataset.partitioning->column();
+  auto c = schema.find(column);
+  if (!c) return counts;
+  Where where = where_of(window.filter(column));
+  Statement stmt(state_->db,
+                 "SELECT " + quote(column) + " FROM " + quote(name) + " WHERE " + where.sql);
+  bind_all(stmt, where.params);
+  detail::WindowIndex index(window, column);
+  DataType type = schema.field(*c).type;
+  while (stmt.step()) {
+    Value v = state_->read_cell(stmt.get(), 0, type, name, column);
+    if (v.is_null()) continue;
+    std::size_t i = index.locate(v);
+    if (i == detail::WindowIndex::npos) continue;
+    ++counts[i].rows;
+    counts[i].written = true;
+  }
+  return counts;
+}
+
+std::optional<Schema> SqliteDestination::schema(const DatasetRef& dataset) {
+  const std::string name = table_name(dataset);
+  std::lock_guard lock(state_->mutex);
+  Schema schema = state_->columns(name);
+  if (!schema.empty()) return schema;
+  Statement stmt(state_->db, "SELECT 1 FROM _interloper_partitions WHERE dataset = ? LIMIT 1");
+  stmt.bind_text(1, name, false);
+  if (stmt.step()) return schema;
+  return std::nullopt;
+}
+
+Table SqliteDestination::query(std::string_view sql,
+                               const std::vector<std::pair<std::string, Value>>& params) {
+  std::lock_guard lock(state_->mutex);
+  auto& db = state_->db;
+  Statement stmt(db, sql);
+  if (!sqlite3_stmt_readonly(stmt.get())) {
+    throw DestinationError(
+        fmt::format("sqlite '{}': query is not read-only: {}", state_->path, sql));
+  }
+  for (const auto& [name, value] : params) {
+    std::string key =
+        (!name.empty() && (name[0] == ':' || name[0] == '@' || name[0] == '$')) ? name : ":" + name;
+    int i = sqlite3_bind_parameter_index(stmt.get(), key.c_str());
+    if (i == 0) {
+      throw DestinationError(
+          fmt::format("sqlite '{}': query has no parameter '{}': {}", state_->path, key, sql));
+    }
+    switch (value.type()) {
+      case DataType::null:
+        stmt.bind_null(i);
+        break;
+      case DataType::boolean:
+        stmt.bind_int(i, value.as_bool() ? 1 : 0);
+        break;
+      case DataType::int64:
+        stmt.bind_int(i, value.as_int());
+        break;
+      case DataType::float64:
+        stmt.bind_double(i, value.as_double());
+        break;
+      case DataType::string:
+        stmt.bind_text(i, value.as_string());
+        break;
+      case DataType::date:
+      case DataType::timestamp:
+        stmt.bind_text(i, value.to_string());
+        break;
+    }
+  }
+  const int n = sqlite3_column_count(stmt.get());
+  // Declared types for result columns that come straight from a dataset's column.
+  std::vector<std::optional<DataType>> declared(static_cast<std::size_t>(n));
+  std::vector<Field> fields;
+  std::unordered_map<std::string, Schema> schemas;
+  for (int c = 0; c < n; ++c) {
+    const char* table = sqlite3_column_table_name(stmt.get(), c);
+    const char* origin = sqlite3_column_origin_name(stmt.get(), c);
+    if (table && origin) {
+      auto it = schemas.find(table);
+      if (it == schemas.end()) it = schemas.emplace(table, state_->columns(table)).first;
+      if (auto f = it->second.find(origin))
+        declared[static_cast<std::size_t>(c)] = it->second.field(*f).type;
+    }
+    fields.push_back({sqlite3_column_name(stmt.get(), c),
+                      declared[static_cast<std::size_t>(c)].value_or(DataType::null)});
+  }
+  Table out;
+  try {
+    out = Table(Schema(fields));
+  } catch (const DataError& e) {
+    throw DestinationError(fmt::format("sqlite '{}': query result: {}", state_->path, e.what()));
+  }
+  while (stmt.step()) {
+    std::vector<Value> row;
+    row.reserve(static_cast<std::size_t>(n));
+    for (int c = 0; c < n; ++c) {
+      auto uc = static_cast<std::size_t>(c);
+      if (declared[uc]) {
+        row.push_back(state_->read_cell(stmt.get(), c, *declared[uc], "query", fields[uc].name));
+        continue;
+      }
+      switch (sqlite3_column_type(stmt.get(), c)) {
+        case SQLITE_INTEGER:
+          row.emplace_back(static_cast<long long>(sqlite3_column_int64(stmt.get(), c)));
+          break;
+        case SQLITE_FLOAT:
+          row.emplace_back(sqlite3_column_double(stmt.get(), c));
+          break;
+        case SQLITE_NULL:
+          row.emplace_back();
+          break;
+        default:
+          row.emplace_back(stmt.column_text(c));
+          break;
+      }
+    }
+    try {
+      out.append_row(std::move(row));
+    } catch (const DataError& e) {
+      throw DestinationError(fmt::format("sqlite '{}': query result: {}", state_->path, e.what()));
+    }
+  }
+  return out;
+}
+
+}  // namespace interloper

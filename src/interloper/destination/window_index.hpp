@@ -1,0 +1,72 @@
+// Internal: which partition of a window a row belongs to, and ISO text for dates/timestamps.
+//
+// Destinations place rows by arithmetic on the partition column (time windows) or by key
+// lookup (list windows); other kinds fall back to each partition's Filter.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "interloper/asset.hpp"
+#include "interloper/data.hpp"
+#include "interloper/partitioning.hpp"
+#include "interloper/time.hpp"
+
+namespace interloper::detail {
+
+// "YYYY-MM-DD" / "YYYY-MM-DDTHH:MM:SS" written into `out` (at least 20 bytes); returns length.
+std::size_t format_date(std::int64_t days_since_epoch, char* out);
+std::size_t format_timestamp(std::int64_t seconds_since_epoch, char* out);
+
+// The time a partition-column value denotes: a date (its midnight), a timestamp, or an ISO
+// string. Throws DestinationError naming `column` otherwise.
+TimePoint time_of(const Value& value, std::string_view column);
+// The list key a value denotes (strings as they are, other values as text).
+std::string key_of(const Value& value);
+
+class WindowIndex {
+ public:
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+
+  WindowIndex(const PartitionWindow& window, std::string column);
+
+  std::size_t size() const { return size_; }
+  // The index of the partition holding `value`, or npos when it lies outside the window.
+  // Throws DestinationError when the value cannot denote a partition.
+  std::size_t locate(const Value& value);
+  // For time windows, the half-open bounds of the whole window.
+  const std::optional<Bounds>& bounds() const { return bounds_; }
+  // For list windows, the keys.
+  const std::vector<std::string>& keys() const { return keys_; }
+  const std::string& column() const { return column_; }
+  bool is_time() const { return time_ != nullptr; }
+  bool is_list() const { return list_; }
+
+  // Row indices of `table` per partition, in window order. Throws DestinationError naming the
+  // first row outside the window or a missing partition column.
+  std::vector<std::vector<std::size_t>> split(const DatasetRef& dataset, const Table& table);
+
+ private:
+  const PartitionWindow& window_;
+  std::string column_;
+  std::size_t size_;
+  const TimePartitionWindow* time_ = nullptr;
+  bool list_ = false;
+  std::optional<Bounds> bounds_;
+  // Cache of the last partition hit (rows usually arrive grouped).
+  TimePoint cached_start_, cached_end_;
+  std::size_t cached_index_ = npos;
+  std::vector<std::string> keys_;
+  std::unordered_map<std::string, std::size_t> key_index_;
+  std::vector<Filter> filters_;  // other kinds
+};
+
+// Human-readable dataset name for messages: "source.asset" or "asset".
+std::string dataset_name(const DatasetRef& dataset);
+
+}  // namespace interloper::detail

@@ -1,0 +1,177 @@
+// Crash safety: a child process writes windows in a loop and records each write in the store;
+// the parent SIGKILLs it at random moments and checks, after every kill, that each partition
+// holds exactly one generation's complete rows and that the store never claims more than the
+// destination holds.
+//
+// The child is this same test binary, re-executed with IL_CRASH_CHILD set; without it the
+// child test skips.
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "destination/storage_fixtures.hpp"
+#include "interloper/destination.hpp"
+#include "interloper/store.hpp"
+
+extern char** environ;
+
+namespace interloper {
+namespace {
+
+using testing::day;
+using testing::TempDir;
+
+constexpr unsigned days = 10;
+const TimePartitionConfig daily{"date", {.allow_window = true}};
+const DatasetRef dataset{"crash", "rows", &daily};
+
+// Rows a generation writes into partition `p`: the count differs between consecutive
+// generations so a mix or a partial file cannot look whole.
+std::size_t rows_for(std::int64_t generation, unsigned p) { return (generation % 2 ? 40 : 25) + p; }
+
+std::unique_ptr<Destination> open_kind(const std::string& kind, const std::string& dir) {
+  if (kind == "file") return std::make_unique<FileDestination>(dir + "/files");
+  return std::make_unique<SqliteDestination>(dir + "/data.db");
+}
+
+TimePartitionWindow window_for(std::int64_t generation) {
+  // Odd generations write all days, even ones a middle slice: partitions drift apart.
+  return generation % 2 ? TimePartitionWindow(day(2026, 1, 1), day(2026, 1, days))
+                        : TimePartitionWindow(day(2026, 1, 3), day(2026, 1, 7));
+}
+
+TEST(CrashChild, Writes) {
+  const char* kind = std::getenv("IL_CRASH_CHILD");
+  const char* dir = std::getenv("IL_CRASH_DIR");
+  if (!kind || !dir) GTEST_SKIP() << "runs only as the crash test's child";
+  auto destination = open_kind(kind, dir);
+  SqliteStore store(std::string(dir) + "/store.db");
+  TimePartition first(day(2026, 1, 1));
+  std::int64_t generation = 1;
+  if (auto last = store.latest(dataset, &first)) generation = std::stoll(last->run_id) + 1;
+  // Tell the parent the writes begin, so its random delays fall among writes, not start-up.
+  if (const char* ready = std::getenv("IL_CRASH_READY_FD")) {
+    char byte = 1;
+    if (::write(std::atoi(ready), &byte, 1) != 1) std::abort();
+  }
+  const std::string payload(120, 'p');
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    TimePartitionWindow window = window_for(generation);
+    Table rows;
+    for (std::size_t p = 0; p < window.size(); ++p) {
+      auto partition = window.partition_at(p);
+      auto d = dynamic_cast<const TimePartition&>(*partition).value().date();
+      unsigned index = static_cast<unsigned>(static_cast<unsigned>(d.day()) - 1);
+      for (std::size_t s = 0; s < rows_for(generation, index); ++s) {
+        rows.append({{"date", d},
+                     {"generation", static_cast<long long>(generation)},
+                     {"seq", static_cast<long long>(s)},
+                     {"payload", payload}});
+      }
+    }
+    destination->write(dataset, &window, rows);
+    MaterializationRecord record;
+    record.asset = dataset.asset;
+    record.status = MaterializationStatus::materialized;
+    record.rows = static_cast<std::int64_t>(rows.num_rows());
+    record.run_id = std::to_string(generation);
+    store.record(dataset, &window, record);
+    ++generation;
+  }
+}
+
+// Checks every partition; returns the highest generation seen.
+std::int64_t verify(const std::string& kind, const std::string& dir) {
+  auto destination = open_kind(kind, dir);
+  SqliteStore store(dir + "/store.db");
+  TimePartitionWindow all(day(2026, 1, 1), day(2026, 1, days));
+  Table rows = destination->read(dataset, &all);
+  std::map<unsigned, std::vector<std::pair<std::int64_t, std::int64_t>>> by_day;
+  for (std::size_t r = 0; r < rows.num_rows(); ++r) {
+    auto d = std::chrono::year_month_day(rows.at(r, "date").as_date());
+    by_day[static_cast<unsigned>(d.day()) - 1].emplace_back(rows.at(r, "generation").as_int(),
+                                                            rows.at(r, "seq").as_int());
+  }
+  std::int64_t highest = 0;
+  for (unsigned p = 0; p < days; ++p) {
+    TimePartition partition(day(2026, 1, p + 1));
+    auto recorded = store.latest(dataset, &partition);
+    const auto& cells = by_day[p];
+    if (cells.empty()) {
+      EXPECT_FALSE(recorded.has_value()) << kind << ": store claims empty partition " << p;
+      continue;
+    }
+    std::int64_t generation = cells.front().first;
+    highest = std::max(highest, generation);
+    EXPECT_EQ(cells.size(), rows_for(generation, p)) << kind << ": partition " << p;
+    for (std::size_t s = 0; s < cells.size(); ++s) {
+      EXPECT_EQ(cells[s].first, generation) << kind << ": mixed generations in partition " << p;
+      EXPECT_EQ(cells[s].second, static_cast<std::int64_t>(s)) << kind << ": partition " << p;
+    }
+    if (recorded) {
+      EXPECT_GE(generation, std::stoll(recorded->run_id))
+          << kind << ": store is ahead of the data in partition " << p;
+    }
+  }
+  return highest;
+}
+
+// `max_delay_ms` spans a few writes of the kind (an fsync-heavy file write is slower).
+void crash_repeatedly(const std::string& kind, int kills, int max_delay_ms) {
+  TempDir dir;
+  std::mt19937 rng(20260101);
+  std::uniform_int_distribution<int> delay_ms(0, max_delay_ms);
+  char self[4096];
+  ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  ASSERT_GT(n, 0);
+  self[n] = '\0';
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
+  env_strings.push_back("IL_CRASH_CHILD=" + kind);
+  env_strings.push_back("IL_CRASH_DIR=" + dir.path().string());
+  env_strings.push_back("IL_CRASH_READY_FD=" + std::to_string(ready[1]));
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::string filter = "--gtest_filter=CrashChild.Writes";
+  char* argv[] = {self, filter.data(), nullptr};
+
+  std::int64_t highest = 0;
+  for (int k = 0; k < kills; ++k) {
+    pid_t pid = 0;
+    ASSERT_EQ(::posix_spawn(&pid, self, nullptr, nullptr, argv, envp.data()), 0);
+    pollfd wait_ready{ready[0], POLLIN, 0};
+    ASSERT_EQ(::poll(&wait_ready, 1, 30'000), 1) << kind << ": child never started writing";
+    char byte;
+    ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
+    int status = 0;
+    pid_t done = ::waitpid(pid, &status, WNOHANG);
+    ASSERT_EQ(done, 0) << kind << ": child exited early with status " << status;
+    ::kill(pid, SIGKILL);
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);  // bounded: SIGKILL cannot be ignored
+    highest = std::max(highest, verify(kind, dir.path().string()));
+    if (::testing::Test::HasFailure()) break;
+  }
+  ::close(ready[0]);
+  ::close(ready[1]);
+  // The children made progress, so the kills landed among real writes.
+  EXPECT_GE(highest, 5) << kind;
+}
+
+TEST(CrashSafety, FileDestinationSurvivesSigkill) { crash_repeatedly("file", 55, 200); }
+TEST(CrashSafety, SqliteDestinationSurvivesSigkill) { crash_repeatedly("sqlite", 55, 80); }
+
+}  // namespace
+}  // namespace interloper

@@ -1,0 +1,124 @@
+// FileDestination specifics: layout, key escaping, empty partitions, schema file.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+#include "destination/destination_contract.hpp"
+#include "destination/storage_fixtures.hpp"
+#include "interloper/destination.hpp"
+
+IL_INSTANTIATE_DESTINATION_CONTRACT(JsonFiles, [](const std::string& dir) {
+  return std::make_shared<interloper::FileDestination>(dir + "/files");
+});
+IL_INSTANTIATE_DESTINATION_CONTRACT(CsvFiles, [](const std::string& dir) {
+  return std::make_shared<interloper::FileDestination>(dir + "/files",
+                                                       interloper::FileDestination::Format::csv);
+});
+
+namespace interloper {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::day;
+using testing::TempDir;
+
+TEST(FileKeyEscaping, RoundTripsAndStaysInsideItsDirectory) {
+  std::vector<std::string> keys = {"eu",
+                                   "",
+                                   ".",
+                                   "..",
+                                   "../x",
+                                   "/",
+                                   "%",
+                                   "%2F",
+                                   "a.b",
+                                   ".hidden",
+                                   std::string("\0", 1),
+                                   "a=b",
+                                   "~",
+                                   "caf\xc3\xa9",
+                                   "-",
+                                   "_"};
+  std::set<std::string> seen;
+  for (const auto& key : keys) {
+    std::string c = FileDestination::escape_key(key);
+    EXPECT_FALSE(c.empty());
+    EXPECT_NE(c, ".");
+    EXPECT_NE(c, "..");
+    EXPECT_EQ(c.find('/'), std::string::npos) << c;
+    EXPECT_EQ(c.find('\0'), std::string::npos);
+    EXPECT_EQ(c.find('='), std::string::npos);
+    EXPECT_NE(c[0], '.');
+    EXPECT_EQ(FileDestination::unescape_key(c), key) << c;
+    EXPECT_TRUE(seen.insert(c).second) << "collision: " << c;
+  }
+  EXPECT_EQ(FileDestination::escape_key("eu"), "eu");
+  EXPECT_EQ(FileDestination::escape_key("../x"), "%2E.%2Fx");
+  EXPECT_EQ(FileDestination::escape_key(""), "%");
+}
+
+TEST(FileKeyEscaping, LongKeysAreHashedAndDistinct) {
+  std::string a(400, 'a');
+  std::string b = a + "b";
+  std::string ca = FileDestination::escape_key(a);
+  std::string cb = FileDestination::escape_key(b);
+  EXPECT_LE(ca.size(), 200u);
+  EXPECT_NE(ca, cb);
+  EXPECT_NE(ca.find('~'), std::string::npos);
+  EXPECT_THROW(FileDestination::unescape_key(ca), DestinationError);
+  EXPECT_LE(FileDestination::escape_key(std::string(300, '/')).size(), 200u);
+  EXPECT_THROW(FileDestination::unescape_key("%zz"), DestinationError);
+  EXPECT_THROW(FileDestination::unescape_key("a/b"), DestinationError);
+}
+
+TEST(FileDestinationLayout, PartitionsSchemaAndEmptyFiles) {
+  TempDir dir;
+  FileDestination destination(dir / "root");
+  TimePartitionConfig daily{"date", {.allow_window = true}};
+  DatasetRef stats{"ads", "stats", &daily};
+  TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 2));
+  Table rows;
+  rows.append({{"date", day(2026, 1, 1)}, {"clicks", 3}});
+  destination.write(stats, &window, rows);
+  fs::path base = dir.path() / "root/ads/stats";
+  EXPECT_TRUE(fs::exists(base / "_schema.json"));
+  EXPECT_GT(fs::file_size(base / "date=2026-01-01/data.jsonl"), 0u);
+  EXPECT_EQ(fs::file_size(base / "date=2026-01-02/data.jsonl"), 0u);
+  // No temporary files are left behind.
+  for (const auto& entry : fs::recursive_directory_iterator(base)) {
+    EXPECT_EQ(entry.path().filename().string().find(".tmp"), std::string::npos) << entry.path();
+  }
+  EXPECT_EQ(destination.url(), "file://" + (dir.path() / "root").string() + "?format=jsonl");
+
+  FileDestination csv(dir / "csv", FileDestination::Format::csv);
+  DatasetRef dims{"", "dims", nullptr};
+  csv.write(dims, nullptr, rows);
+  EXPECT_TRUE(fs::exists(dir.path() / "csv/dims/data.csv"));
+  std::ifstream in(dir.path() / "csv/dims/data.csv");
+  std::string header;
+  std::getline(in, header);
+  EXPECT_EQ(header, "date,clicks");
+}
+
+TEST(FileDestinationLayout, LongKeysKeepTheirKeyBeside) {
+  TempDir dir;
+  FileDestination destination(dir / "root");
+  std::string long_key(250, 'x');
+  ListPartitionConfig config("k", {long_key, "short"}, true);
+  DatasetRef data{"s", "a", &config};
+  auto window = config.window(long_key, "short");
+  Table rows;
+  rows.append({{"k", long_key}, {"n", 1}});
+  destination.write(data, &window, rows);
+  fs::path pdir = dir.path() / "root/s/a" / ("k=" + FileDestination::escape_key(long_key));
+  std::ifstream in(pdir / "_key");
+  std::string stored((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(stored, long_key);
+  // A time window over the same dataset ignores directories that are not time keys.
+  auto partition = config.partition(long_key);
+  EXPECT_EQ(destination.row_count(data, &partition), 1);
+}
+
+}  // namespace
+}  // namespace interloper

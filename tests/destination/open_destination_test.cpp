@@ -1,0 +1,65 @@
+// open_destination: the accepted URL forms and the errors for the others.
+#include <gtest/gtest.h>
+
+#include "destination/storage_fixtures.hpp"
+#include "interloper/destination.hpp"
+
+namespace interloper {
+namespace {
+
+using testing::TempDir;
+
+std::string error_of(std::string_view url) {
+  try {
+    open_destination(url);
+  } catch (const DestinationError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(OpenDestination, AcceptedForms) {
+  TempDir dir;
+  auto memory = open_destination("memory://");
+  EXPECT_NE(dynamic_cast<MemoryDestination*>(memory.get()), nullptr);
+
+  auto absolute = open_destination("sqlite://" + (dir / "a.db"));
+  auto* sqlite = dynamic_cast<SqliteDestination*>(absolute.get());
+  ASSERT_NE(sqlite, nullptr);
+  EXPECT_EQ(sqlite->path(), dir / "a.db");
+  EXPECT_EQ(open_destination(absolute->url())->url(), absolute->url());
+
+  auto files = open_destination("file://" + (dir / "files") + "?format=csv");
+  ASSERT_NE(dynamic_cast<FileDestination*>(files.get()), nullptr);
+  EXPECT_EQ(files->url(), "file://" + (dir / "files") + "?format=csv");
+  EXPECT_NE(dynamic_cast<FileDestination*>(open_destination("file://" + (dir / "j")).get()),
+            nullptr);
+}
+
+TEST(OpenDestination, RelativePaths) {
+  TempDir dir;
+  auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  auto a = open_destination("sqlite:rel.db");
+  auto b = open_destination("sqlite://./sub/rel2.db");
+  auto c = open_destination("file:files?format=jsonl");
+  std::filesystem::current_path(cwd);
+  EXPECT_EQ(dynamic_cast<SqliteDestination*>(a.get())->path(), "rel.db");
+  EXPECT_EQ(dynamic_cast<SqliteDestination*>(b.get())->path(), "./sub/rel2.db");
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "rel.db"));
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "sub/rel2.db"));
+  EXPECT_NE(c, nullptr);
+}
+
+TEST(OpenDestination, ErrorsNameTheProblem) {
+  EXPECT_NE(error_of("postgres://x/y").find("'postgres'"), std::string::npos);
+  EXPECT_NE(error_of("file:///tmp/x?format=parquet").find("'parquet'"), std::string::npos);
+  EXPECT_NE(error_of("file:///tmp/x?compress=1").find("'compress'"), std::string::npos);
+  EXPECT_NE(error_of("sqlite://host/x.db").find("'host'"), std::string::npos);
+  EXPECT_NE(error_of("nothing").find("'nothing'"), std::string::npos);
+  EXPECT_NE(error_of("sqlite:").find("no path"), std::string::npos);
+  EXPECT_NE(error_of("memory://x").find("memory://"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace interloper

@@ -1,0 +1,138 @@
+// SqliteDestination specifics: table naming, stored encoding, the registry, query().
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <fstream>
+
+#include "destination/destination_contract.hpp"
+#include "destination/storage_fixtures.hpp"
+#include "interloper/destination.hpp"
+
+IL_INSTANTIATE_DESTINATION_CONTRACT(Sqlite, [](const std::string& dir) {
+  return std::make_shared<interloper::SqliteDestination>(dir + "/warehouse.db");
+});
+
+namespace interloper {
+namespace {
+
+using testing::at;
+using testing::day;
+using testing::TempDir;
+
+// Reads one text cell straight from the file, bypassing the destination.
+std::string raw_text(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  std::string out;
+  if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0)) {
+    out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return out;
+}
+
+class SqliteDestinationTest : public ::testing::Test {
+ protected:
+  TempDir dir;
+  std::string path = dir / "nested/dir/w.db";
+  SqliteDestination destination{path};
+  TimePartitionConfig daily{"date", {.granularity = TimeGranularity::DAY, .allow_window = true}};
+  DatasetRef stats{"ads", "stats", &daily};
+};
+
+TEST_F(SqliteDestinationTest, TableNamesAndUrl) {
+  EXPECT_EQ(SqliteDestination::table_name(stats), "ads__stats");
+  EXPECT_EQ(SqliteDestination::table_name({"", "dims", nullptr}), "dims");
+  EXPECT_EQ(destination.url(), "sqlite://" + path);
+  EXPECT_EQ(destination.path(), path);
+}
+
+TEST_F(SqliteDestinationTest, StoresIsoTextAndIntegerBooleans) {
+  TimePartitionWindow window(day(2026, 1, 5), day(2026, 1, 5));
+  Table rows;
+  rows.append({{"date", day(2026, 1, 5)}, {"ts", at(2026, 1, 5, 7, 30)}, {"ok", true}});
+  destination.write(stats, &window, rows);
+  EXPECT_EQ(raw_text(path, "SELECT \"date\" FROM ads__stats"), "2026-01-05");
+  EXPECT_EQ(raw_text(path, "SELECT ts FROM ads__stats"), "2026-01-05T07:30:00");
+  EXPECT_EQ(raw_text(path, "SELECT typeof(ok) || ok FROM ads__stats"), "integer1");
+  EXPECT_EQ(raw_text(path, "SELECT type FROM _interloper_columns WHERE \"column\" = 'ts'"),
+            "timestamp");
+  EXPECT_EQ(raw_text(path, "SELECT rows FROM _interloper_partitions WHERE key = '2026-01-05'"),
+            "1");
+  EXPECT_NE(raw_text(path, "SELECT name FROM sqlite_master WHERE type = 'index'"), "");
+}
+
+TEST_F(SqliteDestinationTest, QuotedIdentifiers) {
+  TimePartitionConfig odd{"the \"day\"", {.allow_window = true}};
+  DatasetRef weird{"src\"x", "as set", &odd};
+  TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 2));
+  Table rows;
+  rows.append({{"the \"day\"", day(2026, 1, 2)}, {"select", 1}});
+  destination.write(weird, &window, rows);
+  EXPECT_EQ(destination.read(weird, &window), rows);
+}
+
+TEST_F(SqliteDestinationTest, QueryBindsNamedParametersAndRestoresTypes) {
+  TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 3));
+  Table rows;
+  for (unsigned d = 1; d <= 3; ++d) {
+    rows.append({{"date", day(2026, 1, d)}, {"clicks", static_cast<int>(d * 10)}, {"ok", d != 2}});
+  }
+  destination.write(stats, &window, rows);
+  Table result = destination.query(
+      "SELECT \"date\", clicks, ok, clicks * 0.5 AS half, 'x' AS tag FROM ads__stats "
+      "WHERE \"date\" >= :from ORDER BY \"date\"",
+      {{"from", Value(day(2026, 1, 2))}});
+  Table expected;
+  expected.append(
+      {{"date", day(2026, 1, 2)}, {"clicks", 20}, {"ok", false}, {"half", 10.0}, {"tag", "x"}});
+  expected.append(
+      {{"date", day(2026, 1, 3)}, {"clicks", 30}, {"ok", true}, {"half", 15.0}, {"tag", "x"}});
+  EXPECT_EQ(result, expected);
+  Table counted = destination.query("SELECT count(*) AS n FROM ads__stats", {});
+  EXPECT_EQ(counted.at(0, "n"), Value(3));
+}
+
+TEST_F(SqliteDestinationTest, QueryErrorsCarrySqliteMessages) {
+  try {
+    destination.query("SELECT * FROM no_such_table", {});
+    FAIL();
+  } catch (const DestinationError& e) {
+    EXPECT_NE(std::string(e.what()).find("no such table"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(destination.query("SELECT :a", {{"b", Value(1)}}), DestinationError);
+  EXPECT_THROW(destination.query("DELETE FROM _interloper_columns", {}), DestinationError);
+}
+
+TEST_F(SqliteDestinationTest, UnopenablePathNamesIt) {
+  std::string blocker = dir / "file";
+  { std::ofstream(blocker) << "x"; }
+  try {
+    SqliteDestination bad(blocker + "/sub/x.db");
+    FAIL();
+  } catch (const DestinationError& e) {
+    EXPECT_NE(std::string(e.what()).find(blocker), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(SqliteDestinationTest, WidenedColumnsReadBackWidened) {
+  TimePartitionWindow jan1(day(2026, 1, 1), day(2026, 1, 1));
+  TimePartitionWindow jan2(day(2026, 1, 2), day(2026, 1, 2));
+  Table ints;
+  ints.append({{"date", day(2026, 1, 1)}, {"v", 1}});
+  destination.write(stats, &jan1, ints);
+  Table doubles;
+  doubles.append({{"date", day(2026, 1, 2)}, {"v", 2.5}});
+  destination.write(stats, &jan2, doubles);
+  TimePartitionWindow both(day(2026, 1, 1), day(2026, 1, 2));
+  Table back = destination.read(stats, &both);
+  EXPECT_EQ(back.at(0, "v"), Value(1.0));
+  EXPECT_EQ(back.at(1, "v"), Value(2.5));
+}
+
+}  // namespace
+}  // namespace interloper
