@@ -19,10 +19,7 @@
 #include "interloper/destination.hpp"
 #include "interloper/pipeline.hpp"
 #include "interloper/run.hpp"
-#if __has_include("interloper/store.hpp")
 #include "interloper/store.hpp"
-#define IL_HAVE_SQLITE_STORE 1
-#endif
 
 namespace interloper::cli {
 namespace {
@@ -101,15 +98,10 @@ int terminal_width() {
 }
 
 std::shared_ptr<MaterializationStore> open_state_store(const std::string& path, bool create) {
+  // Reading commands (status) must not create state: a store that does not exist yet is empty.
   std::error_code ec;
   if (!create && !fs::exists(path, ec)) return std::make_shared<MemoryStore>();
-#ifdef IL_HAVE_SQLITE_STORE
-  fs::path parent = fs::path(path).parent_path();
-  if (!parent.empty()) fs::create_directories(parent, ec);
   return std::shared_ptr<MaterializationStore>(open_store(path));
-#else
-  return std::make_shared<MemoryStore>();
-#endif
 }
 
 // Everything a run needs besides the window and assets, wired to the output flags.
