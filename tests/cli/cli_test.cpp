@@ -23,9 +23,18 @@ struct Outcome {
   std::string err;
 };
 
+// $IL_BINARY_DIR/interloper, else the binary beside this test's directory (build/tests/..).
 std::string binary() {
   const char* dir = std::getenv("IL_BINARY_DIR");
-  return (fs::path(dir != nullptr ? dir : ".") / "interloper").string();
+  if (dir != nullptr) return (fs::path(dir) / "interloper").string();
+  return (fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "interloper").string();
+}
+
+// $IL_SOURCE_DIR, else the source tree this file belongs to.
+fs::path source_dir() {
+  const char* dir = std::getenv("IL_SOURCE_DIR");
+  if (dir != nullptr) return dir;
+  return fs::path(__FILE__).parent_path().parent_path().parent_path();
 }
 
 Outcome interloper(std::vector<std::string> args) {
@@ -154,8 +163,7 @@ void expect_one_error_line(const Outcome& o, const std::string& needle) {
 }
 
 TEST_F(Cli, HelpMatchesGoldenFiles) {
-  const char* source = std::getenv("IL_SOURCE_DIR");
-  fs::path golden = fs::path(source != nullptr ? source : ".") / "tests" / "cli" / "golden";
+  fs::path golden = source_dir() / "tests" / "cli" / "golden";
   const char* update = std::getenv("IL_UPDATE_GOLDEN");
   for (const std::string command : {"", "materialize", "backfill", "status", "catalog", "check"}) {
     std::vector<std::string> args;

@@ -16,8 +16,11 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path golden_dir() {
+  // Test discovery lists the cases without the test environment: fall back to this file's
+  // own location in the source tree.
   const char* source = std::getenv("IL_SOURCE_DIR");
-  return fs::path(source != nullptr ? source : ".") / "tests" / "pipelines";
+  if (source != nullptr) return fs::path(source) / "tests" / "pipelines";
+  return fs::path(__FILE__).parent_path().parent_path() / "pipelines";
 }
 
 std::string read_file(const fs::path& path) {
