@@ -22,5 +22,6 @@ function(il_add_layer_test layer)
   target_link_libraries(${layer}_test PRIVATE interloper GTest::gtest GTest::gtest_main ${ARG_LIBS})
   gtest_discover_tests(${layer}_test
     DISCOVERY_MODE PRE_TEST
+    TEST_FILTER "-*.DISABLED_*:DISABLED_*.*"
     PROPERTIES ENVIRONMENT "TZ=UTC;IL_BINARY_DIR=${PROJECT_BINARY_DIR};IL_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
 endfunction()
