@@ -20,8 +20,11 @@ function(il_add_layer_test layer)
   il_set_warnings(${layer}_test)
   target_include_directories(${layer}_test PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(${layer}_test PRIVATE interloper GTest::gtest GTest::gtest_main ${ARG_LIBS})
+  # Where the tests find the built tools and the source tree (golden files, examples).
+  target_compile_definitions(${layer}_test PRIVATE
+    IL_TEST_BINARY_DIR="${PROJECT_BINARY_DIR}" IL_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   gtest_discover_tests(${layer}_test
     DISCOVERY_MODE PRE_TEST
     TEST_FILTER "-*.DISABLED_*:DISABLED_*.*"
-    PROPERTIES ENVIRONMENT "TZ=UTC;IL_BINARY_DIR=${PROJECT_BINARY_DIR};IL_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+    PROPERTIES ENVIRONMENT "TZ=UTC")
 endfunction()

@@ -1,4 +1,4 @@
-// End-to-end tests of the built `interloper` binary ($IL_BINARY_DIR/interloper) on temporary
+// End-to-end tests of the built `interloper` binary on temporary
 // pipelines with real SQLite databases and real files.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -23,19 +23,9 @@ struct Outcome {
   std::string err;
 };
 
-// $IL_BINARY_DIR/interloper, else the binary beside this test's directory (build/tests/..).
-std::string binary() {
-  const char* dir = std::getenv("IL_BINARY_DIR");
-  if (dir != nullptr) return (fs::path(dir) / "interloper").string();
-  return (fs::read_symlink("/proc/self/exe").parent_path().parent_path() / "interloper").string();
-}
+std::string binary() { return (fs::path(IL_TEST_BINARY_DIR) / "interloper").string(); }
 
-// $IL_SOURCE_DIR, else the source tree this file belongs to.
-fs::path source_dir() {
-  const char* dir = std::getenv("IL_SOURCE_DIR");
-  if (dir != nullptr) return dir;
-  return fs::path(__FILE__).parent_path().parent_path().parent_path();
-}
+fs::path source_dir() { return IL_TEST_SOURCE_DIR; }
 
 Outcome interloper(std::vector<std::string> args) {
   interloper::pipeline::ProcessSpec spec;

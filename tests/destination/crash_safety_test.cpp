@@ -58,11 +58,13 @@ TEST(CrashChild, DISABLED_Writes) {
   TimePartition first(day(2026, 1, 1));
   std::int64_t generation = 1;
   if (auto last = store.latest(dataset, &first)) generation = std::stoll(last->run_id) + 1;
-  // Tell the parent the writes begin, so its random delays fall among writes, not start-up.
-  if (const char* ready = std::getenv("IL_CRASH_READY_FD")) {
-    char byte = 1;
-    if (::write(std::atoi(ready), &byte, 1) != 1) std::abort();
-  }
+  // Tell the parent when the writes begin ('S') and whenever one has been recorded ('C'), so
+  // its random delays fall among writes, not start-up, and it can make sure of progress.
+  const char* ready = std::getenv("IL_CRASH_READY_FD");
+  auto signal_parent = [ready](char byte) {
+    if (ready && ::write(std::atoi(ready), &byte, 1) != 1) std::abort();
+  };
+  signal_parent('S');
   const std::string payload(120, 'p');
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (std::chrono::steady_clock::now() < deadline) {
@@ -86,6 +88,7 @@ TEST(CrashChild, DISABLED_Writes) {
     record.rows = static_cast<std::int64_t>(rows.num_rows());
     record.run_id = std::to_string(generation);
     store.record(dataset, &window, record);
+    signal_parent('C');
     ++generation;
   }
 }
@@ -126,6 +129,25 @@ std::int64_t verify(const std::string& kind, const std::string& dir) {
   return highest;
 }
 
+// Reads the pipe until `wanted` arrives; false after 30 s without it.
+bool await_byte(int fd, char wanted) {
+  for (;;) {
+    pollfd readable{fd, POLLIN, 0};
+    if (::poll(&readable, 1, 30'000) != 1) return false;
+    char byte = 0;
+    if (::read(fd, &byte, 1) != 1) return false;
+    if (byte == wanted) return true;
+  }
+}
+
+// Discards what a killed child left in the pipe.
+void drain(int fd) {
+  pollfd readable{fd, POLLIN, 0};
+  char buffer[256];
+  while (::poll(&readable, 1, 0) == 1 && ::read(fd, buffer, sizeof buffer) > 0) {
+  }
+}
+
 // `max_delay_ms` spans a few writes of the kind (an fsync-heavy file write is slower).
 void crash_repeatedly(const std::string& kind, int kills, int max_delay_ms) {
   TempDir dir;
@@ -153,16 +175,19 @@ void crash_repeatedly(const std::string& kind, int kills, int max_delay_ms) {
   for (int k = 0; k < kills; ++k) {
     pid_t pid = 0;
     ASSERT_EQ(::posix_spawn(&pid, self, nullptr, nullptr, argv, envp.data()), 0);
-    pollfd wait_ready{ready[0], POLLIN, 0};
-    ASSERT_EQ(::poll(&wait_ready, 1, 30'000), 1) << kind << ": child never started writing";
-    char byte;
-    ASSERT_EQ(::read(ready[0], &byte, 1), 1);
+    ASSERT_TRUE(await_byte(ready[0], 'S')) << kind << ": child never started writing";
+    // Every fourth child is killed only after a completed write, so the generations advance
+    // however slow the machine (or a sanitizer build) is; the others die at random moments.
+    if (k % 4 == 0) {
+      ASSERT_TRUE(await_byte(ready[0], 'C')) << kind << ": child never completed a write";
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
     int status = 0;
     pid_t done = ::waitpid(pid, &status, WNOHANG);
     ASSERT_EQ(done, 0) << kind << ": child exited early with status " << status;
     ::kill(pid, SIGKILL);
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);  // bounded: SIGKILL cannot be ignored
+    drain(ready[0]);
     highest = std::max(highest, verify(kind, dir.path().string()));
     if (::testing::Test::HasFailure()) break;
   }

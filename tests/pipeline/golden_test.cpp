@@ -15,13 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path golden_dir() {
-  // Test discovery lists the cases without the test environment: fall back to this file's
-  // own location in the source tree.
-  const char* source = std::getenv("IL_SOURCE_DIR");
-  if (source != nullptr) return fs::path(source) / "tests" / "pipelines";
-  return fs::path(__FILE__).parent_path().parent_path() / "pipelines";
-}
+fs::path golden_dir() { return fs::path(IL_TEST_SOURCE_DIR) / "tests" / "pipelines"; }
 
 std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
