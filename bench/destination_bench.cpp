@@ -21,6 +21,7 @@
 #include "interloper/destination.hpp"
 #include "interloper/destination/window_index.hpp"
 #include "interloper/store.hpp"
+#include "interloper/time/civil.hpp"
 
 namespace il = interloper;
 namespace fs = std::filesystem;
@@ -118,7 +119,8 @@ void BM_RawSqliteInsert(benchmark::State& state) {
           db);
     char buffer[32];
     for (std::size_t r = 0; r < kRows; ++r) {
-      std::size_t n = il::detail::format_date(date[r].as_date().time_since_epoch().count(), buffer);
+      const auto n = static_cast<std::size_t>(
+          il::detail::put_date(buffer, date[r].as_date().time_since_epoch().count()) - buffer);
       sqlite3_bind_text(stmt, 1, buffer, static_cast<int>(n), SQLITE_STATIC);
       const std::string& s = campaign[r].as_string();
       sqlite3_bind_text(stmt, 2, s.data(), static_cast<int>(s.size()), SQLITE_STATIC);
@@ -174,7 +176,8 @@ void BM_RawJsonlWrite(benchmark::State& state) {
       std::string out;
       char buffer[32];
       while (r < kRows && date[r].as_date() == day) {
-        std::size_t n = il::detail::format_date(day.time_since_epoch().count(), buffer);
+        const auto n = static_cast<std::size_t>(
+            il::detail::put_date(buffer, day.time_since_epoch().count()) - buffer);
         fmt::format_to(
             std::back_inserter(out),
             "{{\"date\":\"{}\",\"campaign\":\"{}\",\"clicks\":{},\"cost\":{},\"active\":{}}}\n",

@@ -11,7 +11,7 @@ namespace interloper::detail {
 void append_int(std::string& out, std::int64_t i);
 // Shortest round-trip form, always with '.', an exponent, "nan" or "inf" so it reads as double.
 void append_double(std::string& out, double d);
-// YYYY-MM-DD (years outside 0..9999 get their natural digits and sign).
+// YYYY-MM-DD (years outside 0..9999 get a sign and at least four digits, as TimePoint writes them).
 void append_date(std::string& out, Value::Date d);
 // YYYY-MM-DDTHH:MM:SS.
 void append_timestamp(std::string& out, Value::Timestamp t);

@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "interloper/data/format.hpp"
+#include "interloper/time/civil.hpp"
 
 namespace interloper {
 
@@ -16,22 +17,6 @@ constexpr std::string_view kTypeNames[] = {"null",   "bool", "int",      "double
   throw DataError("value " + detail::describe(actual) + " is not a " +
                   std::string(type_name(expected)) + " (it is a " +
                   std::string(type_name(actual.type())) + ")");
-}
-
-void append_2(std::string& out, unsigned v) {
-  out.push_back(static_cast<char>('0' + v / 10));
-  out.push_back(static_cast<char>('0' + v % 10));
-}
-
-bool digits(std::string_view s, std::size_t pos, std::size_t n, int& out) noexcept {
-  int v = 0;
-  for (std::size_t i = pos; i < pos + n; ++i) {
-    char c = s[i];
-    if (c < '0' || c > '9') return false;
-    v = v * 10 + (c - '0');
-  }
-  out = v;
-  return true;
 }
 
 }  // namespace
@@ -99,27 +84,18 @@ std::ostream& operator<<(std::ostream& os, const Value& v) { return os << v.to_s
 std::ostream& operator<<(std::ostream& os, DataType t) { return os << type_name(t); }
 
 std::optional<Value::Date> parse_date(std::string_view s) noexcept {
-  int y, m, d;
-  if (s.size() != 10 || s[4] != '-' || s[7] != '-' || !digits(s, 0, 4, y) || !digits(s, 5, 2, m) ||
-      !digits(s, 8, 2, d))
-    return std::nullopt;
-  std::chrono::year_month_day ymd{std::chrono::year{y}, std::chrono::month{unsigned(m)},
-                                  std::chrono::day{unsigned(d)}};
-  if (!ymd.ok()) return std::nullopt;
-  return Value::Date(ymd);
+  std::int64_t days;
+  if (s.size() != 10 || !detail::get_date(s.data(), days)) return std::nullopt;
+  return Value::Date(std::chrono::days(days));
 }
 
 std::optional<Value::Timestamp> parse_timestamp(std::string_view s) noexcept {
   if (s.size() == 20 && s[19] == 'Z') s.remove_suffix(1);
-  if (s.size() != 19 || (s[10] != 'T' && s[10] != ' ') || s[13] != ':' || s[16] != ':')
+  std::int64_t days, seconds;
+  if (s.size() != 19 || (s[10] != 'T' && s[10] != ' ') || !detail::get_date(s.data(), days) ||
+      !detail::get_time_of_day(s.data() + 11, seconds))
     return std::nullopt;
-  auto day = parse_date(s.substr(0, 10));
-  int h, mi, se;
-  if (!day || !digits(s, 11, 2, h) || !digits(s, 14, 2, mi) || !digits(s, 17, 2, se) || h > 23 ||
-      mi > 59 || se > 59)
-    return std::nullopt;
-  return Value::Timestamp(*day) + std::chrono::hours(h) + std::chrono::minutes(mi) +
-         std::chrono::seconds(se);
+  return Value::Timestamp(std::chrono::seconds(days * detail::kSecondsPerDay + seconds));
 }
 
 Value convert(const Value& v, DataType type) {
@@ -184,30 +160,13 @@ void append_double(std::string& out, double d) {
 }
 
 void append_date(std::string& out, Value::Date d) {
-  std::chrono::year_month_day ymd(d);
-  int y = static_cast<int>(ymd.year());
-  if (y >= 0 && y <= 9999) {
-    append_2(out, static_cast<unsigned>(y / 100));
-    append_2(out, static_cast<unsigned>(y % 100));
-  } else {
-    append_int(out, y);
-  }
-  out.push_back('-');
-  append_2(out, static_cast<unsigned>(ymd.month()));
-  out.push_back('-');
-  append_2(out, static_cast<unsigned>(ymd.day()));
+  char buf[kMaxIsoChars];
+  out.append(buf, put_date(buf, d.time_since_epoch().count()));
 }
 
 void append_timestamp(std::string& out, Value::Timestamp t) {
-  auto day = std::chrono::floor<std::chrono::days>(t);
-  append_date(out, day);
-  auto secs = (t - day).count();  // 0..86399
-  out.push_back('T');
-  append_2(out, static_cast<unsigned>(secs / 3600));
-  out.push_back(':');
-  append_2(out, static_cast<unsigned>(secs / 60 % 60));
-  out.push_back(':');
-  append_2(out, static_cast<unsigned>(secs % 60));
+  char buf[kMaxIsoChars];
+  out.append(buf, put_timestamp(buf, t.time_since_epoch().count()));
 }
 
 void append_value(std::string& out, const Value& v) {

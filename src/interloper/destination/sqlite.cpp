@@ -7,18 +7,6 @@
 
 namespace interloper::sqlite {
 
-std::string quote(std::string_view identifier) {
-  std::string out;
-  out.reserve(identifier.size() + 2);
-  out += '"';
-  for (char c : identifier) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
-
 Database::Database(std::string path) : path_(std::move(path)) {
   std::filesystem::path file(path_);
   if (file.has_parent_path()) {

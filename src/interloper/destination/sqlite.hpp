@@ -13,9 +13,6 @@
 
 namespace interloper::sqlite {
 
-// Doubles embedded quotes and wraps in double quotes: a safe SQL identifier.
-std::string quote(std::string_view identifier);
-
 class Database {
  public:
   // Opens (creating) `path`; WAL mode, synchronous=NORMAL, a busy timeout. Creates the parent

@@ -13,13 +13,16 @@
 #include "interloper/destination.hpp"
 #include "interloper/destination/sqlite.hpp"
 #include "interloper/destination/window_index.hpp"
+#include "interloper/partitioning/sql.hpp"
+#include "interloper/time/civil.hpp"
 
 namespace interloper {
 
 namespace {
 
-using sqlite::quote;
 using sqlite::Statement;
+// Identifiers are quoted by the same rule as Filter::to_sql's.
+constexpr auto quote = detail::quote_identifier;
 
 const char* sql_type(DataType type) {
   switch (type) {
@@ -44,10 +47,12 @@ const char* sql_type(DataType type) {
 // "2026-01-05T..." compare >= it, and both compare < "2026-01-06". A bound inside a day
 // (hour partitions) is written in full, which also places a bare date (its midnight) right.
 std::string bound_text(TimePoint t) {
-  std::array<char, 32> buffer{};
-  std::size_t n = t.is_midnight() ? detail::format_date(t.epoch_seconds() / 86400, buffer.data())
-                                  : detail::format_timestamp(t.epoch_seconds(), buffer.data());
-  return std::string(buffer.data(), n);
+  char buffer[detail::kMaxIsoChars];
+  char* end =
+      t.is_midnight()
+          ? detail::put_date(buffer, detail::floor_div(t.epoch_seconds(), detail::kSecondsPerDay))
+          : detail::put_timestamp(buffer, t.epoch_seconds());
+  return std::string(buffer, end);
 }
 
 // A WHERE clause (without the keyword) and its text parameters.
@@ -297,7 +302,7 @@ std::int64_t SqliteDestination::write(const DatasetRef& dataset, const Partition
     sql += ") VALUES (" + values + ")";
     Statement insert(db, sql);
     sqlite3_stmt* stmt = insert.get();
-    std::vector<std::array<char, 32>> buffers(n);
+    std::vector<std::array<char, detail::kMaxIsoChars>> buffers(n);
     auto insert_row = [&](std::size_t r) {
       for (std::size_t c = 0; c < n; ++c) {
         const Value& v = (*cells[c])[r];
@@ -324,10 +329,11 @@ std::int64_t SqliteDestination::write(const DatasetRef& dataset, const Partition
           case DataType::date:
           case DataType::timestamp: {
             char* out = buffers[c].data();
-            std::size_t len =
+            char* end =
                 (v.type() == DataType::date && target[c] != DataType::timestamp)
-                    ? detail::format_date(v.as_date().time_since_epoch().count(), out)
-                    : detail::format_timestamp(v.as_timestamp().time_since_epoch().count(), out);
+                    ? detail::put_date(out, v.as_date().time_since_epoch().count())
+                    : detail::put_timestamp(out, v.as_timestamp().time_since_epoch().count());
+            const auto len = static_cast<std::size_t>(end - out);
             // The buffer outlives the step that reads it and is rebound before it changes.
             rc = sqlite3_bind_text(stmt, i, out, static_cast<int>(len), SQLITE_STATIC);
             break;

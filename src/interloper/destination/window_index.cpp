@@ -2,90 +2,16 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
-#include <stdexcept>
+#include <optional>
+
+#include "interloper/data/time_value.hpp"
 
 namespace interloper::detail {
 
-namespace {
-
-// Howard Hinnant's civil_from_days: exact for the proleptic Gregorian calendar.
-void civil_from_days(std::int64_t z, std::int64_t& y, unsigned& m, unsigned& d) {
-  z += 719468;
-  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const auto doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  y = static_cast<std::int64_t>(yoe) + era * 400;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  d = doy - (153 * mp + 2) / 5 + 1;
-  m = mp < 10 ? mp + 3 : mp - 9;
-  y += (m <= 2);
-}
-
-void two(char* out, unsigned v) {
-  out[0] = static_cast<char>('0' + v / 10);
-  out[1] = static_cast<char>('0' + v % 10);
-}
-
-std::int64_t floor_div(std::int64_t a, std::int64_t b) {
-  std::int64_t q = a / b;
-  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
-}  // namespace
-
-std::size_t format_date(std::int64_t days, char* out) {
-  std::int64_t y;
-  unsigned m, d;
-  civil_from_days(days, y, m, d);
-  if (y < 0 || y > 9999) {
-    std::string s = fmt::format("{:04}-{:02}-{:02}", y, m, d);
-    s.copy(out, 19);
-    return std::min<std::size_t>(s.size(), 19);
-  }
-  auto yy = static_cast<unsigned>(y);
-  two(out, yy / 100);
-  two(out + 2, yy % 100);
-  out[4] = '-';
-  two(out + 5, m);
-  out[7] = '-';
-  two(out + 8, d);
-  return 10;
-}
-
-std::size_t format_timestamp(std::int64_t seconds, char* out) {
-  std::int64_t days = floor_div(seconds, 86400);
-  auto rest = static_cast<unsigned>(seconds - days * 86400);
-  std::size_t n = format_date(days, out);
-  out[n] = 'T';
-  two(out + n + 1, rest / 3600);
-  out[n + 3] = ':';
-  two(out + n + 4, rest / 60 % 60);
-  out[n + 6] = ':';
-  two(out + n + 7, rest % 60);
-  return n + 9;
-}
-
 TimePoint time_of(const Value& value, std::string_view column) {
-  switch (value.type()) {
-    case DataType::date:
-      return TimePoint(value.as_date());
-    case DataType::timestamp:
-      return TimePoint(value.as_timestamp());
-    case DataType::string:
-      try {
-        return TimePoint::parse(value.as_string());
-      } catch (const std::invalid_argument&) {
-        throw DestinationError(fmt::format("partition column '{}': '{}' is not a date or timestamp",
-                                           column, value.as_string()));
-      }
-    default:
-      throw DestinationError(
-          fmt::format("partition column '{}': value {} of type {} is not a "
-                      "date or timestamp",
-                      column, value.to_string(), type_name(value.type())));
-  }
+  if (std::optional<TimePoint> t = value_time(value)) return *t;
+  throw DestinationError(fmt::format("partition column '{}': {} ({}) is not a date or timestamp",
+                                     column, value.to_string(), type_name(value.type())));
 }
 
 std::string key_of(const Value& value) {
@@ -144,7 +70,7 @@ std::vector<std::vector<std::size_t>> WindowIndex::split(const DatasetRef& datas
   if (table.num_rows() == 0) return parts;
   auto c = table.column_index(column_);
   if (!c) {
-    throw DestinationError(fmt::format("dataset '{}': rows lack the partition column '{}'",
+    throw DestinationError(fmt::format("dataset '{}': the rows lack the partition column '{}'",
                                        dataset_name(dataset), column_));
   }
   const auto& cells = table.column(*c);
@@ -153,7 +79,14 @@ std::vector<std::vector<std::size_t>> WindowIndex::split(const DatasetRef& datas
       throw DestinationError(fmt::format("dataset '{}': row {} has a null partition column '{}'",
                                          dataset_name(dataset), r, column_));
     }
-    std::size_t i = locate(cells[r]);
+    std::size_t i;
+    try {
+      i = locate(cells[r]);
+    } catch (const DestinationError& e) {
+      // locate names the column and value; the dataset and row are known only here.
+      throw DestinationError(
+          fmt::format("dataset '{}': row {}: {}", dataset_name(dataset), r, e.what()));
+    }
     if (i == npos) {
       throw DestinationError(fmt::format("dataset '{}': row {} ('{}' = {}) lies outside window {}",
                                          dataset_name(dataset), r, column_, cells[r].to_string(),
@@ -162,10 +95,6 @@ std::vector<std::vector<std::size_t>> WindowIndex::split(const DatasetRef& datas
     parts[i].push_back(r);
   }
   return parts;
-}
-
-std::string dataset_name(const DatasetRef& dataset) {
-  return dataset.source.empty() ? dataset.asset : dataset.source + "." + dataset.asset;
 }
 
 }  // namespace interloper::detail

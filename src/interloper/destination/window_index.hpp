@@ -1,4 +1,4 @@
-// Internal: which partition of a window a row belongs to, and ISO text for dates/timestamps.
+// Internal: which partition of a window a row belongs to.
 //
 // Destinations place rows by arithmetic on the partition column (time windows) or by key
 // lookup (list windows); other kinds fall back to each partition's Filter.
@@ -14,17 +14,14 @@
 
 #include "interloper/asset.hpp"
 #include "interloper/data.hpp"
+#include "interloper/destination/dataset_name.hpp"
 #include "interloper/partitioning.hpp"
 #include "interloper/time.hpp"
 
 namespace interloper::detail {
 
-// "YYYY-MM-DD" / "YYYY-MM-DDTHH:MM:SS" written into `out` (at least 20 bytes); returns length.
-std::size_t format_date(std::int64_t days_since_epoch, char* out);
-std::size_t format_timestamp(std::int64_t seconds_since_epoch, char* out);
-
 // The time a partition-column value denotes: a date (its midnight), a timestamp, or an ISO
-// string. Throws DestinationError naming `column` otherwise.
+// string (see value_time). Throws DestinationError naming `column` and the value otherwise.
 TimePoint time_of(const Value& value, std::string_view column);
 // The list key a value denotes (strings as they are, other values as text).
 std::string key_of(const Value& value);
@@ -65,8 +62,5 @@ class WindowIndex {
   std::unordered_map<std::string, std::size_t> key_index_;
   std::vector<Filter> filters_;  // other kinds
 };
-
-// Human-readable dataset name for messages: "source.asset" or "asset".
-std::string dataset_name(const DatasetRef& dataset);
 
 }  // namespace interloper::detail

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "interloper/partitioning.hpp"
+#include "interloper/partitioning/sql.hpp"
 
 namespace interloper {
 
@@ -36,9 +37,7 @@ bool Filter::matches(std::string_view value) const {
   }
 }
 
-namespace {
-
-std::string quote_identifier(std::string_view name) {
+std::string detail::quote_identifier(std::string_view name) {
   std::string out;
   out.reserve(name.size() + 2);
   out += '"';
@@ -50,15 +49,13 @@ std::string quote_identifier(std::string_view name) {
   return out;
 }
 
-}  // namespace
-
 Filter::Sql Filter::to_sql(Placeholder style, int first_index) const {
   Sql sql;
   int index = first_index;
   auto placeholder = [&] {
     return style == Placeholder::question ? std::string("?") : "$" + std::to_string(index++);
   };
-  const std::string column = quote_identifier(column_);
+  const std::string column = detail::quote_identifier(column_);
   if (kind_ == Kind::range) {
     sql.text = column + " >= " + placeholder();
     sql.text += " AND " + column + " < " + placeholder();

@@ -1,7 +1,13 @@
 // Internal: civil-calendar arithmetic on day counts (Howard Hinnant's algorithms) and the
-// hand-written digit formatting/parsing used by the hot paths.
+// hand-written ISO date/timestamp formatting and parsing used by the hot paths. Every layer
+// that writes or reads "YYYY-MM-DD" / "YYYY-MM-DDTHH:MM:SS" text goes through here, so dates
+// print the same whether they come from a TimePoint, a Value or a destination.
+//
+//   char buf[detail::kMaxIsoChars];
+//   std::string text(buf, detail::put_timestamp(buf, t.epoch_seconds()));
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace interloper::detail {
@@ -102,6 +108,59 @@ inline bool get_digits(const char* s, int width, unsigned& out) {
     v = v * 10 + d;
   }
   out = v;
+  return true;
+}
+
+// Room for any put_date / put_timestamp output (a year of an int64 day count has at most 17
+// digits and a sign; one of an int64 second count, 12).
+constexpr std::size_t kMaxIsoChars = 32;
+
+// Writes "YYYY-MM-DD" for the day `days` since 1970-01-01 at p; returns the end.
+inline char* put_date(char* p, std::int64_t days) {
+  const Civil c = civil_from_days(days);
+  p = put_year(p, c.year);
+  *p++ = '-';
+  p = put_digits(p, c.month, 2);
+  *p++ = '-';
+  return put_digits(p, c.day, 2);
+}
+
+// Writes "HH:MM:SS" for `seconds` (0..86399) into a day at p; returns the end.
+inline char* put_time_of_day(char* p, unsigned seconds) {
+  p = put_digits(p, seconds / 3600, 2);
+  *p++ = ':';
+  p = put_digits(p, seconds / 60 % 60, 2);
+  *p++ = ':';
+  return put_digits(p, seconds % 60, 2);
+}
+
+// Writes "YYYY-MM-DDTHH:MM:SS" for `seconds` since the epoch at p; returns the end.
+inline char* put_timestamp(char* p, std::int64_t seconds) {
+  const std::int64_t days = floor_div(seconds, kSecondsPerDay);
+  p = put_date(p, days);
+  *p++ = 'T';
+  return put_time_of_day(p, static_cast<unsigned>(seconds - days * kSecondsPerDay));
+}
+
+// Reads "YYYY-MM-DD" from the 10 characters at s; false unless it names a real day.
+inline bool get_date(const char* s, std::int64_t& days) {
+  unsigned y, m, d;
+  if (!get_digits(s, 4, y) || s[4] != '-' || !get_digits(s + 5, 2, m) || s[7] != '-' ||
+      !get_digits(s + 8, 2, d) || m < 1 || m > 12 || d < 1 || d > days_in_month(y, m)) {
+    return false;
+  }
+  days = days_from_civil(y, m, d);
+  return true;
+}
+
+// Reads "HH:MM:SS" from the 8 characters at s as seconds into the day; false unless valid.
+inline bool get_time_of_day(const char* s, std::int64_t& seconds) {
+  unsigned h, m, sec;
+  if (!get_digits(s, 2, h) || s[2] != ':' || !get_digits(s + 3, 2, m) || s[5] != ':' ||
+      !get_digits(s + 6, 2, sec) || h > 23 || m > 59 || sec > 59) {
+    return false;
+  }
+  seconds = h * 3600 + m * 60 + sec;
   return true;
 }
 
