@@ -262,19 +262,23 @@ int run_check(const Project& project, const Args& args) {
   return kOk;
 }
 
+// --dry-run: the plan, as JSON or as text.
+int print_dry_run(const char* command, const Project& project, const Selection& selection,
+                  bool per_partition, const Args& args) {
+  json plan = plan_json(command, project, selection, per_partition);
+  if (args.json) {
+    std::cout << dump(plan) << "\n";
+  } else {
+    print_plan(plan);
+  }
+  return kOk;
+}
+
 int run_materialize(const Project& project, const Args& args) {
   Selection selection = select(*project.dag, window_argument(project, args), args.assets, false,
                                !args.partition.empty());
   report_left_out(args, selection);
-  if (args.dry_run) {
-    json plan = plan_json("materialize", project, selection, false);
-    if (args.json) {
-      std::cout << dump(plan) << "\n";
-    } else {
-      print_plan(plan);
-    }
-    return kOk;
-  }
+  if (args.dry_run) return print_dry_run("materialize", project, selection, false, args);
   RunContext run;
   prepare_run(run, project, args, selection);
   if (!args.json && !args.quiet) {
@@ -310,15 +314,7 @@ std::string format_seconds(double s) {
 int run_backfill(const Project& project, const Args& args) {
   Selection selection = select(*project.dag, window_argument(project, args), args.assets, true);
   report_left_out(args, selection);
-  if (args.dry_run) {
-    json plan = plan_json("backfill", project, selection, true);
-    if (args.json) {
-      std::cout << dump(plan) << "\n";
-    } else {
-      print_plan(plan);
-    }
-    return kOk;
-  }
+  if (args.dry_run) return print_dry_run("backfill", project, selection, true, args);
   RunContext run;
   prepare_run(run, project, args, selection);
 
