@@ -78,6 +78,20 @@ bool is_identifier_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
 }
 
+// The position after an SQL comment starting at `i` ("-- ..." to the end of the line or
+// "/* ... */"), or `i` itself when no comment starts there.
+std::size_t skip_comment(std::string_view sql, std::size_t i) {
+  if (sql.substr(i, 2) == "--") {
+    std::size_t nl = sql.find('\n', i);
+    return nl == std::string_view::npos ? sql.size() : nl + 1;
+  }
+  if (sql.substr(i, 2) == "/*") {
+    std::size_t end = sql.find("*/", i + 2);
+    return end == std::string_view::npos ? sql.size() : end + 2;
+  }
+  return i;
+}
+
 // The named parameters (":name") the statement uses, skipping string literals, quoted
 // identifiers and comments, so that only parameters SQLite will see get bound.
 std::vector<std::string> scan_named_parameters(std::string_view sql) {
@@ -102,12 +116,8 @@ std::vector<std::string> scan_named_parameters(std::string_view sql) {
     } else if (c == '[') {
       std::size_t end = sql.find(']', i);
       i = end == std::string_view::npos ? sql.size() : end + 1;
-    } else if (sql.substr(i, 2) == "--") {
-      std::size_t nl = sql.find('\n', i);
-      i = nl == std::string_view::npos ? sql.size() : nl + 1;
-    } else if (sql.substr(i, 2) == "/*") {
-      std::size_t end = sql.find("*/", i + 2);
-      i = end == std::string_view::npos ? sql.size() : end + 2;
+    } else if (std::size_t after = skip_comment(sql, i); after != i) {
+      i = after;
     } else if (c == ':' && i + 1 < sql.size() && is_identifier_char(sql[i + 1])) {
       std::size_t end = i + 1;
       while (end < sql.size() && is_identifier_char(sql[end])) ++end;
@@ -125,12 +135,8 @@ std::size_t skip_blank(std::string_view sql, std::size_t i) {
   while (i < sql.size()) {
     if (std::isspace(static_cast<unsigned char>(sql[i])) != 0) {
       ++i;
-    } else if (sql.substr(i, 2) == "--") {
-      std::size_t nl = sql.find('\n', i);
-      i = nl == std::string_view::npos ? sql.size() : nl + 1;
-    } else if (sql.substr(i, 2) == "/*") {
-      std::size_t end = sql.find("*/", i + 2);
-      i = end == std::string_view::npos ? sql.size() : end + 2;
+    } else if (std::size_t after = skip_comment(sql, i); after != i) {
+      i = after;
     } else {
       break;
     }
