@@ -1,5 +1,8 @@
 // FileDestination specifics: layout, key escaping, empty partitions, schema file.
 #include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <set>
@@ -99,6 +102,49 @@ TEST(FileDestinationLayout, PartitionsSchemaAndEmptyFiles) {
   std::string header;
   std::getline(in, header);
   EXPECT_EQ(header, "date,clicks");
+}
+
+// The PID of a process that has exited and been reaped.
+pid_t dead_pid() {
+  pid_t pid = 0;
+  char arg0[] = "/bin/true";
+  char* argv[] = {arg0, nullptr};
+  EXPECT_EQ(posix_spawn(&pid, "/bin/true", nullptr, nullptr, argv, nullptr), 0);
+  int status = 0;
+  EXPECT_EQ(waitpid(pid, &status, 0), pid);
+  return pid;
+}
+
+TEST(FileDestinationLayout, RemovesTempFilesOfDeadWritersOnly) {
+  TempDir dir;
+  FileDestination destination(dir / "root");
+  TimePartitionConfig daily{"date", {.allow_window = true}};
+  DatasetRef stats{"ads", "stats", &daily};
+  TimePartitionWindow partition(day(2026, 1, 1), day(2026, 1, 1));
+  Table rows;
+  rows.append({{"date", day(2026, 1, 1)}, {"clicks", 3}});
+  destination.write(stats, &partition, rows);
+
+  fs::path base = dir.path() / "root/ads/stats";
+  fs::path pdir = base / "date=2026-01-01";
+  const pid_t dead = dead_pid();
+  ASSERT_GT(dead, 0);
+  fs::path stale = pdir / (".data.jsonl.tmp-" + std::to_string(dead) + "-7");
+  fs::path stale_schema = base / ("._schema.json.tmp-" + std::to_string(dead) + "-8");
+  fs::path ours = pdir / (".data.jsonl.tmp-" + std::to_string(::getpid()) + "-9");
+  fs::path parent = pdir / (".data.jsonl.tmp-" + std::to_string(::getppid()) + "-10");
+  fs::path unrelated = pdir / ".notes.tmp-x";
+  for (const fs::path& p : {stale, stale_schema, ours, parent, unrelated}) {
+    std::ofstream(p) << "{}\n";
+  }
+
+  destination.write(stats, &partition, rows);
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_FALSE(fs::exists(stale_schema));
+  EXPECT_TRUE(fs::exists(ours));
+  EXPECT_TRUE(fs::exists(parent));
+  EXPECT_TRUE(fs::exists(unrelated));
+  EXPECT_EQ(destination.read(stats, &partition).num_rows(), 1u);
 }
 
 TEST(FileDestinationLayout, LongKeysKeepTheirKeyBeside) {

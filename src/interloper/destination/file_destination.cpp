@@ -5,12 +5,15 @@
 // file, never a mix.
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
+#include <climits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -127,6 +130,36 @@ std::atomic<std::uint64_t> temp_counter{0};
 fs::path temp_beside(const fs::path& target) {
   return target.parent_path() /
          fmt::format(".{}.tmp-{}-{}", target.filename().string(), ::getpid(), ++temp_counter);
+}
+
+// The writer PID in a temporary file name ".NAME.tmp-PID-N", or 0 when `name` is not one.
+pid_t temp_owner(std::string_view name) {
+  if (name.empty() || name[0] != '.') return 0;
+  auto at = name.rfind(".tmp-");
+  if (at == std::string_view::npos || at == 0) return 0;
+  std::string_view rest = name.substr(at + 5);
+  auto dash = rest.find('-');
+  if (dash == std::string_view::npos || dash == 0 || dash + 1 == rest.size()) return 0;
+  std::string_view counter = rest.substr(dash + 1);
+  if (counter.find_first_not_of("0123456789") != std::string_view::npos) return 0;
+  long pid = 0;
+  auto [end, ec] = std::from_chars(rest.data(), rest.data() + dash, pid);
+  if (ec != std::errc() || end != rest.data() + dash || pid <= 0 || pid > INT_MAX) return 0;
+  return static_cast<pid_t>(pid);
+}
+
+// Removes the temporary files in `dir` left by writers that died before renaming them. A file
+// whose writer is this process or any live process may still be renamed, so it stays.
+void remove_stale_temps(const fs::path& dir) {
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec) return;  // nothing to clean is not an error of the write
+  const pid_t self = ::getpid();
+  for (const auto& entry : it) {
+    pid_t pid = temp_owner(entry.path().filename().native());
+    if (pid == 0 || pid == self) continue;
+    if (::kill(pid, 0) == -1 && errno == ESRCH) ::unlink(entry.path().c_str());
+  }
 }
 
 // Replaces `target` atomically with `bytes` (directory fsync left to the caller).
@@ -426,6 +459,7 @@ std::int64_t FileDestination::write(const DatasetRef& dataset, const PartitionWi
   std::lock_guard lock(state_->mutex);
   const fs::path dir = state_->dataset_dir(dataset);
   make_dirs(dir);
+  remove_stale_temps(dir);
 
   Schema schema = table.schema();
   if (auto stored = state_->stored_schema(dir)) {
@@ -453,6 +487,7 @@ std::int64_t FileDestination::write(const DatasetRef& dataset, const PartitionWi
       for (std::size_t i = 0; i < keys.size(); ++i) {
         fs::path pdir = state_->partition_dir(dir, column, keys[i]);
         make_dirs(pdir);
+        remove_stale_temps(pdir);
         if (escape_key(keys[i]).find('~') != std::string::npos &&
             read_file(pdir / key_file) != keys[i]) {
           replace_file(pdir / key_file, keys[i]);

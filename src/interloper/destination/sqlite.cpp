@@ -2,10 +2,32 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <filesystem>
 #include <system_error>
 
 namespace interloper::sqlite {
+
+namespace {
+
+// More distinct texts than this (ad hoc queries) empty the cache rather than grow it.
+constexpr std::size_t kMaxCached = 64;
+
+// Whether `sql` starts with a statement that changes the schema.
+bool changes_schema(std::string_view sql) {
+  std::size_t i = 0;
+  while (i < sql.size() && std::isspace(static_cast<unsigned char>(sql[i]))) ++i;
+  auto starts = [&](std::string_view word) {
+    if (sql.size() - i < word.size()) return false;
+    for (std::size_t k = 0; k < word.size(); ++k) {
+      if (std::toupper(static_cast<unsigned char>(sql[i + k])) != word[k]) return false;
+    }
+    return true;
+  };
+  return starts("CREATE") || starts("ALTER") || starts("DROP");
+}
+
+}  // namespace
 
 Database::Database(std::string path) : path_(std::move(path)) {
   std::filesystem::path file(path_);
@@ -30,14 +52,48 @@ Database::Database(std::string path) : path_(std::move(path)) {
   exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
 }
 
-Database::~Database() { sqlite3_close_v2(db_); }
+Database::~Database() {
+  cache_.clear();  // finalize before closing
+  sqlite3_close_v2(db_);
+}
 
 void Database::exec(const char* sql) {
   char* error = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
+  int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &error);
+  if (changes_schema(sql)) clear_cache();
+  if (rc != SQLITE_OK) {
     std::string message = error ? error : sqlite3_errmsg(db_);
     sqlite3_free(error);
     throw DestinationError(fmt::format("sqlite '{}': {}: {}", path_, sql, message));
+  }
+}
+
+void Database::run(std::string_view sql) {
+  CachedStatement stmt = cached(sql);
+  int rc = sqlite3_step(stmt->get());
+  if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+    throw DestinationError(fmt::format("sqlite '{}': {}: {}", path_, sql, sqlite3_errmsg(db_)));
+  }
+}
+
+CachedStatement Database::cached(std::string_view sql) {
+  auto it = cache_.find(std::string(sql));
+  if (it == cache_.end()) {
+    if (cache_.size() >= kMaxCached) clear_cache();
+    auto statement = std::make_unique<Statement>(*this, sql, true);
+    it = cache_.emplace(std::string(sql), Entry{std::move(statement), false}).first;
+  } else if (it->second.in_use) {
+    auto owned = std::make_unique<Statement>(*this, sql);
+    Statement* raw = owned.get();
+    return CachedStatement(raw, nullptr, std::move(owned));
+  }
+  it->second.in_use = true;
+  return CachedStatement(it->second.statement.get(), &it->second.in_use, nullptr);
+}
+
+void Database::clear_cache() {
+  for (auto it = cache_.begin(); it != cache_.end();) {
+    it = it->second.in_use ? std::next(it) : cache_.erase(it);
   }
 }
 
@@ -45,9 +101,10 @@ void Database::fail(std::string_view what) const {
   throw DestinationError(fmt::format("sqlite '{}': {}: {}", path_, what, sqlite3_errmsg(db_)));
 }
 
-Statement::Statement(Database& db, std::string_view sql) : db_(&db) {
-  if (sqlite3_prepare_v2(db.get(), sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) !=
-      SQLITE_OK) {
+Statement::Statement(Database& db, std::string_view sql, bool persistent) : db_(&db) {
+  if (sqlite3_prepare_v3(db.get(), sql.data(), static_cast<int>(sql.size()),
+                         persistent ? SQLITE_PREPARE_PERSISTENT : 0, &stmt_,
+                         nullptr) != SQLITE_OK) {
     db.fail(fmt::format("cannot prepare '{}'", sql));
   }
 }
@@ -89,14 +146,29 @@ std::string Statement::column_text(int index) const {
               : std::string();
 }
 
-Transaction::Transaction(Database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+CachedStatement::CachedStatement(Statement* statement, bool* in_use,
+                                 std::unique_ptr<Statement> owned)
+    : statement_(statement), in_use_(in_use), owned_(std::move(owned)) {}
+
+CachedStatement::CachedStatement(CachedStatement&& other) noexcept
+    : statement_(other.statement_), in_use_(other.in_use_), owned_(std::move(other.owned_)) {
+  other.statement_ = nullptr;
+  other.in_use_ = nullptr;
+}
+
+CachedStatement::~CachedStatement() {
+  if (statement_) statement_->reset();
+  if (in_use_) *in_use_ = false;
+}
+
+Transaction::Transaction(Database& db) : db_(db) { db_.run("BEGIN IMMEDIATE"); }
 
 Transaction::~Transaction() {
   if (!done_) sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
 void Transaction::commit() {
-  db_.exec("COMMIT");
+  db_.run("COMMIT");
   done_ = true;
 }
 

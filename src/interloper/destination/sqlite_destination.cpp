@@ -99,18 +99,40 @@ struct SqliteDestination::State {
   std::string path;
   sqlite::Database db;
   std::mutex mutex;
+  // What this connection knows of the stored schemas and partition-column indexes, valid while
+  // no other connection has committed (PRAGMA data_version unchanged). Own writes keep it up to
+  // date; a failed write forgets it, since its rollback undoes what it recorded.
+  std::unordered_map<std::string, Schema> known_schemas;
+  std::unordered_set<std::string> known_indexes;
+  std::int64_t data_version = -1;
+
+  void forget() {
+    known_schemas.clear();
+    known_indexes.clear();
+  }
+
+  void sync() {
+    auto stmt = db.cached("PRAGMA data_version");
+    stmt->step();
+    std::int64_t version = stmt->column_int(0);
+    if (version != data_version) forget();
+    data_version = version;
+  }
 
   // The stored schema of `table` (empty when the dataset was never written with columns).
   Schema columns(const std::string& table) {
-    Statement stmt(db,
-                   "SELECT \"column\", type FROM _interloper_columns WHERE dataset = ? "
-                   "ORDER BY position");
-    stmt.bind_text(1, table, false);
+    sync();
+    if (auto it = known_schemas.find(table); it != known_schemas.end()) return it->second;
+    auto stmt = db.cached(
+        "SELECT \"column\", type FROM _interloper_columns WHERE dataset = ? ORDER BY position");
+    stmt->bind_text(1, table, false);
     std::vector<Field> fields;
-    while (stmt.step()) {
-      fields.push_back({stmt.column_text(0), type_from_name(stmt.column_text(1))});
+    while (stmt->step()) {
+      fields.push_back({stmt->column_text(0), type_from_name(stmt->column_text(1))});
     }
-    return Schema(std::move(fields));
+    Schema schema(std::move(fields));
+    known_schemas.emplace(table, schema);
+    return schema;
   }
 
   // Creates the table or adds the columns `incoming` brings; widens remembered types.
@@ -140,25 +162,29 @@ struct SqliteDestination::State {
         db.exec(sql.c_str());
       }
     }
-    if (!partition_column.empty() && merged.find(partition_column)) {
+    std::string index_key = table + '\0' + partition_column;
+    if (!partition_column.empty() && merged.find(partition_column) &&
+        known_indexes.count(index_key) == 0) {
       std::string sql = fmt::format("CREATE INDEX IF NOT EXISTS {} ON {} ({})",
                                     quote(table + "__" + partition_column), quote(table),
                                     quote(partition_column));
       db.exec(sql.c_str());
+      known_indexes.insert(std::move(index_key));
     }
     if (!(merged == stored)) {
-      Statement upsert(db,
-                       "INSERT OR REPLACE INTO _interloper_columns (dataset, \"column\", type, "
-                       "position) VALUES (?, ?, ?, ?)");
+      auto upsert = db.cached(
+          "INSERT OR REPLACE INTO _interloper_columns (dataset, \"column\", type, position) "
+          "VALUES (?, ?, ?, ?)");
       for (std::size_t i = 0; i < merged.size(); ++i) {
-        upsert.reset();
-        upsert.bind_text(1, table, false);
-        upsert.bind_text(2, merged.field(i).name, false);
-        upsert.bind_text(3, type_name(merged.field(i).type), false);
-        upsert.bind_int(4, static_cast<std::int64_t>(i));
-        upsert.step();
+        upsert->reset();
+        upsert->bind_text(1, table, false);
+        upsert->bind_text(2, merged.field(i).name, false);
+        upsert->bind_text(3, type_name(merged.field(i).type), false);
+        upsert->bind_int(4, static_cast<std::int64_t>(i));
+        upsert->step();
       }
     }
+    known_schemas[table] = merged;
     return merged;
   }
 
@@ -223,6 +249,11 @@ struct SqliteDestination::State {
                              static_cast<std::size_t>(sqlite3_column_bytes(stmt, c))));
   }
 
+  void write_locked(const DatasetRef& dataset, const PartitionWindow* window, const Table& table,
+                    bool partitioned, const std::string& column, const std::string& name,
+                    const std::vector<std::vector<std::size_t>>& parts,
+                    const std::optional<detail::WindowIndex>& index);
+
   bool table_exists(const std::string& table) {
     Statement stmt(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
     stmt.bind_text(1, table, false);
@@ -259,14 +290,29 @@ std::int64_t SqliteDestination::write(const DatasetRef& dataset, const Partition
   const std::string name = table_name(dataset);
 
   std::lock_guard lock(state_->mutex);
-  auto& db = state_->db;
+  try {
+    state_->write_locked(dataset, window, table, partitioned, column, name, parts, index);
+  } catch (...) {
+    state_->forget();  // the rollback undid what the write recorded
+    throw;
+  }
+  return static_cast<std::int64_t>(table.num_rows());
+}
+
+void SqliteDestination::State::write_locked(const DatasetRef& dataset,
+                                            const PartitionWindow* window, const Table& table,
+                                            bool partitioned, const std::string& column,
+                                            const std::string& name,
+                                            const std::vector<std::vector<std::size_t>>& parts,
+                                            const std::optional<detail::WindowIndex>& index) {
+  auto& db = this->db;
   sqlite::Transaction transaction(db);
-  Schema schema = state_->ensure_table(name, table.schema(), column);
+  Schema schema = ensure_table(name, table.schema(), column);
 
   // Clear what the write replaces.
   if (!schema.empty()) {
     if (!partitioned) {
-      db.exec(("DELETE FROM " + quote(name)).c_str());
+      db.run("DELETE FROM " + quote(name));
     } else if (schema.find(column)) {
       std::vector<Filter> filters;
       if (index->is_time() || index->is_list()) {
@@ -278,9 +324,9 @@ std::int64_t SqliteDestination::write(const DatasetRef& dataset, const Partition
       }
       for (const Filter& filter : filters) {
         Where where = where_of(filter);
-        Statement del(db, "DELETE FROM " + quote(name) + " WHERE " + where.sql);
-        bind_all(del, where.params);
-        del.step();
+        auto del = db.cached("DELETE FROM " + quote(name) + " WHERE " + where.sql);
+        bind_all(*del, where.params);
+        del->step();
       }
     }
   }
@@ -300,8 +346,8 @@ std::int64_t SqliteDestination::write(const DatasetRef& dataset, const Partition
       cells[c] = &table.column(c);
     }
     sql += ") VALUES (" + values + ")";
-    Statement insert(db, sql);
-    sqlite3_stmt* stmt = insert.get();
+    auto insert = db.cached(sql);
+    sqlite3_stmt* stmt = insert->get();
     std::vector<std::array<char, detail::kMaxIsoChars>> buffers(n);
     auto insert_row = [&](std::size_t r) {
       for (std::size_t c = 0; c < n; ++c) {
@@ -357,19 +403,19 @@ std::int64_t SqliteDestination::write(const DatasetRef& dataset, const Partition
   // The registry tells an empty written partition from a missing one.
   {
     if (!partitioned) {
-      Statement clear(db, "DELETE FROM _interloper_partitions WHERE dataset = ?");
-      clear.bind_text(1, name, false);
-      clear.step();
+      auto clear = db.cached("DELETE FROM _interloper_partitions WHERE dataset = ?");
+      clear->bind_text(1, name, false);
+      clear->step();
     }
-    Statement upsert(db,
-                     "INSERT OR REPLACE INTO _interloper_partitions (dataset, key, rows, "
-                     "written_at) VALUES (?, ?, ?, strftime('%Y-%m-%dT%H:%M:%S', 'now'))");
+    auto upsert = db.cached(
+        "INSERT OR REPLACE INTO _interloper_partitions (dataset, key, rows, written_at) "
+        "VALUES (?, ?, ?, strftime('%Y-%m-%dT%H:%M:%S', 'now'))");
     auto put = [&](const std::string& key, std::size_t rows) {
-      upsert.reset();
-      upsert.bind_text(1, name, false);
-      upsert.bind_text(2, key, false);
-      upsert.bind_int(3, static_cast<std::int64_t>(rows));
-      upsert.step();
+      upsert->reset();
+      upsert->bind_text(1, name, false);
+      upsert->bind_text(2, key, false);
+      upsert->bind_int(3, static_cast<std::int64_t>(rows));
+      upsert->step();
     };
     if (partitioned) {
       std::vector<std::string> keys = window->keys();
@@ -379,7 +425,6 @@ std::int64_t SqliteDestination::write(const DatasetRef& dataset, const Partition
     }
   }
   transaction.commit();
-  return static_cast<std::int64_t>(table.num_rows());
 }
 
 Table SqliteDestination::read(const DatasetRef& dataset, const PartitionWindow* window) {
@@ -481,7 +526,8 @@ Table SqliteDestination::query(std::string_view sql,
                                const std::vector<std::pair<std::string, Value>>& params) {
   std::lock_guard lock(state_->mutex);
   auto& db = state_->db;
-  Statement stmt(db, sql);
+  auto cached = db.cached(sql);
+  Statement& stmt = *cached;
   if (!sqlite3_stmt_readonly(stmt.get())) {
     throw DestinationError(
         fmt::format("sqlite '{}': query is not read-only: {}", state_->path, sql));

@@ -106,13 +106,14 @@ struct SqliteStore::State {
   // overlap, so only the last range starting at or before `first` can reach into the span
   // from the left; the primary key finds it and the ones starting inside directly.
   std::vector<Stored> overlapping(const DatasetRef& dataset, const Scope& scope) {
-    Statement stmt(db,
-                   fmt::format("SELECT {} FROM materialization_ranges WHERE source = ?1 AND "
-                               "asset = ?2 AND scope = ?3 AND first >= coalesce((SELECT max(first) "
-                               "FROM materialization_ranges WHERE source = ?1 AND asset = ?2 AND "
-                               "scope = ?3 AND first <= ?4), ?4) AND first <= ?5 AND last >= ?4 "
-                               "ORDER BY first",
-                               record_columns));
+    auto stmt_lease =
+        db.cached(fmt::format("SELECT {} FROM materialization_ranges WHERE source = ?1 AND "
+                              "asset = ?2 AND scope = ?3 AND first >= coalesce((SELECT max(first) "
+                              "FROM materialization_ranges WHERE source = ?1 AND asset = ?2 AND "
+                              "scope = ?3 AND first <= ?4), ?4) AND first <= ?5 AND last >= ?4 "
+                              "ORDER BY first",
+                              record_columns));
+    Statement& stmt = *stmt_lease;
     stmt.bind_text(1, dataset.source, false);
     stmt.bind_text(2, dataset.asset, false);
     stmt.bind_text(3, scope.name, false);
@@ -125,10 +126,11 @@ struct SqliteStore::State {
 
   void insert_range(const DatasetRef& dataset, const Scope& scope, std::int64_t first,
                     std::int64_t last, const MaterializationRecord& r) {
-    Statement stmt(db,
-                   "INSERT OR REPLACE INTO materialization_ranges (source, asset, scope, first, "
-                   "last, status, rows, run_id, started, finished, error, asset_name) VALUES "
-                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    auto stmt_lease = db.cached(
+        "INSERT OR REPLACE INTO materialization_ranges (source, asset, scope, first, "
+        "last, status, rows, run_id, started, finished, error, asset_name) VALUES "
+        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    Statement& stmt = *stmt_lease;
     stmt.bind_text(1, dataset.source, false);
     stmt.bind_text(2, dataset.asset, false);
     stmt.bind_text(3, scope.name, false);
@@ -140,10 +142,11 @@ struct SqliteStore::State {
 
   void put_key(const DatasetRef& dataset, const std::string& scope, const std::string& key,
                const MaterializationRecord& r) {
-    Statement stmt(db,
-                   "INSERT OR REPLACE INTO materialization_keys (source, asset, scope, key, "
-                   "status, rows, run_id, started, finished, error, asset_name) VALUES "
-                   "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    auto stmt_lease = db.cached(
+        "INSERT OR REPLACE INTO materialization_keys (source, asset, scope, key, "
+        "status, rows, run_id, started, finished, error, asset_name) VALUES "
+        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    Statement& stmt = *stmt_lease;
     stmt.bind_text(1, dataset.source, false);
     stmt.bind_text(2, dataset.asset, false);
     stmt.bind_text(3, scope, false);
@@ -154,10 +157,11 @@ struct SqliteStore::State {
 
   std::optional<MaterializationRecord> get_key(const DatasetRef& dataset, const std::string& scope,
                                                const std::string& key) {
-    Statement stmt(db,
-                   "SELECT 0, 0, status, rows, run_id, started, finished, error, asset_name "
-                   "FROM materialization_keys WHERE source = ? AND asset = ? AND scope = ? AND "
-                   "key = ?");
+    auto stmt_lease = db.cached(
+        "SELECT 0, 0, status, rows, run_id, started, finished, error, asset_name "
+        "FROM materialization_keys WHERE source = ? AND asset = ? AND scope = ? AND "
+        "key = ?");
+    Statement& stmt = *stmt_lease;
     stmt.bind_text(1, dataset.source, false);
     stmt.bind_text(2, dataset.asset, false);
     stmt.bind_text(3, scope, false);
@@ -182,9 +186,10 @@ void SqliteStore::record(const DatasetRef& dataset, const PartitionWindow* windo
     // Cut the overlapped parts out of earlier ranges, keeping what sticks out on either side.
     std::vector<Stored> old = state_->overlapping(dataset, scope);
     {
-      Statement del(state_->db,
-                    "DELETE FROM materialization_ranges WHERE source = ? AND asset = ? AND "
-                    "scope = ? AND first = ?");
+      auto del_lease = state_->db.cached(
+          "DELETE FROM materialization_ranges WHERE source = ? AND asset = ? AND "
+          "scope = ? AND first = ?");
+      Statement& del = *del_lease;
       for (const Stored& s : old) {
         del.reset();
         del.bind_text(1, dataset.source, false);
@@ -226,9 +231,10 @@ WindowStatus SqliteStore::status(const DatasetRef& dataset, const PartitionWindo
       classify(first, last, s.record.status);
     }
   } else {
-    Statement stmt(state_->db,
-                   "SELECT key, status FROM materialization_keys WHERE source = ? AND asset = ? "
-                   "AND scope = ?");
+    auto stmt_lease = state_->db.cached(
+        "SELECT key, status FROM materialization_keys WHERE source = ? AND asset = ? "
+        "AND scope = ?");
+    Statement& stmt = *stmt_lease;
     stmt.bind_text(1, dataset.source, false);
     stmt.bind_text(2, dataset.asset, false);
     stmt.bind_text(3, scope.name, false);
@@ -252,11 +258,12 @@ std::optional<MaterializationRecord> SqliteStore::latest(const DatasetRef& datas
   if (!partition) return state_->get_key(dataset, "none", "");
   if (const auto* time = dynamic_cast<const TimePartition*>(partition)) {
     std::int64_t at = ordinal(time->granularity(), time->value());
-    Statement stmt(state_->db,
-                   fmt::format("SELECT {} FROM materialization_ranges WHERE source = ? AND "
-                               "asset = ? AND scope = ? AND first <= ? ORDER BY first DESC "
-                               "LIMIT 1",
-                               record_columns));
+    auto stmt_lease =
+        state_->db.cached(fmt::format("SELECT {} FROM materialization_ranges WHERE source = ? AND "
+                                      "asset = ? AND scope = ? AND first <= ? ORDER BY first DESC "
+                                      "LIMIT 1",
+                                      record_columns));
+    Statement& stmt = *stmt_lease;
     stmt.bind_text(1, dataset.source, false);
     stmt.bind_text(2, dataset.asset, false);
     std::string scope = fmt::format("time:{}", time->granularity().name());
