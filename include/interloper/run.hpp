@@ -217,6 +217,9 @@ struct BackfillOptions {
   bool missing_only = false;  // skip partitions the store says are materialized for every
                               // selected asset (requires run.store)
   RunOptions run;             // applied to every partition run
+  // Called once, before any partition runs, with the number of partitions that will run and
+  // the number skipped as already materialized (progress displays size themselves by it).
+  std::function<void(std::size_t planned, std::size_t skipped)> on_plan;
 };
 
 struct BackfillResult {

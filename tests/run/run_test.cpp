@@ -608,9 +608,17 @@ TEST(Backfill, MissingOnlyRedoesFailedAndMissingPartitions) {
   break_day_3 = false;
   journal.names.clear();
   options.missing_only = true;
+  std::size_t planned = 0;
+  std::size_t skipped = 0;
+  options.on_plan = [&](std::size_t p, std::size_t s) {
+    planned = p;
+    skipped = s;
+  };
   il::TimePartitionWindow wider(day(1), day(6));
   il::BackfillResult second = il::backfill(dag, wider, options);
   EXPECT_TRUE(second.ok());
+  EXPECT_EQ(planned, 2u);  // what the progress display counts down
+  EXPECT_EQ(skipped, 4u);
   std::vector<std::string> windows;
   for (const auto& run : second.runs) windows.push_back(run.window);
   EXPECT_EQ(windows, (std::vector<std::string>{"2026-01-06", "2026-01-03"}));

@@ -368,6 +368,7 @@ int run_backfill(const Project& project, const Args& args) {
   options.concurrency = args.concurrency;
   options.missing_only = args.missing;
   options.run = run.options;
+  options.on_plan = [progress](std::size_t planned, std::size_t) { progress->total = planned; };
   BackfillResult result = backfill(*project.dag, *selection.window, options);
   if (live) std::cout << "\n";
   if (!args.json && !args.quiet) {

@@ -100,6 +100,8 @@ BackfillResult backfill(const DAG& dag, const PartitionWindow& window,
     }
   }
 
+  if (options.on_plan) options.on_plan(plan.size(), result.skipped.size());
+
   std::vector<std::optional<RunResult>> runs(plan.size());
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
