@@ -61,6 +61,13 @@ Stored stored_from(Statement& stmt) {
   return s;
 }
 
+// Binds the key every statement starts with: (source, asset, scope) as parameters 1 to 3.
+void bind_dataset(Statement& stmt, const DatasetRef& dataset, const std::string& scope) {
+  stmt.bind_text(1, dataset.source, false);
+  stmt.bind_text(2, dataset.asset, false);
+  stmt.bind_text(3, scope, false);
+}
+
 void bind_record(Statement& stmt, int at, const MaterializationRecord& r) {
   stmt.bind_text(at, status_text(r.status), false);
   stmt.bind_int(at + 1, r.rows);
@@ -114,9 +121,7 @@ struct SqliteStore::State {
                               "ORDER BY first",
                               record_columns));
     Statement& stmt = *stmt_lease;
-    stmt.bind_text(1, dataset.source, false);
-    stmt.bind_text(2, dataset.asset, false);
-    stmt.bind_text(3, scope.name, false);
+    bind_dataset(stmt, dataset, scope.name);
     stmt.bind_int(4, scope.first);
     stmt.bind_int(5, scope.last);
     std::vector<Stored> out;
@@ -131,9 +136,7 @@ struct SqliteStore::State {
         "last, status, rows, run_id, started, finished, error, asset_name) VALUES "
         "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     Statement& stmt = *stmt_lease;
-    stmt.bind_text(1, dataset.source, false);
-    stmt.bind_text(2, dataset.asset, false);
-    stmt.bind_text(3, scope.name, false);
+    bind_dataset(stmt, dataset, scope.name);
     stmt.bind_int(4, first);
     stmt.bind_int(5, last);
     bind_record(stmt, 6, r);
@@ -147,9 +150,7 @@ struct SqliteStore::State {
         "status, rows, run_id, started, finished, error, asset_name) VALUES "
         "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     Statement& stmt = *stmt_lease;
-    stmt.bind_text(1, dataset.source, false);
-    stmt.bind_text(2, dataset.asset, false);
-    stmt.bind_text(3, scope, false);
+    bind_dataset(stmt, dataset, scope);
     stmt.bind_text(4, key, false);
     bind_record(stmt, 5, r);
     stmt.step();
@@ -162,9 +163,7 @@ struct SqliteStore::State {
         "FROM materialization_keys WHERE source = ? AND asset = ? AND scope = ? AND "
         "key = ?");
     Statement& stmt = *stmt_lease;
-    stmt.bind_text(1, dataset.source, false);
-    stmt.bind_text(2, dataset.asset, false);
-    stmt.bind_text(3, scope, false);
+    bind_dataset(stmt, dataset, scope);
     stmt.bind_text(4, key, false);
     if (!stmt.step()) return std::nullopt;
     return stored_from(stmt).record;
@@ -192,9 +191,7 @@ void SqliteStore::record(const DatasetRef& dataset, const PartitionWindow* windo
       Statement& del = *del_lease;
       for (const Stored& s : old) {
         del.reset();
-        del.bind_text(1, dataset.source, false);
-        del.bind_text(2, dataset.asset, false);
-        del.bind_text(3, scope.name, false);
+        bind_dataset(del, dataset, scope.name);
         del.bind_int(4, s.first);
         del.step();
       }
@@ -235,9 +232,7 @@ WindowStatus SqliteStore::status(const DatasetRef& dataset, const PartitionWindo
         "SELECT key, status FROM materialization_keys WHERE source = ? AND asset = ? "
         "AND scope = ?");
     Statement& stmt = *stmt_lease;
-    stmt.bind_text(1, dataset.source, false);
-    stmt.bind_text(2, dataset.asset, false);
-    stmt.bind_text(3, scope.name, false);
+    bind_dataset(stmt, dataset, scope.name);
     std::unordered_map<std::string, bool> materialized;
     while (stmt.step()) materialized[stmt.column_text(0)] = stmt.column_text(1) != "failed";
     std::vector<std::string> keys = window.keys();
@@ -264,10 +259,8 @@ std::optional<MaterializationRecord> SqliteStore::latest(const DatasetRef& datas
                                       "LIMIT 1",
                                       record_columns));
     Statement& stmt = *stmt_lease;
-    stmt.bind_text(1, dataset.source, false);
-    stmt.bind_text(2, dataset.asset, false);
-    std::string scope = fmt::format("time:{}", time->granularity().name());
-    stmt.bind_text(3, scope, false);
+    const std::string scope = fmt::format("time:{}", time->granularity().name());
+    bind_dataset(stmt, dataset, scope);  // bound without copying: `scope` outlives the step
     stmt.bind_int(4, at);
     if (!stmt.step()) return std::nullopt;
     Stored s = stored_from(stmt);
