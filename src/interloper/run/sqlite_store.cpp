@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "interloper/destination/sqlite.hpp"
+#include "interloper/run/range_map.hpp"
 #include "interloper/store.hpp"
 
 namespace interloper {
@@ -76,15 +77,6 @@ void bind_record(Statement& stmt, int at, const MaterializationRecord& r) {
   stmt.bind_text(at + 4, r.finished.to_string());
   stmt.bind_text(at + 5, r.error);
   stmt.bind_text(at + 6, r.asset);
-}
-
-// Appends [first, last] to `ranges`, merging with the previous range when adjacent.
-void push_range(std::vector<PartitionRange>& ranges, std::size_t first, std::size_t last) {
-  if (!ranges.empty() && ranges.back().last + 1 == first) {
-    ranges.back().last = last;
-  } else {
-    ranges.push_back({first, last});
-  }
 }
 
 }  // namespace
@@ -210,41 +202,35 @@ void SqliteStore::record(const DatasetRef& dataset, const PartitionWindow* windo
 }
 
 WindowStatus SqliteStore::status(const DatasetRef& dataset, const PartitionWindow& window) {
-  WindowStatus out;
   std::lock_guard lock(state_->mutex);
   Scope scope = scope_of(window);
-  const std::size_t size = window.size();
-  std::size_t next = 0;  // first index not yet classified
-  auto classify = [&](std::size_t first, std::size_t last, MaterializationStatus status) {
-    if (first > next) push_range(out.missing, next, first - 1);
-    push_range(status == MaterializationStatus::materialized ? out.materialized : out.failed, first,
-               last);
-    next = last + 1;
-  };
+  std::vector<detail::StatusSegment> segments;
   if (scope.ranged) {
     for (const Stored& s : state_->overlapping(dataset, scope)) {
-      auto first = static_cast<std::size_t>(std::max(s.first, scope.first) - scope.first);
-      auto last = static_cast<std::size_t>(std::min(s.last, scope.last) - scope.first);
-      classify(first, last, s.record.status);
+      segments.push_back({s.first, s.last, s.record.status});
     }
-  } else {
-    auto stmt_lease = state_->db.cached(
-        "SELECT key, status FROM materialization_keys WHERE source = ? AND asset = ? "
-        "AND scope = ?");
-    Statement& stmt = *stmt_lease;
-    bind_dataset(stmt, dataset, scope.name);
-    std::unordered_map<std::string, bool> materialized;
-    while (stmt.step()) materialized[stmt.column_text(0)] = stmt.column_text(1) != "failed";
-    std::vector<std::string> keys = window.keys();
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-      auto it = materialized.find(keys[i]);
-      if (it == materialized.end()) continue;
-      classify(i, i,
-               it->second ? MaterializationStatus::materialized : MaterializationStatus::failed);
-    }
+    return detail::to_window_status(segments, scope.first, window.size());
   }
-  if (next < size) push_range(out.missing, next, size - 1);
-  return out;
+  // Keyed partitions: the window's indices stand in for ordinals.
+  auto stmt_lease = state_->db.cached(
+      "SELECT key, status FROM materialization_keys WHERE source = ? AND asset = ? "
+      "AND scope = ?");
+  Statement& stmt = *stmt_lease;
+  bind_dataset(stmt, dataset, scope.name);
+  std::unordered_map<std::string, MaterializationStatus> stored;
+  while (stmt.step()) {
+    stored[stmt.column_text(0)] = stmt.column_text(1) == "failed"
+                                      ? MaterializationStatus::failed
+                                      : MaterializationStatus::materialized;
+  }
+  const std::vector<std::string> keys = window.keys();
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    auto it = stored.find(keys[i]);
+    if (it == stored.end()) continue;
+    const auto ordinal = static_cast<std::int64_t>(i);
+    segments.push_back({ordinal, ordinal, it->second});
+  }
+  return detail::to_window_status(segments, 0, window.size());
 }
 
 std::optional<MaterializationRecord> SqliteStore::latest(const DatasetRef& dataset,
