@@ -38,9 +38,37 @@ struct PartitionCount {
   bool written = false;
 };
 
+// One replace of a window (or of an unpartitioned dataset) in progress. Rows arrive in batches
+// through append(); nothing is visible to readers until commit() replaces every partition of the
+// window at once. Destroying a writer that was not committed abandons the replace: storage is
+// left exactly as it was. A writer is used by one thread at a time.
+//
+//   auto writer = destination->open_writer(asset.dataset(), &window);
+//   while (auto batch = next_batch()) writer->append(*batch);   // bounded memory per batch
+//   std::int64_t rows = writer->commit();
+class WindowWriter {
+ public:
+  virtual ~WindowWriter() = default;
+  // Adds one batch of rows. Throws DestinationError when a row lies outside the window, lacks
+  // the partition column, or its types clash with earlier batches; the writer is then unusable
+  // and nothing is written.
+  virtual void append(const Table& batch) = 0;
+  // Makes every appended row visible, replacing each partition of the window (a partition that
+  // received no rows ends up empty). Returns the rows written. Throws DestinationError when
+  // storage fails; nothing is written then. Call at most once.
+  virtual std::int64_t commit() = 0;
+};
+
 class Destination {
  public:
   virtual ~Destination() = default;
+
+  // Starts a streaming replace of `window` (nullptr: the whole unpartitioned dataset). The
+  // default buffers every batch and calls write() at commit; destinations that can stream
+  // (SQLite inside one open transaction, files into a temporary file) override it so memory is
+  // bounded by the batch. The writer must not outlive the destination.
+  virtual std::unique_ptr<WindowWriter> open_writer(const DatasetRef& dataset,
+                                                    const PartitionWindow* window);
 
   // A URL that reopens this destination (for catalogs and logs).
   virtual std::string url() const = 0;
