@@ -5,6 +5,7 @@
 #pragma once
 
 #include "interloper/asset.hpp"
+#include "interloper/cron.hpp"
 #include "interloper/dag.hpp"
 #include "interloper/data.hpp"
 #include "interloper/destination.hpp"
