@@ -2,7 +2,7 @@
 //
 // A DAG is built once from sources (and loose assets) and is immutable afterwards. Building
 // it checks the wiring: every dependency names a known asset, names are unique, there is no
-// cycle, and both ends of every partitioned edge accept the same windows.
+// cycle, and every partitioned edge can be mapped (edge_allowed).
 //
 //   il::DAG dag({ads, sales});
 //   for (const il::Asset* asset : dag.order()) std::cout << asset->name() << "\n";
@@ -19,11 +19,19 @@
 
 namespace interloper {
 
+// Whether an edge `upstream -> downstream` between two partitioned assets can be mapped
+// partition to partition. Two time partitionings always can, whatever their granularities: a
+// downstream partition reads the upstream partitions overlapping its bounds. Two partitionings of
+// another kind (list) can only when they are the same (same column and values, in the same
+// order), and a partition then reads the same partition. Time and list never mix.
+bool edge_allowed(const PartitionConfig& upstream, const PartitionConfig& downstream);
+
 class DAG {
  public:
   // Throws DagError naming the problem: an unknown dependency ("asset 'b' depends on
   // unknown asset 'x'"), a duplicate name, a cycle (naming its assets in order, "a -> b ->
-  // a"), or an incompatible partitioned edge (naming both assets and their partitionings).
+  // a"), or a partitioned edge edge_allowed() refuses (naming both assets and both
+  // partitionings).
   explicit DAG(std::vector<Source> sources, std::vector<Asset> loose_assets = {});
 
   // Copies rebuild their own order (it points into the copy's assets); moves keep it.

@@ -14,6 +14,7 @@
 #include "interloper/error.hpp"
 #include "interloper/partitioning.hpp"
 #include "interloper/pipeline.hpp"
+#include "interloper/plan.hpp"
 #include "interloper/run.hpp"
 #include "interloper/store.hpp"
 #include "interloper/time.hpp"

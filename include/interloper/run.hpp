@@ -1,10 +1,11 @@
 // interloper/run.hpp — running a DAG over a window: runners, backfills, events and the
 // materialization store.
 //
-// A run covers one window (or none, for unpartitioned DAGs). Before anything executes, every
-// enabled asset's partitioning checks the window; a run that some asset cannot serve fails
-// with one PartitionError listing every failing asset. Then assets execute in topological
-// order; an asset whose upstream failed is canceled.
+// A run covers one request window (or none, for unpartitioned DAGs). Each selected asset runs
+// over its own share of it: its partitions, in its own granularity, overlapping the window's
+// bounds (plan.hpp). Before anything executes, every share is checked; a run that some asset
+// cannot serve fails with one PartitionError listing every failing asset. Then assets execute
+// upstreams first; an asset whose upstream failed is canceled.
 //
 //   il::ThreadedRunner runner(4);
 //   il::RunResult result = runner.run(dag, il::TimePartition(2026y / 1 / 15));
@@ -38,21 +39,29 @@ std::string_view status_name(Status status);
 // Events
 
 enum class EventType : std::uint8_t {
-  run_started, run_completed, run_failed,
-  asset_queued, asset_started, asset_completed, asset_failed, asset_canceled,
-  destination_read, destination_write, log,
+  run_started,
+  run_completed,
+  run_failed,
+  asset_queued,
+  asset_started,
+  asset_completed,
+  asset_failed,
+  asset_canceled,
+  destination_read,
+  destination_write,
+  log,
 };
 std::string_view event_type_name(EventType type);
 
 struct Event {
   EventType type;
-  TimePoint time;          // from the run's clock
+  TimePoint time;  // from the run's clock
   std::string run_id;
-  std::string asset;       // empty for run events
-  std::string window;      // the run's window as text ("" when none)
-  std::int64_t rows = 0;   // rows written/read, where it applies
-  double seconds = 0;      // duration, for completed/failed events
-  std::string message;     // error text or log line
+  std::string asset;      // empty for run events
+  std::string window;     // the run's window as text ("" when none)
+  std::int64_t rows = 0;  // rows written/read, where it applies
+  double seconds = 0;     // duration, for completed/failed events
+  std::string message;    // error text or log line
   // One JSON object on one line, e.g. {"type":"asset_completed","time":"…","run_id":…}.
   std::string to_json() const;
 };
@@ -78,11 +87,11 @@ enum class MaterializationStatus : std::uint8_t { materialized, failed };
 struct MaterializationRecord {
   std::string asset;
   MaterializationStatus status;
-  std::int64_t rows = 0;   // rows written by the run that recorded this
+  std::int64_t rows = 0;  // rows written by the run that recorded this
   std::string run_id;
   TimePoint started;
   TimePoint finished;
-  std::string error;       // empty unless failed
+  std::string error;  // empty unless failed
 };
 
 // A run of consecutive partitions of a window, by index (0 = oldest / first declared),
@@ -138,14 +147,14 @@ class MemoryStore final : public MaterializationStore {
 struct AssetResult {
   std::string asset;
   Status status = Status::pending;
-  std::int64_t rows = 0;      // rows written
+  std::int64_t rows = 0;  // rows written
   double seconds = 0;
-  std::string error;          // why it failed or was canceled
+  std::string error;  // why it failed or was canceled
 };
 
 struct RunResult {
   std::string run_id;
-  std::string window;         // "" for unpartitioned runs
+  std::string window;  // "" for unpartitioned runs
   Status status = Status::pending;
   double seconds = 0;
   std::vector<AssetResult> assets;  // in topological order
@@ -160,12 +169,12 @@ struct RunOptions {
   // After the first failure, cancel assets that have not started (downstreams of a failed
   // asset are canceled in any case).
   bool fail_fast = false;
-  std::vector<std::string> assets;       // run only these (empty: every enabled asset)
-  EventBus* events = nullptr;            // not owned
-  MaterializationStore* store = nullptr; // not owned; records each asset's outcome
-  const Clock* clock = nullptr;          // not owned; default: the system clock
-  Logger logger;                         // receives the assets' log lines
-  std::string run_id;                    // generated when empty
+  std::vector<std::string> assets;        // run only these (empty: every enabled asset)
+  EventBus* events = nullptr;             // not owned
+  MaterializationStore* store = nullptr;  // not owned; records each asset's outcome
+  const Clock* clock = nullptr;           // not owned; default: the system clock
+  Logger logger;                          // receives the assets' log lines
+  std::string run_id;                     // generated when empty
 };
 
 // Throws one PartitionError listing every enabled (and selected) asset that cannot serve
@@ -179,7 +188,8 @@ class Runner {
   // assets are reported in the result, not thrown.
   virtual RunResult run(const DAG& dag, const PartitionWindow* window,
                         const RunOptions& options) const = 0;
-  RunResult run(const DAG& dag, const PartitionWindow& window, const RunOptions& options = {}) const {
+  RunResult run(const DAG& dag, const PartitionWindow& window,
+                const RunOptions& options = {}) const {
     return run(dag, &window, options);
   }
   RunResult run(const DAG& dag, const Partition& partition, const RunOptions& options = {}) const;
@@ -209,30 +219,68 @@ class ThreadedRunner final : public Runner {
 };
 
 // ---------------------------------------------------------------------------------------
-// Backfills: one run per partition, newest first.
+// Tasks and backfills. A task is one asset over one window; plan.hpp says how a request
+// becomes tasks.
 
+// The outcome of one task.
+struct TaskResult {
+  std::string asset;
+  std::string window;  // the task's window as text ("" when none)
+  Status status = Status::pending;
+  std::int64_t rows = 0;
+  double seconds = 0;
+  std::string error;  // why it failed or was canceled
+};
+
+struct TaskCounts {
+  std::size_t succeeded = 0;
+  std::size_t failed = 0;
+  std::size_t canceled = 0;  // an upstream task failed, or fail_fast stopped the run
+  std::size_t skipped = 0;   // up to date (missing_only)
+};
+
+struct ExecuteOptions {
+  int concurrency = 1;     // tasks at once (>= 1)
+  bool fail_fast = false;  // after the first failure, cancel every task not yet started
+  // Events, store, clock, logger and run id (its `assets` and `fail_fast` are not used: the plan
+  // holds the selection).
+  RunOptions run;
+  // Called once for every task that finished or was canceled, one call at a time, from the
+  // threads that run the tasks. Skipped tasks are only counted.
+  std::function<void(const TaskResult&)> on_task;
+};
+
+// A run of a plan keeps counters and the failed tasks, never one result per task.
+struct PlanResult {
+  std::string run_id;
+  TaskCounts tasks;
+  std::vector<TaskResult> failures;  // failed tasks, in the order they finished
+  double seconds = 0;
+  std::size_t succeeded() const { return tasks.succeeded; }
+  std::size_t failed() const { return tasks.failed; }
+  bool ok() const { return tasks.failed == 0 && tasks.canceled == 0; }
+};
+
+// A backfill: one task per (asset, partition) of a window, newest first.
 struct BackfillOptions {
-  int concurrency = 1;        // partitions run at once (>= 1)
-  bool fail_fast = false;     // stop starting partitions after the first failed run
-  bool missing_only = false;  // skip partitions the store says are materialized for every
-                              // selected asset (requires run.store)
-  RunOptions run;             // applied to every partition run
-  // Called once, before any partition runs, with the number of partitions that will run and
-  // the number skipped as already materialized (progress displays size themselves by it).
+  int concurrency = 1;        // tasks run at once (>= 1)
+  bool fail_fast = false;     // after the first failed task, cancel every task not yet started
+  bool missing_only = false;  // skip (asset, partition) tasks the store records as materialized
+                              // whose upstream tasks are all skipped too (requires run.store)
+  RunOptions run;             // events, store, clock, logger, run id and the asset selection
+  // Called once, before any task runs, with the number of tasks that will run and the number
+  // skipped as up to date (progress displays size themselves by it).
   std::function<void(std::size_t planned, std::size_t skipped)> on_plan;
+  // Called for every task that finished or was canceled (see ExecuteOptions::on_task).
+  std::function<void(const TaskResult&)> on_task;
 };
 
-struct BackfillResult {
-  std::vector<RunResult> runs;      // one per partition that ran, newest first
-  std::vector<std::string> skipped; // keys skipped as already materialized or after fail_fast
-  std::size_t succeeded() const;
-  std::size_t failed() const;
-  bool ok() const { return failed() == 0; }
-};
+using BackfillResult = PlanResult;
 
-// Validates the whole window once (PartitionError listing every failing asset before anything
-// runs; allow_window is not required since each run covers one partition), then runs each of
-// its partitions as its own run with a SerialRunner, `concurrency` partitions at a time.
+// Plans `window` with TaskScope::per_partition over the selected assets (every asset gets its
+// own partitions overlapping the window's bounds, see plan.hpp), throwing PartitionError listing
+// every asset that cannot serve it before anything runs; then executes the plan with
+// `concurrency` tasks at a time. allow_window is not required: each task covers one partition.
 BackfillResult backfill(const DAG& dag, const PartitionWindow& window,
                         const BackfillOptions& options = {});
 

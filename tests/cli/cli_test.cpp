@@ -275,10 +275,11 @@ TEST_F(Cli, BackfillResumesOnlyFailedPartitions) {
   write("fail.txt", "2026-11-02\n2026-11-04\n");
   Outcome first = interloper({"backfill", path, "--window", "2026-11-01..2026-11-05"});
   EXPECT_EQ(first.code, 1) << first.err;
-  // Newest first, one line per finished partition when stdout is not a terminal.
+  // Newest first, one line per finished task when stdout is not a terminal.
   EXPECT_EQ(calls(), (std::vector<std::string>{"2026-11-05", "2026-11-04", "2026-11-03",
                                                "2026-11-02", "2026-11-01"}));
-  EXPECT_NE(first.out.find("FAILED  2026-11-04"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("FAILED    events  2026-11-04"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("canceled  revenue  2026-11-04"), std::string::npos) << first.out;
 
   Outcome status = interloper(
       {"--json", "status", path, "--window", "2026-11-01..2026-11-05", "--asset", "events"});
@@ -377,8 +378,10 @@ TEST_F(Cli, CheckPrintsTheExactPlan) {
   ASSERT_EQ(one.code, 0) << one.err;
   json plan = json::parse(one.out);
   EXPECT_EQ(plan["window"], "2026-11-01");
-  EXPECT_EQ(plan["partitions"], json({"2026-11-01"}));
+  EXPECT_EQ(plan["partitions"], 1);
+  EXPECT_EQ(plan["tasks"], 2);
   ASSERT_EQ(plan["assets"].size(), 2u);
+  EXPECT_EQ(plan["assets"][0]["windows"], json({"2026-11-01"}));
   EXPECT_EQ(plan["assets"][0]["name"], "events");
   EXPECT_EQ(plan["assets"][1]["name"], "revenue");
   EXPECT_EQ(plan["assets"][1]["body"], "sql");
@@ -396,8 +399,21 @@ TEST_F(Cli, BackfillDryRunPlansNewestFirstWithoutRunning) {
       interloper({"--json", "backfill", path, "--window", "2026-11-01..2026-11-03", "--dry-run"});
   ASSERT_EQ(o.code, 0) << o.err;
   json plan = json::parse(o.out);
-  EXPECT_EQ(plan["runs"], json({"2026-11-03", "2026-11-02", "2026-11-01"}));
+  EXPECT_EQ(plan["order"], "newest first");
+  EXPECT_EQ(plan["partitions"], 3);
+  EXPECT_EQ(plan["tasks"], 6);  // events and revenue, one task per day each
+  ASSERT_EQ(plan["assets"].size(), 2u);
+  EXPECT_EQ(plan["assets"][0]["windows"], json({"2026-11-01..2026-11-03"}));
+  EXPECT_EQ(plan["assets"][0]["tasks"], 3);
   EXPECT_FALSE(fs::exists(dir_ / "calls.log"));
+
+  Outcome text = interloper({"backfill", path, "--window", "2026-11-01..2026-11-03", "--dry-run"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("tasks: 6, one per asset and partition, newest first"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("1. events  [day, command]  2026-11-01..2026-11-03  3 tasks"),
+            std::string::npos)
+      << text.out;
 }
 
 TEST_F(Cli, CatalogShowsDefinitionsAndSchemas) {

@@ -87,19 +87,72 @@ TEST(DAG, CycleIsNamedInOrder) {
   EXPECT_EQ(dag_error({self}), "dependency cycle: me -> me");
 }
 
-TEST(DAG, IncompatiblePartitionedEdgeNamesBothAssets) {
+TEST(DAG, AnyTwoTimeGranularitiesMayBeWired) {
+  const std::vector<il::TimeGranularity> all = {
+      il::TimeGranularity::HOUR,  il::TimeGranularity::DAY,     il::TimeGranularity::WEEK,
+      il::TimeGranularity::MONTH, il::TimeGranularity::QUARTER, il::TimeGranularity::YEAR};
+  for (il::TimeGranularity up : all) {
+    for (il::TimeGranularity down : all) {
+      il::Source s("s");
+      s.add(asset("up")).partitioned(il::TimePartitionConfig("t", {.granularity = up}));
+      s.add(asset("down", {"up"}))
+          .partitioned(il::TimePartitionConfig("date", {.granularity = down}));
+      EXPECT_EQ(dag_error({s}), "") << up << " -> " << down;
+    }
+  }
+}
+
+TEST(DAG, TimeAndListEdgesAreRejectedNamingBothSides) {
   il::Source s("s");
   s.add(asset("daily")).partitioned(il::TimePartitionConfig("date"));
-  s.add(asset("monthly", {"daily"}))
-      .partitioned(il::TimePartitionConfig("date", {.granularity = il::TimeGranularity::MONTH}));
-  const std::string message = dag_error({s});
-  EXPECT_NE(message.find("'daily'"), std::string::npos) << message;
-  EXPECT_NE(message.find("'monthly'"), std::string::npos) << message;
+  s.add(asset("regional", {"daily"})).partitioned(il::ListPartitionConfig("region", {"eu", "us"}));
+  std::string message = dag_error({s});
+  EXPECT_EQ(message,
+            "asset 'regional' (partitioned "
+            "{\"kind\":\"list\",\"column\":\"region\",\"values\":[\"eu\",\"us\"],"
+            "\"allow_window\":false}) depends on asset 'daily' (partitioned "
+            "{\"kind\":\"time\",\"column\":\"date\",\"granularity\":\"day\","
+            "\"allow_window\":false,\"start\":null}): time and list partitionings cannot be "
+            "mapped");
+
+  il::Source reverse("r");
+  reverse.add(asset("regional")).partitioned(il::ListPartitionConfig("region", {"eu", "us"}));
+  reverse.add(asset("daily", {"regional"})).partitioned(il::TimePartitionConfig("date"));
+  message = dag_error({reverse});
+  EXPECT_NE(message.find("asset 'daily'"), std::string::npos) << message;
+  EXPECT_NE(message.find("asset 'regional'"), std::string::npos) << message;
+}
+
+TEST(DAG, ListEdgesNeedTheSameList) {
+  auto wire = [](il::ListPartitionConfig up, il::ListPartitionConfig down) {
+    il::Source s("s");
+    s.add(asset("up")).partitioned(up);
+    s.add(asset("down", {"up"})).partitioned(down);
+    return dag_error({s});
+  };
+  EXPECT_EQ(wire(il::ListPartitionConfig("region", {"eu", "us"}),
+                 il::ListPartitionConfig("region", {"eu", "us"})),
+            "");
+  for (const std::string& message : {wire(il::ListPartitionConfig("region", {"eu", "us"}),
+                                          il::ListPartitionConfig("region", {"us", "eu"})),
+                                     wire(il::ListPartitionConfig("region", {"eu", "us"}),
+                                          il::ListPartitionConfig("region", {"eu", "us", "apac"})),
+                                     wire(il::ListPartitionConfig("region", {"eu", "us"}),
+                                          il::ListPartitionConfig("market", {"eu", "us"}))}) {
+    EXPECT_NE(message.find("asset 'down' (partitioned {\"kind\":\"list\""), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("depends on asset 'up' (partitioned {\"kind\":\"list\""),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("the two partitionings differ"), std::string::npos) << message;
+  }
 
   // Partitioned upstream, unpartitioned downstream (and the reverse) are fine.
   il::Source mixed("m");
   mixed.add(asset("daily")).partitioned(il::TimePartitionConfig("date"));
   mixed.add(asset("summary", {"daily"}));
+  mixed.add(asset("regional", {"summary"}))
+      .partitioned(il::ListPartitionConfig("region", {"eu", "us"}));
   EXPECT_EQ(dag_error({mixed}), "");
 }
 

@@ -227,7 +227,11 @@ TEST_P(Runners, ValidationFailureListsEveryAssetAndExecutesNothing) {
   s.asset("windowed", daily_rows(&journal, "windowed"))
       .partitioned(il::TimePartitionConfig("date", {.allow_window = true}));
   s.asset("second", daily_rows(&journal, "second"))
-      .partitioned(il::TimePartitionConfig("date", {.granularity = il::TimeGranularity::MONTH}));
+      .partitioned(il::TimePartitionConfig("date", {.start = day(20)}));
+  // Another granularity serves its own partitions overlapping the window: no error.
+  s.asset("monthly", daily_rows(&journal, "monthly"))
+      .partitioned(il::TimePartitionConfig(
+          "date", {.granularity = il::TimeGranularity::MONTH, .allow_window = true}));
   il::DAG dag({s});
   il::EventBus events;
   std::vector<il::EventType> seen;
@@ -242,6 +246,7 @@ TEST_P(Runners, ValidationFailureListsEveryAssetAndExecutesNothing) {
     EXPECT_EQ(message.find("asset 'first': "), 0u) << message;
     EXPECT_NE(message.find("\nasset 'second': "), std::string::npos) << message;
     EXPECT_EQ(message.find("'windowed'"), std::string::npos) << message;
+    EXPECT_EQ(message.find("'monthly'"), std::string::npos) << message;
   }
   EXPECT_TRUE(journal.names.empty());
   EXPECT_EQ(seen, std::vector<il::EventType>{il::EventType::run_failed});
@@ -514,21 +519,34 @@ TEST(MemoryStore, ListPartitionsAndUnpartitionedAssets) {
 
 // ---- backfill ----------------------------------------------------------------------------
 
-TEST(Backfill, NewestFirstOneRunPerPartition) {
+// Collects the outcome of every task, in the order they were reported.
+struct Outcomes {
+  std::mutex mutex;
+  std::vector<std::string> lines;  // "asset window status"
+  std::function<void(const il::TaskResult&)> callback() {
+    return [this](const il::TaskResult& t) {
+      std::lock_guard lock(mutex);
+      lines.push_back(t.asset + " " + t.window + " " + std::string(il::status_name(t.status)));
+    };
+  }
+};
+
+TEST(Backfill, NewestFirstOneTaskPerPartition) {
   auto destination = std::make_shared<il::MemoryDestination>();
   il::Source s("s", destination);
   s.asset("a", daily_rows(nullptr, "a", 2)).partitioned(kDaily);  // no allow_window needed
   il::DAG dag({s});
-  il::BackfillResult result = il::backfill(dag, il::TimePartitionWindow(day(1), day(5)));
-  ASSERT_EQ(result.runs.size(), 5u);
+  Outcomes outcomes;
+  il::BackfillOptions options;
+  options.on_task = outcomes.callback();
+  il::BackfillResult result = il::backfill(dag, il::TimePartitionWindow(day(1), day(5)), options);
   EXPECT_TRUE(result.ok());
   EXPECT_EQ(result.succeeded(), 5u);
-  std::vector<std::string> windows;
-  for (const auto& run : result.runs) windows.push_back(run.window);
-  EXPECT_EQ(windows, (std::vector<std::string>{"2026-01-05", "2026-01-04", "2026-01-03",
-                                               "2026-01-02", "2026-01-01"}));
-  EXPECT_NE(result.runs[0].run_id, result.runs[1].run_id);
-  il::TimePartitionWindow w(day(1), day(5));
+  EXPECT_TRUE(result.failures.empty());
+  EXPECT_EQ(outcomes.lines,
+            (std::vector<std::string>{"a 2026-01-05 succeeded", "a 2026-01-04 succeeded",
+                                      "a 2026-01-03 succeeded", "a 2026-01-02 succeeded",
+                                      "a 2026-01-01 succeeded"}));
   EXPECT_EQ(destination->row_count(dag.asset("a").dataset(), nullptr), 10);
 }
 
@@ -536,16 +554,16 @@ TEST(Backfill, ValidatesTheWholeWindowFirst) {
   Journal journal;
   il::Source s("s", std::make_shared<il::MemoryDestination>());
   s.asset("late", daily_rows(&journal, "late"))
-      .partitioned(il::TimePartitionConfig("date", {.start = day(3)}));
-  s.asset("monthly", daily_rows(&journal, "monthly"))
-      .partitioned(il::TimePartitionConfig("date", {.granularity = il::TimeGranularity::MONTH}));
+      .partitioned(il::TimePartitionConfig("date", {.start = day(10)}));
+  s.asset("regions", daily_rows(&journal, "regions"))
+      .partitioned(il::ListPartitionConfig("region", {"eu", "us"}));
   il::DAG dag({s});
   try {
     il::backfill(dag, il::TimePartitionWindow(day(1), day(5)));
     FAIL();
   } catch (const il::PartitionError& e) {
     EXPECT_NE(std::string(e.what()).find("asset 'late': "), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("asset 'monthly': "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("asset 'regions': "), std::string::npos) << e.what();
   }
   EXPECT_TRUE(journal.names.empty());
   il::BackfillOptions bad;
@@ -554,8 +572,19 @@ TEST(Backfill, ValidatesTheWholeWindowFirst) {
                std::invalid_argument);
 }
 
+TEST(Backfill, ClampsEachShareToTheAssetsStart) {
+  Journal journal;
+  il::Source s("s", std::make_shared<il::MemoryDestination>());
+  s.asset("late", daily_rows(&journal, "late"))
+      .partitioned(il::TimePartitionConfig("date", {.start = day(3)}));
+  il::DAG dag({s});
+  il::BackfillResult result = il::backfill(dag, il::TimePartitionWindow(day(1), day(5)));
+  EXPECT_EQ(result.succeeded(), 3u);
+  EXPECT_EQ(journal.count("late"), 3u);
+}
+
 TEST(Backfill, RunsPartitionsConcurrently) {
-  // The two newest partitions wait for each other: only concurrent runs finish them.
+  // The two newest partitions wait for each other: only concurrent tasks finish them.
   Rendezvous both(2);
   il::Source s("s", std::make_shared<il::MemoryDestination>());
   s.asset("a", [&](il::ExecutionContext& ctx) {
@@ -569,8 +598,7 @@ TEST(Backfill, RunsPartitionsConcurrently) {
   options.concurrency = 2;
   il::BackfillResult result = il::backfill(dag, il::TimePartitionWindow(day(1), day(4)), options);
   EXPECT_TRUE(result.ok());
-  EXPECT_EQ(result.runs.size(), 4u);
-  EXPECT_EQ(result.runs.front().window, "2026-01-04");
+  EXPECT_EQ(result.succeeded(), 4u);
 }
 
 TEST(Backfill, MissingOnlyRedoesFailedAndMissingPartitions) {
@@ -601,6 +629,11 @@ TEST(Backfill, MissingOnlyRedoesFailedAndMissingPartitions) {
   il::TimePartitionWindow w(day(1), day(5));
   il::BackfillResult first = il::backfill(dag, w, options);
   EXPECT_EQ(first.failed(), 1u);
+  EXPECT_EQ(first.tasks.canceled, 1u);  // down 2026-01-03 only
+  EXPECT_EQ(first.tasks.succeeded, 8u);
+  ASSERT_EQ(first.failures.size(), 1u);
+  EXPECT_EQ(first.failures[0].asset, "up");
+  EXPECT_EQ(first.failures[0].window, "2026-01-03");
   EXPECT_FALSE(first.ok());
   EXPECT_EQ(journal.count("down 2026-01-03"), 0u);
 
@@ -614,16 +647,18 @@ TEST(Backfill, MissingOnlyRedoesFailedAndMissingPartitions) {
     planned = p;
     skipped = s;
   };
+  Outcomes outcomes;
+  options.on_task = outcomes.callback();
+  options.concurrency = 1;
   il::TimePartitionWindow wider(day(1), day(6));
   il::BackfillResult second = il::backfill(dag, wider, options);
   EXPECT_TRUE(second.ok());
-  EXPECT_EQ(planned, 2u);  // what the progress display counts down
-  EXPECT_EQ(skipped, 4u);
-  std::vector<std::string> windows;
-  for (const auto& run : second.runs) windows.push_back(run.window);
-  EXPECT_EQ(windows, (std::vector<std::string>{"2026-01-06", "2026-01-03"}));
-  EXPECT_EQ(second.skipped,
-            (std::vector<std::string>{"2026-01-05", "2026-01-04", "2026-01-02", "2026-01-01"}));
+  EXPECT_EQ(planned, 4u);  // what the progress display counts down
+  EXPECT_EQ(skipped, 8u);
+  EXPECT_EQ(second.tasks.skipped, 8u);
+  EXPECT_EQ(outcomes.lines,
+            (std::vector<std::string>{"up 2026-01-06 succeeded", "down 2026-01-06 succeeded",
+                                      "up 2026-01-03 succeeded", "down 2026-01-03 succeeded"}));
   EXPECT_EQ(journal.count("up 2026-01-01"), 0u);
   EXPECT_EQ(journal.count("down 2026-01-03"), 1u);
   EXPECT_TRUE(store.status(dag.asset("down").dataset(), wider).missing.empty());
@@ -633,7 +668,7 @@ TEST(Backfill, MissingOnlyRedoesFailedAndMissingPartitions) {
   EXPECT_THROW(il::backfill(dag, w, no_store), il::RunError);
 }
 
-TEST(Backfill, FailFastStopsStartingPartitions) {
+TEST(Backfill, FailFastCancelsWhatHasNotStarted) {
   il::Source s("s", std::make_shared<il::MemoryDestination>());
   s.asset("a", [](il::ExecutionContext&) -> il::Table {
      throw std::runtime_error("down");
@@ -642,9 +677,9 @@ TEST(Backfill, FailFastStopsStartingPartitions) {
   il::BackfillOptions options;
   options.fail_fast = true;
   il::BackfillResult result = il::backfill(dag, il::TimePartitionWindow(day(1), day(4)), options);
-  ASSERT_EQ(result.runs.size(), 1u);
-  EXPECT_EQ(result.runs[0].window, "2026-01-04");
-  EXPECT_EQ(result.skipped, (std::vector<std::string>{"2026-01-03", "2026-01-02", "2026-01-01"}));
+  ASSERT_EQ(result.failures.size(), 1u);
+  EXPECT_EQ(result.failures[0].window, "2026-01-04");
+  EXPECT_EQ(result.tasks.canceled, 3u);
   options.fail_fast = false;
   EXPECT_EQ(il::backfill(dag, il::TimePartitionWindow(day(1), day(4)), options).failed(), 4u);
 }

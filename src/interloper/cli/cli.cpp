@@ -18,6 +18,7 @@
 #include "interloper/data.hpp"
 #include "interloper/destination.hpp"
 #include "interloper/pipeline.hpp"
+#include "interloper/plan.hpp"
 #include "interloper/run.hpp"
 #include "interloper/store.hpp"
 
@@ -140,25 +141,28 @@ void prepare_run(RunContext& run, const Project& project, const Args& args,
 // ---------------------------------------------------------------------------------------
 // Plans (check, --dry-run)
 
+// The plan as JSON: per asset its share of the window as ranges and its task count, never one
+// element per partition.
 json plan_json(const std::string& command, const Project& project, const Selection& selection,
                bool backfill) {
   json plan;
   plan["command"] = command;
   plan["window"] = selection.window ? json(selection.window->to_string()) : json(nullptr);
-  json partitions = json::array();
-  if (selection.window) {
-    for (const auto& key : selection.window->keys()) partitions.push_back(key);
-  }
-  plan["partitions"] = partitions;
-  json runs = json::array();
-  if (backfill && selection.window) {
-    for (std::size_t i = selection.window->size(); i-- > 0;) {
-      runs.push_back(selection.window->partition_at(i)->key());
+  plan["partitions"] = selection.window ? selection.window->size() : 0;
+  PlanOptions options;
+  options.scope = backfill ? TaskScope::per_partition : TaskScope::per_asset;
+  options.assets = selection.assets;
+  std::optional<Plan> planned;
+  try {
+    if (!selection.assets.empty()) {
+      planned = interloper::plan(*project.dag, selection.window.get(), options);
     }
-  } else {
-    runs.push_back(selection.window ? json(selection.window->to_string()) : json(nullptr));
+  } catch (const PartitionError&) {
+    // `check` of the whole DAG without a window: partitioned assets have no tasks to plan.
+    if (selection.window) throw;
   }
-  plan["runs"] = runs;
+  plan["tasks"] = planned ? planned->size() : 0;
+  plan["order"] = backfill ? "newest first" : "upstream first";
   json assets = json::array();
   for (const auto& name : selection.assets) {
     const Asset& asset = project.dag->asset(name);
@@ -171,6 +175,17 @@ json plan_json(const std::string& command, const Project& project, const Selecti
       if (const AssetDefinition* def = project.pipeline->definition(name))
         entry["body"] = def->body;
     }
+    json windows = json::array();
+    std::size_t tasks = 0;
+    if (planned) {
+      for (const Plan::Step& step : planned->steps()) {
+        if (step.asset->name() != name) continue;
+        tasks = step.tasks;
+        if (step.share) windows.push_back(step.share->to_string());
+      }
+    }
+    entry["windows"] = windows;
+    entry["tasks"] = tasks;
     assets.push_back(entry);
   }
   plan["assets"] = assets;
@@ -184,27 +199,32 @@ json plan_json(const std::string& command, const Project& project, const Selecti
 
 void print_plan(const json& plan) {
   std::string window = plan["window"].is_null() ? "(none)" : plan["window"].get<std::string>();
-  std::size_t partitions = plan["partitions"].size();
+  std::size_t partitions = plan["partitions"].get<std::size_t>();
   std::cout << "window: " << window;
   if (partitions > 0)
     std::cout << " (" << partitions << " partition" << (partitions == 1 ? "" : "s") << ")";
   std::cout << "\n";
-  std::size_t runs = plan["runs"].size();
-  if (plan["command"] == "backfill" && runs > 0) {
-    std::cout << "runs: " << runs << ", one per partition, newest first ("
-              << plan["runs"].front().get<std::string>() << " first)\n";
+  std::size_t tasks = plan["tasks"].get<std::size_t>();
+  if (plan["command"] == "backfill") {
+    std::cout << "tasks: " << tasks << ", one per asset and partition, newest first\n";
   } else {
-    std::cout << "runs: 1\n";
+    std::cout << "tasks: " << tasks << ", one per asset\n";
   }
   std::cout << "assets, in order:\n";
   int i = 0;
   for (const auto& a : plan["assets"]) {
     std::string deps;
     for (const auto& d : a["deps"]) deps += (deps.empty() ? "" : ", ") + d.get<std::string>();
-    std::cout << fmt::format("  {}. {}  [{}{}]{}\n", ++i, a["name"].get<std::string>(),
+    std::string windows;
+    for (const auto& w : a["windows"]) {
+      windows += (windows.empty() ? "" : ", ") + w.get<std::string>();
+    }
+    const std::size_t n = a["tasks"].get<std::size_t>();
+    std::cout << fmt::format("  {}. {}  [{}{}]{}  {}{} task{}\n", ++i, a["name"].get<std::string>(),
                              a["partitioning"].get<std::string>(),
                              a.contains("body") ? ", " + a["body"].get<std::string>() : "",
-                             deps.empty() ? "" : "  after " + deps);
+                             deps.empty() ? "" : "  after " + deps,
+                             windows.empty() ? "" : windows + "  ", n, n == 1 ? "" : "s");
   }
   for (const auto& l : plan["left_out"]) {
     std::cout << fmt::format("  left out: {} ({})\n", l["asset"].get<std::string>(),
@@ -318,74 +338,70 @@ int run_backfill(const Project& project, const Args& args) {
   RunContext run;
   prepare_run(run, project, args, selection);
 
-  // Progress: counted from run events.
+  // Progress: counted from task outcomes.
   struct Progress {
-    std::size_t total = 0, done = 0, failed = 0, running = 0;
+    std::size_t total = 0, done = 0, failed = 0;
     std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
     std::chrono::steady_clock::time_point drawn;
   };
   auto progress = std::make_shared<Progress>();
-  progress->total = selection.window->size();
   const bool live = !args.json && !args.quiet && stdout_is_terminal();
   const bool plain = !args.json && !args.quiet && !live;
-  run.events.subscribe([progress, live, plain](const Event& e) {
-    Progress& p = *progress;
-    if (e.type == EventType::run_started) {
-      ++p.running;
-    } else if (e.type == EventType::run_completed || e.type == EventType::run_failed) {
-      if (p.running > 0) --p.running;
-      ++p.done;
-      if (e.type == EventType::run_failed) ++p.failed;
-      if (plain) {
-        if (e.type == EventType::run_completed) {
-          std::cout << fmt::format("ok      {}  {:.3f}s\n", e.window, e.seconds);
-        } else {
-          std::cout << fmt::format("FAILED  {}  {}\n", e.window, one_line(e.message));
-        }
-      }
-    } else {
-      return;
-    }
-    if (live) {
-      // Redraw at most ten times a second: a 10,000-partition backfill finishes thousands of
-      // runs a second.
-      auto now = std::chrono::steady_clock::now();
-      if (p.done < p.total && now - p.drawn < std::chrono::milliseconds(100)) return;
-      p.drawn = now;
-      double elapsed =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - p.started).count();
-      std::string eta = "?";
-      if (p.done > 0)
-        eta = format_seconds(elapsed / static_cast<double>(p.done) *
-                             static_cast<double>(p.total - p.done));
-      std::cout << fmt::format("\r\033[K{}/{} done  {} failed  {} running  ETA {}", p.done, p.total,
-                               p.failed, p.running, eta);
-    }
-    std::cout.flush();
-  });
 
   BackfillOptions options;
   options.concurrency = args.concurrency;
   options.missing_only = args.missing;
   options.run = run.options;
   options.on_plan = [progress](std::size_t planned, std::size_t) { progress->total = planned; };
+  options.on_task = [progress, live, plain](const TaskResult& task) {
+    Progress& p = *progress;
+    ++p.done;
+    if (task.status != Status::succeeded) ++p.failed;
+    if (plain) {
+      const std::string window = task.window.empty() ? "-" : task.window;
+      if (task.status == Status::succeeded) {
+        std::cout << fmt::format("ok        {}  {}  {} rows  {:.3f}s\n", task.asset, window,
+                                 task.rows, task.seconds);
+      } else if (task.status == Status::failed) {
+        std::cout << fmt::format("FAILED    {}  {}  {}\n", task.asset, window,
+                                 one_line(task.error));
+      } else {
+        std::cout << fmt::format("canceled  {}  {}\n", task.asset, window);
+      }
+    }
+    if (live) {
+      // Redraw at most ten times a second: a large backfill finishes thousands of tasks a
+      // second.
+      auto now = std::chrono::steady_clock::now();
+      if (p.done < p.total && now - p.drawn < std::chrono::milliseconds(100)) return;
+      p.drawn = now;
+      double elapsed = std::chrono::duration<double>(now - p.started).count();
+      std::string eta = "?";
+      if (p.done > 0)
+        eta = format_seconds(elapsed / static_cast<double>(p.done) *
+                             static_cast<double>(p.total - p.done));
+      std::cout << fmt::format("\r\033[K{}/{} tasks done  {} failed  ETA {}", p.done, p.total,
+                               p.failed, eta);
+    }
+    std::cout.flush();
+  };
   BackfillResult result = backfill(*project.dag, *selection.window, options);
   if (live) std::cout << "\n";
   if (!args.json && !args.quiet) {
-    std::cout << fmt::format("backfill {}: {} runs, {} succeeded, {} failed, {} skipped\n",
-                             selection.window->to_string(), result.runs.size(), result.succeeded(),
-                             result.failed(), result.skipped.size());
+    std::cout << fmt::format(
+        "backfill {}: {} tasks, {} succeeded, {} failed, {} canceled, {} skipped\n",
+        selection.window->to_string(),
+        result.tasks.succeeded + result.tasks.failed + result.tasks.canceled + result.tasks.skipped,
+        result.tasks.succeeded, result.tasks.failed, result.tasks.canceled, result.tasks.skipped);
   }
   if (!result.ok()) {
     std::string first;
-    for (const auto& r : result.runs) {
-      if (!r.ok()) {
-        first = fmt::format("{}: {}", r.window, one_line(r.error_summary()));
-        break;
-      }
+    if (!result.failures.empty()) {
+      const TaskResult& f = result.failures.front();
+      first = fmt::format("{} {}: {}", f.asset, f.window, one_line(f.error));
     }
-    print_error(fmt::format("{} of {} partition runs failed; first: {}", result.failed(),
-                            result.runs.size(), first));
+    print_error(fmt::format("{} tasks failed, {} canceled; first: {}", result.tasks.failed,
+                            result.tasks.canceled, first));
     return kRunFailed;
   }
   return kOk;
@@ -684,7 +700,8 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       ->default_str("4");
   materialize->add_flag("--dry-run", args.dry_run, "Print the plan without running");
   materialize->footer(fmt::format(
-      "A window is one run: every selected partitioned asset must allow windows.\n"
+      "A window is one task per asset over its own partitions overlapping the window: every\n"
+      "asset with several of them must allow windows.\n"
       "Without --asset, the assets whose partitioning accepts the window run (unpartitioned\n"
       "ones only without a window); the others are named in an info line.\n\n"
       "Examples:\n  {0} materialize{1} --partition 2026-11-03\n"
@@ -694,22 +711,24 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       program, yaml ? " pipeline.yaml" : ""));
 
   auto* backfill_cmd = app.add_subcommand("backfill",
-                                          "Run a window partition by partition, "
-                                          "newest first");
+                                          "Run a window asset by asset and partition "
+                                          "by partition, newest first");
   add_common(backfill_cmd);
   backfill_cmd->add_option("--window", args.window, "The window: 2026-11-01..2026-11-30")
       ->type_name("A..B")
       ->required();
-  backfill_cmd->add_option("--concurrency", args.concurrency, "Partitions run at once")
+  backfill_cmd->add_option("--concurrency", args.concurrency, "Tasks run at once")
       ->type_name("N")
       ->check(CLI::PositiveNumber)
       ->default_str("1");
   backfill_cmd->add_flag("--missing", args.missing,
-                         "Skip partitions the store records as materialized (resume)");
+                         "Skip what the store records as materialized and up to date (resume)");
   backfill_cmd->add_flag("--dry-run", args.dry_run, "Print the plan without running");
   backfill_cmd->footer(
-      fmt::format("Each partition is its own run; the store records every asset x partition, so\n"
-                  "--missing reruns only what is absent or failed.\n\n"
+      fmt::format("Each asset x partition is one task; each asset runs over its own partitions\n"
+                  "overlapping the window (hours, days, months...). A failed task cancels only\n"
+                  "the tasks reading it. --missing reruns what is absent or failed, and what\n"
+                  "reads it.\n\n"
                   "Examples:\n  {0} backfill{1} --window 2026-11-01..2026-11-30 --concurrency 4\n"
                   "  {0} backfill{1} --window 2026-11-01..2026-11-30 --missing",
                   program, yaml ? " pipeline.yaml" : ""));

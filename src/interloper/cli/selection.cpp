@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "interloper/plan.hpp"
 #include "interloper/run.hpp"
 
 namespace interloper::cli {
@@ -45,7 +46,19 @@ std::string window_shape(const std::string& text) {
 Selection select(const DAG& dag, const std::string& window_text,
                  const std::vector<std::string>& explicit_assets, bool need_window,
                  bool single_key) {
+  // A time window is read in the granularity its keys have; every time-partitioned asset then
+  // runs over its own partitions overlapping its bounds.
+  std::unique_ptr<PartitionWindow> time_window;
+  if (!window_text.empty() && window_shape(window_text) != "list") {
+    try {
+      time_window = single_key ? TimePartition::from_key(window_text).as_window()
+                               : TimePartitionWindow::parse(window_text).clone();
+    } catch (const std::invalid_argument&) {
+      // Malformed: each asset's own parse below names the problem.
+    }
+  }
   auto parse = [&](const PartitionConfig& config) {
+    if (time_window && config.kind() == "time") return time_window->clone();
     return single_key ? config.partition(window_text)->as_window()
                       : config.parse_window(window_text);
   };
@@ -125,15 +138,12 @@ Selection select(const DAG& dag, const std::string& window_text,
                                    fmt::join(rejections, "; ")));
     }
   }
-  RunOptions options;
-  options.assets = selection.assets;
-  if (need_window) {
-    // A backfill runs partition by partition: allow_window does not matter, and the oldest
-    // partition is the one a start could refuse.
-    validate(dag, selection.window->partition_at(0)->as_window().get(), options);
-  } else {
-    validate(dag, selection.window.get(), options);
-  }
+  PlanOptions plan_options;
+  plan_options.assets = selection.assets;
+  // A backfill runs partition by partition (allow_window does not matter); any other run is one
+  // task per asset over its share of the window.
+  plan_options.scope = need_window ? TaskScope::per_partition : TaskScope::per_asset;
+  plan(dag, selection.window.get(), plan_options);
   return selection;
 }
 

@@ -14,6 +14,14 @@
 
 namespace interloper {
 
+bool edge_allowed(const PartitionConfig& upstream, const PartitionConfig& downstream) {
+  // Any two time granularities map by overlapping bounds.
+  if (upstream.kind() == "time" && downstream.kind() == "time") return true;
+  // Other kinds map partition to partition, so both ends must accept the same windows.
+  return upstream.kind() == downstream.kind() && upstream.column() == downstream.column() &&
+         upstream.compatible(downstream) && downstream.compatible(upstream);
+}
+
 DAG::DAG(std::vector<Source> sources, std::vector<Asset> loose_assets)
     : sources_(std::move(sources)), loose_(std::move(loose_assets)) {
   build();
@@ -74,11 +82,12 @@ void DAG::build() {
       }
       const PartitionConfig* up = upstream->partitioning();
       const PartitionConfig* down = asset.partitioning();
-      if (up != nullptr && down != nullptr && !(up->compatible(*down) && down->compatible(*up))) {
+      if (up != nullptr && down != nullptr && !edge_allowed(*up, *down)) {
         throw DagError(fmt::format(
-            "asset '{}' (partitioned {}) depends on asset '{}' (partitioned {}): the two "
-            "partitionings do not accept the same windows",
-            asset.name(), down->to_definition(), upstream->name(), up->to_definition()));
+            "asset '{}' (partitioned {}) depends on asset '{}' (partitioned {}): {}", asset.name(),
+            down->to_definition(), upstream->name(), up->to_definition(),
+            up->kind() == down->kind() ? "the two partitionings differ"
+                                       : "time and list partitionings cannot be mapped"));
       }
     }
   }

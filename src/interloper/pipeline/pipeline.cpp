@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "interloper/dag.hpp"
 #include "interloper/data.hpp"
 #include "interloper/partitioning.hpp"
 #include "interloper/pipeline/assets.hpp"
@@ -392,10 +393,10 @@ void Loader::check_graph() const {
       }
       const AssetSpec& upstream = assets_[found->second];
       if (spec.partitioning && upstream.partitioning &&
-          !spec.partitioning->compatible(*upstream.partitioning)) {
+          !edge_allowed(*upstream.partitioning, *spec.partitioning)) {
         fail(spec.dep_nodes[i],
-             fmt::format("asset '{}' ({}) depends on '{}' ({}), whose partitioning accepts other "
-                         "windows",
+             fmt::format("asset '{}' ({}) depends on '{}' ({}): the partitionings cannot be mapped "
+                         "(time to time, or the same list)",
                          spec.definition.name, spec.definition.partitioning, dep,
                          upstream.definition.partitioning));
       }

@@ -95,16 +95,4 @@ std::string RunResult::error_summary() const {
   return out;
 }
 
-std::size_t BackfillResult::succeeded() const {
-  std::size_t n = 0;
-  for (const RunResult& run : runs) n += run.ok() ? 1 : 0;
-  return n;
-}
-
-std::size_t BackfillResult::failed() const {
-  std::size_t n = 0;
-  for (const RunResult& run : runs) n += run.ok() ? 0 : 1;
-  return n;
-}
-
 }  // namespace interloper

@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "interloper/destination.hpp"
+#include "interloper/plan.hpp"
 #include "interloper/run.hpp"
 #include "interloper/run/run_id.hpp"
 
@@ -65,19 +66,10 @@ std::string generate_run_id(const Clock& clock) {
 }  // namespace detail
 
 void validate(const DAG& dag, const PartitionWindow* window, const RunOptions& options) {
-  const auto chosen = selection(dag, options);
-  std::string failures;
-  for (const Asset* asset : dag.order()) {
-    if (!asset->enabled()) continue;
-    if (!chosen.empty() && chosen.count(asset->name()) == 0) continue;
-    try {
-      asset->check(window);
-    } catch (const PartitionError& e) {
-      if (!failures.empty()) failures += '\n';
-      failures += e.what();
-    }
-  }
-  if (!failures.empty()) throw PartitionError(failures);
+  PlanOptions plan_options;
+  plan_options.scope = TaskScope::per_asset;
+  plan_options.assets = options.assets;
+  plan(dag, window, plan_options);
 }
 
 RunResult Runner::run(const DAG& dag, const Partition& partition, const RunOptions& options) const {
@@ -87,148 +79,140 @@ RunResult Runner::run(const DAG& dag, const Partition& partition, const RunOptio
 
 namespace {
 
-class Execution {
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Runs the tasks of a plan: a ready queue ordered newest first, fed by arithmetic on the plan.
+// Per task it keeps a count of unfinished upstream tasks and a status: five bytes.
+class Engine {
  public:
-  Execution(const DAG& dag, const PartitionWindow* window, const RunOptions& options)
-      : dag_(dag), options_(options), clock_(clock_of(options)) {
-    if (window != nullptr) window_ = window->clone();
-    run_id_ = options.run_id.empty() ? detail::generate_run_id(clock_) : options.run_id;
-    window_text_ = window_ ? window_->to_string() : std::string();
+  Engine(const DAG& dag, const Plan& plan, const ExecuteOptions& options)
+      : dag_(dag), plan_(plan), options_(options), clock_(clock_of(options.run)) {
+    run_id_ = options.run.run_id.empty() ? detail::generate_run_id(clock_) : options.run.run_id;
+    request_text_ = plan.request() ? plan.request()->to_string() : std::string();
     logger_ = Logger([this](LogLevel level, std::string_view asset, std::string_view message) {
       std::lock_guard lock(log_mutex_);
-      options_.logger.for_asset(std::string(asset)).log(level, message);
-      if (options_.events != nullptr) {
-        Event event = make_event(EventType::log, std::string(asset));
+      options_.run.logger.for_asset(std::string(asset)).log(level, message);
+      if (options_.run.events != nullptr) {
+        Event event = make_event(EventType::log, std::string(asset), request_text_);
         event.message = fmt::format("{}: {}", log_level_name(level), message);
         publish(event);
       }
     });
   }
 
-  RunResult run(int max_workers) {
+  PlanResult run() {
     const auto started = std::chrono::steady_clock::now();
-    try {
-      validate(dag_, window_.get(), options_);
-    } catch (const std::exception& e) {
-      Event event = make_event(EventType::run_failed);
-      event.message = e.what();
-      publish(event);
-      throw;
-    }
-    plan();
-    publish(make_event(EventType::run_started));
-
-    {
-      std::lock_guard lock(mutex_);
-      for (std::size_t i = 0; i < nodes_.size(); ++i) {
-        if (nodes_[i].result.status == Status::pending && nodes_[i].waiting == 0) enqueue(i);
-      }
-    }
-    const std::size_t runnable = remaining_;
-    const auto extra = static_cast<std::size_t>(
-        std::max<std::ptrdiff_t>(0, std::min<std::ptrdiff_t>(max_workers, runnable) - 1));
+    result_.run_id = run_id_;
+    publish(make_event(EventType::run_started, {}, request_text_));
+    prepare();
+    const std::size_t workers = std::min<std::size_t>(
+        static_cast<std::size_t>(options_.concurrency), std::max<std::size_t>(remaining_, 1));
     std::vector<std::thread> threads;
-    threads.reserve(extra);
-    for (std::size_t t = 0; t < extra; ++t) threads.emplace_back([this] { work(); });
+    threads.reserve(workers - 1);
+    for (std::size_t t = 1; t < workers; ++t) threads.emplace_back([this] { work(); });
     work();
     for (std::thread& thread : threads) thread.join();
-
-    RunResult result;
-    result.run_id = run_id_;
-    result.window = window_text_;
-    result.status = Status::succeeded;
-    for (Node& node : nodes_) {
-      if (node.result.status == Status::failed || node.result.status == Status::canceled) {
-        result.status = Status::failed;
-      }
-      result.assets.push_back(std::move(node.result));
+    result_.seconds = seconds_since(started);
+    Event event = make_event(result_.ok() ? EventType::run_completed : EventType::run_failed, {},
+                             request_text_);
+    event.seconds = result_.seconds;
+    std::string summary;
+    for (const TaskResult& failure : result_.failures) {
+      if (!summary.empty()) summary += '\n';
+      summary += fmt::format("{} {}: {}", failure.asset, failure.window, failure.error);
     }
-    result.seconds = seconds_since(started);
-    Event event = make_event(result.ok() ? EventType::run_completed : EventType::run_failed);
-    event.seconds = result.seconds;
-    event.message = result.error_summary();
+    event.message = std::move(summary);
     publish(event);
-    return result;
+    return std::move(result_);
   }
 
  private:
-  struct Node {
-    const Asset* asset = nullptr;
-    std::vector<std::size_t> downstream;
-    std::size_t waiting = 0;  // upstreams of this run that have not finished
-    AssetResult result;
+  struct Ready {
+    std::int64_t recency;
+    std::size_t task;
+    // The heap's top is the newest task; among equals, the first in plan order.
+    friend bool operator<(const Ready& a, const Ready& b) {
+      return a.recency != b.recency ? a.recency < b.recency : a.task > b.task;
+    }
   };
 
-  static double seconds_since(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
-
-  Event make_event(EventType type, std::string asset = {}) const {
+  Event make_event(EventType type, std::string asset, const std::string& window) const {
     Event event;
     event.type = type;
     event.time = clock_.now();
     event.run_id = run_id_;
     event.asset = std::move(asset);
-    event.window = window_text_;
+    event.window = window;
     return event;
   }
 
   void publish(const Event& event) const {
-    if (options_.events == nullptr) return;
+    if (options_.run.events == nullptr) return;
     try {
-      options_.events->publish(event);
+      options_.run.events->publish(event);
     } catch (...) {
       // A failing subscriber must not take the run (or a worker thread) down.
     }
   }
 
-  // Builds the nodes of the selected assets, in topological order.
-  void plan() {
-    const auto chosen = selection(dag_, options_);
-    std::unordered_map<std::string_view, std::size_t> index;
-    for (const Asset* asset : dag_.order()) {
-      if (!chosen.empty() && chosen.count(asset->name()) == 0) continue;
-      index.emplace(asset->name(), nodes_.size());
-      Node node;
-      node.asset = asset;
-      node.result.asset = asset->name();
-      if (!asset->enabled()) {
-        node.result.status = Status::skipped;
-        node.result.error = "disabled";
-      } else {
+  // The number of tasks of `step` in `range` that run.
+  std::size_t running_in(std::size_t step, PartitionRange range) const {
+    std::size_t n = range.last - range.first + 1;
+    const auto& skipped = plan_.steps()[step].skipped;
+    auto it = std::lower_bound(skipped.begin(), skipped.end(), range.first,
+                               [](const PartitionRange& r, std::size_t i) { return r.last < i; });
+    for (; it != skipped.end() && it->first <= range.last; ++it) {
+      n -= std::min(it->last, range.last) - std::max(it->first, range.first) + 1;
+    }
+    return n;
+  }
+
+  void prepare() {
+    const std::size_t n = plan_.size();
+    waiting_.assign(n, 0);
+    state_.assign(n, Status::pending);
+    std::vector<Ready> ready;
+    const auto& steps = plan_.steps();
+    for (std::size_t s = 0; s < steps.size(); ++s) {
+      const Plan::Step& step = steps[s];
+      for (std::size_t i = 0; i < step.tasks; ++i) {
+        const std::size_t task = step.first_task + i;
+        if (!plan_.runs(task)) {
+          state_[task] = Status::skipped;
+          ++result_.tasks.skipped;
+          continue;
+        }
         ++remaining_;
+        std::size_t waiting = 0;
+        for (std::size_t up : step.upstream) {
+          if (std::optional<PartitionRange> reads = plan_.related(task, up)) {
+            waiting += running_in(up, *reads);
+          }
+        }
+        waiting_[task] = static_cast<std::uint32_t>(waiting);
+        if (waiting == 0) {
+          ready.push_back({plan_.recency(task), task});
+          queued(task);
+        }
       }
-      nodes_.push_back(std::move(node));
     }
-    for (std::size_t i = 0; i < nodes_.size(); ++i) {
-      if (nodes_[i].result.status == Status::skipped) continue;
-      for (const std::string& dep : nodes_[i].asset->deps()) {
-        auto it = index.find(dep);
-        // Upstreams outside the run (unselected, disabled) are read as they are stored.
-        if (it == index.end() || nodes_[it->second].result.status == Status::skipped) continue;
-        nodes_[it->second].downstream.push_back(i);
-        ++nodes_[i].waiting;
-      }
-    }
+    std::make_heap(ready.begin(), ready.end());
+    ready_ = std::move(ready);
   }
 
-  // Requires mutex_.
-  void enqueue(std::size_t i) {
-    ready_.push_back(i);
-    publish(make_event(EventType::asset_queued, nodes_[i].asset->name()));
+  void push(std::size_t task) {
+    ready_.push_back({plan_.recency(task), task});
+    std::push_heap(ready_.begin(), ready_.end());
+    queued(task);
   }
 
-  // Requires mutex_. Cancels `i` (if still pending) and everything downstream of it.
-  void cancel(std::size_t i, const std::string& reason) {
-    Node& node = nodes_[i];
-    if (node.result.status != Status::pending) return;
-    node.result.status = Status::canceled;
-    node.result.error = reason;
-    --remaining_;
-    Event event = make_event(EventType::asset_canceled, node.asset->name());
-    event.message = reason;
-    publish(event);
-    for (std::size_t d : node.downstream) cancel(d, reason);
+  void queued(std::size_t task) const {
+    if (options_.run.events == nullptr) return;
+    std::shared_ptr<const PartitionWindow> window = plan_.window(task);
+    publish(make_event(EventType::asset_queued, plan_.steps()[plan_.step_of(task)].asset->name(),
+                       window ? window->to_string() : std::string()));
   }
 
   void work() {
@@ -236,49 +220,116 @@ class Execution {
     while (true) {
       cv_.wait(lock, [this] { return !ready_.empty() || remaining_ == 0; });
       if (ready_.empty()) return;  // everything finished
-      const std::size_t i = ready_.front();
-      ready_.pop_front();
-      if (nodes_[i].result.status != Status::pending) continue;  // canceled while queued
-      nodes_[i].result.status = Status::running;
+      std::pop_heap(ready_.begin(), ready_.end());
+      const std::size_t task = ready_.back().task;
+      ready_.pop_back();
+      if (state_[task] != Status::pending) continue;  // canceled while queued
+      state_[task] = Status::running;
       lock.unlock();
-      AssetResult outcome = execute(*nodes_[i].asset);
+      TaskResult outcome = execute(task);
       lock.lock();
-      finish(i, std::move(outcome));
+      finish(task, std::move(outcome));
       cv_.notify_all();
     }
   }
 
   // Requires mutex_.
-  void finish(std::size_t i, AssetResult outcome) {
-    Node& node = nodes_[i];
-    node.result = std::move(outcome);
+  void report(const TaskResult& result) {
+    if (!options_.on_task) return;
+    try {
+      options_.on_task(result);
+    } catch (...) {
+      // Like event subscribers, a failing callback must not take the run down.
+    }
+  }
+
+  // Requires mutex_.
+  void finish(std::size_t task, TaskResult outcome) {
+    state_[task] = outcome.status;
     --remaining_;
-    if (node.result.status == Status::succeeded) {
-      for (std::size_t d : node.downstream) {
-        if (--nodes_[d].waiting == 0 && nodes_[d].result.status == Status::pending) enqueue(d);
+    const std::size_t step = plan_.step_of(task);
+    if (outcome.status == Status::succeeded) {
+      ++result_.tasks.succeeded;
+      report(outcome);
+      for (std::size_t down : plan_.steps()[step].downstream) {
+        std::optional<PartitionRange> readers = plan_.related(task, down);
+        if (!readers) continue;
+        const std::size_t first = plan_.steps()[down].first_task;
+        for (std::size_t i = readers->first; i <= readers->last; ++i) {
+          const std::size_t t = first + i;
+          if (state_[t] == Status::pending && --waiting_[t] == 0) push(t);
+        }
       }
       return;
     }
-    const std::string& name = node.asset->name();
-    for (std::size_t d : node.downstream) {
-      cancel(d, fmt::format("upstream asset '{}' failed", name));
-    }
+    ++result_.tasks.failed;
+    report(outcome);
+    const std::string reason = fmt::format("upstream asset '{}' failed for {}", outcome.asset,
+                                           outcome.window.empty() ? "-" : outcome.window);
+    result_.failures.push_back(std::move(outcome));
+    cancel_downstream(task, reason);
     if (options_.fail_fast) {
-      for (std::size_t j = 0; j < nodes_.size(); ++j) {
-        cancel(j, fmt::format("asset '{}' failed and fail_fast is on", name));
+      const std::string stop =
+          fmt::format("asset '{}' failed and fail_fast is on", result_.failures.back().asset);
+      for (std::size_t t = 0; t < state_.size(); ++t) {
+        if (state_[t] == Status::pending) cancel(t, stop);
       }
     }
   }
 
-  // Computes, writes and records one asset. Never throws.
-  AssetResult execute(const Asset& asset) {
-    AssetResult result;
+  // Requires mutex_. Cancels one pending task.
+  void cancel(std::size_t task, const std::string& reason) {
+    state_[task] = Status::canceled;
+    --remaining_;
+    ++result_.tasks.canceled;
+    TaskResult canceled;
+    canceled.asset = plan_.steps()[plan_.step_of(task)].asset->name();
+    std::shared_ptr<const PartitionWindow> window = plan_.window(task);
+    canceled.window = window ? window->to_string() : std::string();
+    canceled.status = Status::canceled;
+    canceled.error = reason;
+    if (options_.run.events != nullptr) {
+      Event event = make_event(EventType::asset_canceled, canceled.asset, canceled.window);
+      event.message = reason;
+      publish(event);
+    }
+    report(canceled);
+  }
+
+  // Requires mutex_. Cancels every pending task reading `task`, transitively.
+  void cancel_downstream(std::size_t task, const std::string& reason) {
+    std::vector<std::size_t> todo{task};
+    while (!todo.empty()) {
+      const std::size_t current = todo.back();
+      todo.pop_back();
+      for (std::size_t down : plan_.steps()[plan_.step_of(current)].downstream) {
+        std::optional<PartitionRange> readers = plan_.related(current, down);
+        if (!readers) continue;
+        const std::size_t first = plan_.steps()[down].first_task;
+        for (std::size_t i = readers->first; i <= readers->last; ++i) {
+          const std::size_t t = first + i;
+          if (state_[t] != Status::pending) continue;
+          cancel(t, reason);
+          todo.push_back(t);
+        }
+      }
+    }
+  }
+
+  // Computes, writes and records one task. Never throws.
+  TaskResult execute(std::size_t task) {
+    const Asset& asset = *plan_.steps()[plan_.step_of(task)].asset;
+    const std::shared_ptr<const PartitionWindow> window = plan_.window(task);
+    TaskResult result;
     result.asset = asset.name();
+    result.window = window ? window->to_string() : std::string();
     result.status = Status::running;
-    publish(make_event(EventType::asset_started, asset.name()));
+    if (options_.run.events != nullptr) {
+      publish(make_event(EventType::asset_started, asset.name(), result.window));
+    }
     const auto started_steady = std::chrono::steady_clock::now();
     const TimePoint started = clock_.now();
-    const PartitionWindow* write_window = asset.partitioning() != nullptr ? window_.get() : nullptr;
+    const PartitionWindow* write_window = asset.partitioning() != nullptr ? window.get() : nullptr;
     try {
       Destination* destination = dag_.destination_of(asset);
       if (destination == nullptr) {
@@ -286,21 +337,24 @@ class Execution {
             "asset '{}': no destination to write to (set one on the asset or its source)",
             asset.name()));
       }
-      ExecutionContext context(
-          asset.name(), window_, logger_.for_asset(asset.name()),
-          [this, &asset](std::string_view upstream) { return load(asset, upstream); });
+      ExecutionContext context(asset.name(), window, logger_.for_asset(asset.name()),
+                               [this, &asset, &result, window](std::string_view upstream) {
+                                 return load(asset, window.get(), result.window, upstream);
+                               });
       const Table rows = asset.compute(context);
       result.rows = destination->write(asset.dataset(), write_window, rows);
-      Event event = make_event(EventType::destination_write, asset.name());
-      event.rows = result.rows;
-      event.message = destination->url();
-      publish(event);
+      if (options_.run.events != nullptr) {
+        Event event = make_event(EventType::destination_write, asset.name(), result.window);
+        event.rows = result.rows;
+        event.message = destination->url();
+        publish(event);
+      }
       result.status = Status::succeeded;
     } catch (...) {
       result.status = Status::failed;
       result.error = describe_exception(std::current_exception());
     }
-    if (options_.store != nullptr) {
+    if (options_.run.store != nullptr) {
       MaterializationRecord record;
       record.asset = asset.name();
       record.status = result.status == Status::succeeded ? MaterializationStatus::materialized
@@ -311,7 +365,7 @@ class Execution {
       record.finished = clock_.now();
       record.error = result.error;
       try {
-        options_.store->record(asset.dataset(), write_window, record);
+        options_.run.store->record(asset.dataset(), write_window, record);
       } catch (...) {
         result.status = Status::failed;
         result.error =
@@ -319,18 +373,23 @@ class Execution {
       }
     }
     result.seconds = seconds_since(started_steady);
-    Event event = make_event(
-        result.status == Status::succeeded ? EventType::asset_completed : EventType::asset_failed,
-        asset.name());
-    event.rows = result.rows;
-    event.seconds = result.seconds;
-    event.message = result.error;
-    publish(event);
+    if (options_.run.events != nullptr) {
+      Event event = make_event(
+          result.status == Status::succeeded ? EventType::asset_completed : EventType::asset_failed,
+          asset.name(), result.window);
+      event.rows = result.rows;
+      event.seconds = result.seconds;
+      event.message = result.error;
+      publish(event);
+    }
     return result;
   }
 
-  // ExecutionContext::load for `asset`: the upstream's rows for this run's window.
-  Table load(const Asset& asset, std::string_view upstream_name) {
+  // ExecutionContext::load for `asset` running over `window`: the rows of every upstream
+  // partition overlapping the window's bounds; an unpartitioned upstream, or any upstream of an
+  // unpartitioned asset, is read whole.
+  Table load(const Asset& asset, const PartitionWindow* window, const std::string& window_text,
+             std::string_view upstream_name) {
     const auto& deps = asset.deps();
     if (std::find(deps.begin(), deps.end(), upstream_name) == deps.end()) {
       throw RunError(fmt::format("asset '{}' cannot load '{}': it is not one of its dependencies",
@@ -347,37 +406,122 @@ class Execution {
       throw RunError(fmt::format("asset '{}' cannot load '{}': it has no destination", asset.name(),
                                  upstream_name));
     }
-    const PartitionWindow* window = upstream->partitioning() != nullptr ? window_.get() : nullptr;
-    Table rows = destination->read(upstream->dataset(), window);
-    Event event = make_event(EventType::destination_read, asset.name());
-    event.rows = static_cast<std::int64_t>(rows.num_rows());
-    event.message = fmt::format("read '{}' from {}", upstream->name(), destination->url());
-    publish(event);
+    std::unique_ptr<PartitionWindow> reads;
+    if (upstream->partitioning() != nullptr && asset.partitioning() != nullptr &&
+        window != nullptr) {
+      reads = overlapping_window(*upstream->partitioning(), *window);
+      if (reads == nullptr) return Table();  // the window lies before the upstream's start
+    }
+    Table rows = destination->read(upstream->dataset(), reads.get());
+    if (options_.run.events != nullptr) {
+      Event event = make_event(EventType::destination_read, asset.name(), window_text);
+      event.rows = static_cast<std::int64_t>(rows.num_rows());
+      event.message = fmt::format("read '{}' from {}", upstream->name(), destination->url());
+      publish(event);
+    }
     return rows;
   }
 
   const DAG& dag_;
-  const RunOptions& options_;
+  const Plan& plan_;
+  const ExecuteOptions& options_;
   const Clock& clock_;
-  std::shared_ptr<const PartitionWindow> window_;
   std::string run_id_;
-  std::string window_text_;
+  std::string request_text_;
   Logger logger_;
   std::mutex log_mutex_;
 
   std::mutex mutex_;  // guards everything below
   std::condition_variable cv_;
-  std::vector<Node> nodes_;
-  std::deque<std::size_t> ready_;
-  std::size_t remaining_ = 0;  // enabled nodes not yet finished or canceled
+  std::vector<std::uint32_t> waiting_;  // per task: upstream tasks not yet succeeded
+  std::vector<Status> state_;           // per task
+  std::vector<Ready> ready_;            // a heap
+  std::size_t remaining_ = 0;           // tasks to run not yet finished or canceled
+  PlanResult result_;
 };
+
+// A run of one window: one task per asset over its own share.
+RunResult run_window(const DAG& dag, const PartitionWindow* window, const RunOptions& options,
+                     int workers) {
+  const Clock& clock = clock_of(options);
+  RunOptions run_options = options;
+  if (run_options.run_id.empty()) run_options.run_id = detail::generate_run_id(clock);
+  PlanOptions plan_options;
+  plan_options.scope = TaskScope::per_asset;
+  plan_options.assets = options.assets;
+  std::optional<Plan> planned;
+  try {
+    planned = plan(dag, window, plan_options);
+  } catch (const std::exception& e) {
+    if (options.events != nullptr) {
+      Event event;
+      event.type = EventType::run_failed;
+      event.time = clock.now();
+      event.run_id = run_options.run_id;
+      event.window = window ? window->to_string() : std::string();
+      event.message = e.what();
+      try {
+        options.events->publish(event);
+      } catch (...) {
+      }
+    }
+    throw;
+  }
+  ExecuteOptions execute_options;
+  execute_options.concurrency = workers;
+  execute_options.fail_fast = options.fail_fast;
+  execute_options.run = std::move(run_options);
+  std::unordered_map<std::string_view, AssetResult> outcomes;
+  execute_options.on_task = [&outcomes](const TaskResult& task) {
+    auto it = outcomes.find(task.asset);
+    if (it == outcomes.end()) return;
+    AssetResult& result = it->second;
+    result.asset = task.asset;
+    result.status = task.status;
+    result.rows = task.rows;
+    result.seconds = task.seconds;
+    result.error = task.error;
+  };
+  // Keys of `outcomes` point into the DAG's assets, which outlive the run.
+  for (const Plan::Step& step : planned->steps()) outcomes[step.asset->name()];
+  PlanResult done = execute(dag, *planned, execute_options);
+
+  RunResult result;
+  result.run_id = done.run_id;
+  result.window = window ? window->to_string() : std::string();
+  result.status = done.ok() ? Status::succeeded : Status::failed;
+  result.seconds = done.seconds;
+  const auto chosen = selection(dag, options);
+  for (const Asset* asset : dag.order()) {
+    if (!chosen.empty() && chosen.count(asset->name()) == 0) continue;
+    AssetResult entry;
+    entry.asset = asset->name();
+    if (!asset->enabled()) {
+      entry.status = Status::skipped;
+      entry.error = "disabled";
+    } else if (auto it = outcomes.find(asset->name()); it != outcomes.end()) {
+      entry = std::move(it->second);
+      entry.asset = asset->name();
+    }
+    result.assets.push_back(std::move(entry));
+  }
+  return result;
+}
 
 }  // namespace
 
+PlanResult execute(const DAG& dag, const Plan& plan, const ExecuteOptions& options) {
+  if (options.concurrency < 1) {
+    throw std::invalid_argument(
+        fmt::format("execute: concurrency must be at least 1, got {}", options.concurrency));
+  }
+  Engine engine(dag, plan, options);
+  return engine.run();
+}
+
 RunResult SerialRunner::run(const DAG& dag, const PartitionWindow* window,
                             const RunOptions& options) const {
-  Execution execution(dag, window, options);
-  return execution.run(1);
+  return run_window(dag, window, options, 1);
 }
 
 ThreadedRunner::ThreadedRunner(int max_workers) : max_workers_(max_workers) {
@@ -389,8 +533,7 @@ ThreadedRunner::ThreadedRunner(int max_workers) : max_workers_(max_workers) {
 
 RunResult ThreadedRunner::run(const DAG& dag, const PartitionWindow* window,
                               const RunOptions& options) const {
-  Execution execution(dag, window, options);
-  return execution.run(max_workers_);
+  return run_window(dag, window, options, max_workers_);
 }
 
 }  // namespace interloper

@@ -1,0 +1,158 @@
+// interloper/plan.hpp — the plan of a run: tasks of (asset, window) and their dependencies.
+//
+// A request names a window in some granularity (or a single key, or nothing). It covers the
+// half-open range of that window's bounds. Each selected asset's *share* is its own partitions
+// overlapping that range, clamped to its start: a request for 2026-11-01..2026-11-30 gives an
+// hourly asset 720 hours, a daily asset 30 days and a monthly asset the month 2026-11.
+//
+// plan() cuts the shares into *tasks*, each one (asset, window):
+//
+//   * TaskScope::per_partition (backfills): one task per partition of each share;
+//   * TaskScope::per_asset (materialize --window, Runner::run): one task per asset covering its
+//     whole share, which must then satisfy the asset's allow_window.
+//
+// A task depends on the tasks of its upstreams (in the plan) whose partitions overlap its own
+// bounds: a day depends on its 24 hours, a day on the month holding it, an ISO week on its seven
+// days or on the two months it straddles. An unpartitioned task depends on every task of its
+// upstreams, and every task of a downstream depends on an unpartitioned upstream. Between two
+// list-partitioned assets (the same list, see DAG) a partition depends on the same partition.
+// Upstreams that are not selected are not in the plan: their rows are read as stored.
+//
+// Dependencies are never stored as edge lists. A plan holds, per selected asset, its share and a
+// few ranges; the tasks an edge connects are derived on demand by arithmetic on partition
+// bounds (for hours and days in constant time). A plan of 10^6 tasks costs a few hundred bytes
+// plus the skipped ranges.
+//
+//   il::PlanOptions options;
+//   options.missing_only = true;  // skip what the store says is up to date
+//   options.store = &store;
+//   il::Plan p = il::plan(dag, &window, options);
+//   for (const il::Plan::Step& step : p.steps())
+//     std::cout << step.asset->name() << ": " << step.tasks << " tasks\n";
+//   il::PlanResult result = il::execute(dag, p, {.concurrency = 4});
+//
+// A built Plan is immutable and safe to share between threads for reading.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "interloper/run.hpp"
+
+namespace interloper {
+
+enum class TaskScope : std::uint8_t {
+  per_asset,      // one task per asset: its whole share
+  per_partition,  // one task per partition of each share
+};
+
+struct PlanOptions {
+  TaskScope scope = TaskScope::per_partition;
+  // The assets to run (empty: every enabled asset). Disabled assets are never planned.
+  std::vector<std::string> assets;
+  // Skip a task when the store records its (asset, partition) as materialized and none of its
+  // upstream tasks in the plan runs. A task that runs makes every task reading it run too, so
+  // re-running one hour re-runs its day and month. Needs `store`.
+  bool missing_only = false;
+  MaterializationStore* store = nullptr;  // not owned
+};
+
+class Plan {
+ public:
+  // One selected asset and its share of the request.
+  struct Step {
+    const Asset* asset = nullptr;
+    // The asset's partitions in the plan (nullptr for an unpartitioned asset).
+    std::shared_ptr<const PartitionWindow> share;
+    // What an unpartitioned asset's context sees: the request window (nullptr: none).
+    std::shared_ptr<const PartitionWindow> request;
+    std::size_t first_task = 0;         // the id of its first task; ids are contiguous per step
+    std::size_t tasks = 0;              // 1 per share (per_asset) or per partition (per_partition)
+    std::vector<std::size_t> upstream;  // steps it reads, in plan order
+    std::vector<std::size_t> downstream;  // steps reading it
+    // Tasks (by index within the step, 0 = oldest) skipped as up to date, as sorted ranges.
+    std::vector<PartitionRange> skipped;
+  };
+
+  TaskScope scope() const { return scope_; }
+  // The steps, in the DAG's topological order.
+  const std::vector<Step>& steps() const { return steps_; }
+  // All tasks, skipped ones included.
+  std::size_t size() const { return tasks_; }
+  // Tasks skipped as up to date (missing_only).
+  std::size_t skipped() const { return skipped_; }
+  // Tasks that will run.
+  std::size_t to_run() const { return tasks_ - skipped_; }
+  // The request window (nullptr: none).
+  const std::shared_ptr<const PartitionWindow>& request() const { return request_; }
+
+  // The step a task id belongs to. Throws std::out_of_range past the end.
+  std::size_t step_of(std::size_t task) const;
+  // Whether the task runs (false: skipped as up to date).
+  bool runs(std::size_t task) const;
+  // The task's window: one partition (per_partition), the whole share (per_asset), or the
+  // request window for an unpartitioned asset (nullptr when the request has none).
+  std::shared_ptr<const PartitionWindow> window(std::size_t task) const;
+  // The tasks of step `other` that task `task` depends on (when `other` is one of its step's
+  // upstreams) or that depend on it (when `other` is a downstream), as indices within `other`.
+  // nullopt when none overlaps. Constant time for fixed-length granularities.
+  std::optional<PartitionRange> related(std::size_t task, std::size_t other) const;
+  // Newest-first rank of a task: the start of its bounds in epoch seconds (the latest possible
+  // value for tasks without time bounds).
+  std::int64_t recency(std::size_t task) const;
+
+  // The ranges (by index within the step) of its tasks that run, for printing.
+  std::vector<PartitionRange> running(std::size_t step) const;
+
+ private:
+  friend Plan plan(const DAG& dag, const PartitionWindow* request, const PlanOptions& options);
+  // How a step's task indices relate to time.
+  struct Shape {
+    enum class Kind : std::uint8_t { none, time, other } kind = Kind::none;
+    TimeGranularity granularity;
+    TimePoint first;  // start of partition 0
+    std::size_t partitions = 0;
+  };
+  Bounds bounds(std::size_t step, std::size_t index) const;
+  std::optional<PartitionRange> overlapping(std::size_t step, Bounds bounds) const;
+  std::optional<PartitionRange> related_index(std::size_t step, std::size_t index,
+                                              std::size_t other) const;
+  bool all_skipped(std::size_t step, PartitionRange range) const;
+  bool index_skipped(std::size_t step, std::size_t index) const;
+
+  TaskScope scope_ = TaskScope::per_partition;
+  std::shared_ptr<const PartitionWindow> request_;
+  std::vector<Step> steps_;
+  std::vector<Shape> shapes_;
+  std::size_t tasks_ = 0;
+  std::size_t skipped_ = 0;
+};
+
+// Plans `request` (nullptr: no window) over `dag`. Throws PartitionError listing, one per line
+// ("asset 'NAME': reason"), every selected asset that cannot serve it: a window of another kind
+// or list, a share entirely before the asset's start, or (per_asset) a share of several
+// partitions without allow_window. Throws DagError for an unknown selected asset and RunError
+// for missing_only without a store. Nothing runs.
+Plan plan(const DAG& dag, const PartitionWindow* request, const PlanOptions& options = {});
+
+// Runs the tasks of `plan` that are not skipped. Ready tasks (every upstream task done) start
+// newest first (latest bounds first; ties in plan order), at most `concurrency` at a time. Each
+// task computes its asset over its window, writes it to the asset's destination, and records
+// the outcome in the store. A failed task cancels the tasks that depend on it, transitively, and
+// nothing else (unless fail_fast). Failures of tasks are reported, not thrown; throws
+// std::invalid_argument when concurrency < 1.
+PlanResult execute(const DAG& dag, const Plan& plan, const ExecuteOptions& options = {});
+
+// The upstream's partitions whose bounds overlap `window`: for two time partitionings, the
+// periods of `upstream` from the one holding the window's start to the one holding its last
+// instant, clamped to the upstream's start (nullptr when nothing is left); for other kinds the
+// window itself. What ExecutionContext::load reads.
+std::unique_ptr<PartitionWindow> overlapping_window(const PartitionConfig& upstream,
+                                                    const PartitionWindow& window);
+
+}  // namespace interloper
