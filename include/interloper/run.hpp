@@ -1,5 +1,5 @@
-// interloper/run.hpp — running a DAG over a window: runners, backfills, events and the
-// materialization store.
+// interloper/run.hpp — running a DAG over a window: runners, backfills and events. The
+// materialization store they record into is in store.hpp.
 //
 // A run covers one request window (or none, for unpartitioned DAGs). Each selected asset runs
 // over its own share of it: its partitions, in its own granularity, overlapping the window's
@@ -17,6 +17,7 @@
 //   il::BackfillResult done = il::backfill(dag, window, options);
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -28,6 +29,7 @@
 
 #include "interloper/asset.hpp"
 #include "interloper/dag.hpp"
+#include "interloper/store.hpp"
 #include "interloper/time.hpp"
 
 namespace interloper {
@@ -77,68 +79,6 @@ class EventBus {
  private:
   mutable std::mutex mutex_;
   std::vector<Subscriber> subscribers_;
-};
-
-// ---------------------------------------------------------------------------------------
-// The materialization store: which partition of which asset is materialized.
-
-enum class MaterializationStatus : std::uint8_t { materialized, failed };
-
-struct MaterializationRecord {
-  std::string asset;
-  MaterializationStatus status;
-  std::int64_t rows = 0;  // rows written by the run that recorded this
-  std::string run_id;
-  TimePoint started;
-  TimePoint finished;
-  std::string error;  // empty unless failed
-};
-
-// A run of consecutive partitions of a window, by index (0 = oldest / first declared),
-// both ends inclusive.
-struct PartitionRange {
-  std::size_t first = 0;
-  std::size_t last = 0;
-  friend bool operator==(const PartitionRange&, const PartitionRange&) = default;
-};
-
-// The state of every partition of a window for one asset, as compact ranges.
-struct WindowStatus {
-  std::vector<PartitionRange> materialized;
-  std::vector<PartitionRange> failed;
-  std::vector<PartitionRange> missing;
-  std::size_t count(const std::vector<PartitionRange>& ranges) const;
-};
-
-class MaterializationStore {
- public:
-  virtual ~MaterializationStore() = default;
-  // Records the outcome of `record.asset` for every partition of `window` (nullptr for an
-  // unpartitioned asset). A later record for the same partition replaces the earlier one.
-  virtual void record(const DatasetRef& dataset, const PartitionWindow* window,
-                      const MaterializationRecord& record) = 0;
-  // The state of every partition of `window`, by arithmetic over stored ranges (a window of
-  // 10^6 partitions answers without listing keys).
-  virtual WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) = 0;
-  // The latest record of one partition (nullptr partition: the unpartitioned asset).
-  virtual std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
-                                                      const Partition* partition) = 0;
-};
-
-// Keeps records in memory (tests, one-off runs).
-class MemoryStore final : public MaterializationStore {
- public:
-  MemoryStore();
-  ~MemoryStore() override;
-  void record(const DatasetRef& dataset, const PartitionWindow* window,
-              const MaterializationRecord& record) override;
-  WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) override;
-  std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
-                                              const Partition* partition) override;
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -236,7 +176,8 @@ struct TaskCounts {
   std::size_t succeeded = 0;
   std::size_t failed = 0;
   std::size_t canceled = 0;  // an upstream task failed, or fail_fast stopped the run
-  std::size_t skipped = 0;   // up to date (missing_only)
+  std::size_t skipped = 0;   // up to date (missing_only), or finished meanwhile by another run
+  std::size_t claimed = 0;   // another live run held the claim (and the tasks reading those)
 };
 
 struct ExecuteOptions {
@@ -245,8 +186,19 @@ struct ExecuteOptions {
   // Events, store, clock, logger and run id (its `assets` and `fail_fast` are not used: the plan
   // holds the selection).
   RunOptions run;
-  // Called once for every task that finished or was canceled, one call at a time, from the
-  // threads that run the tasks. Skipped tasks are only counted.
+  // With run.store, each task of a partitioned asset claims its (asset, partition) in the store
+  // before it runs and releases it after, so that another run sharing the store does not run it
+  // at the same time. A task whose claim another live run holds is not run and not waited for:
+  // it, and the tasks reading it, count as `claimed`. Claims last `claim_lease` and are renewed
+  // every third of it while the run goes on; the claims of a process that died lapse.
+  bool claim = false;
+  std::chrono::seconds claim_lease{60};
+  std::string claim_owner;  // default: "HOST:PID:" and a run id
+  // With claims: a task the store records as materialized once claimed (another run finished it
+  // meanwhile) is skipped.
+  bool missing_only = false;
+  // Called once for every task that finished, was canceled or was claimed elsewhere, one call at
+  // a time, from the threads that run the tasks. Skipped tasks are only counted.
   std::function<void(const TaskResult&)> on_task;
 };
 
@@ -255,6 +207,7 @@ struct PlanResult {
   std::string run_id;
   TaskCounts tasks;
   std::vector<TaskResult> failures;  // failed tasks, in the order they finished
+  std::vector<TaskResult> claimed;   // tasks another run held (not those reading them)
   double seconds = 0;
   std::size_t succeeded() const { return tasks.succeeded; }
   std::size_t failed() const { return tasks.failed; }
@@ -268,6 +221,11 @@ struct BackfillOptions {
   bool missing_only = false;  // skip (asset, partition) tasks the store records as materialized
                               // whose upstream tasks are all skipped too (requires run.store)
   RunOptions run;             // events, store, clock, logger, run id and the asset selection
+  // With run.store, each task claims its (asset, partition) in the store before it runs (see
+  // ExecuteOptions::claim).
+  bool claim = true;
+  std::chrono::seconds claim_lease{60};
+  std::string claim_owner;  // default: "HOST:PID:" and a run id
   // Called once, before any task runs, with the number of tasks that will run and the number
   // skipped as up to date (progress displays size themselves by it).
   std::function<void(std::size_t planned, std::size_t skipped)> on_plan;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "interloper/cli/schedule_commands.hpp"
 #include "interloper/cli/selection.hpp"
 #include "interloper/data.hpp"
 #include "interloper/destination.hpp"
@@ -57,6 +58,13 @@ struct Args {
   int concurrency = 1;
   bool missing = false;
   bool dry_run = false;
+  bool all = false;
+  int claim_lease = 60;
+  std::string at;  // jobs --at
+  long count = 5;  // jobs --count
+  long catch_up = 0;
+  bool once = false;
+  std::string now;  // schedule --once --now
 };
 
 std::string one_line(std::string text);
@@ -352,6 +360,7 @@ int run_backfill(const Project& project, const Args& args) {
   options.concurrency = args.concurrency;
   options.missing_only = args.missing;
   options.run = run.options;
+  options.claim_lease = std::chrono::seconds(args.claim_lease);
   options.on_plan = [progress](std::size_t planned, std::size_t) { progress->total = planned; };
   options.on_task = [progress, live, plain](const TaskResult& task) {
     Progress& p = *progress;
@@ -365,6 +374,8 @@ int run_backfill(const Project& project, const Args& args) {
       } else if (task.status == Status::failed) {
         std::cout << fmt::format("FAILED    {}  {}  {}\n", task.asset, window,
                                  one_line(task.error));
+      } else if (task.status == Status::skipped) {
+        std::cout << fmt::format("claimed   {}  {}  {}\n", task.asset, window, task.error);
       } else {
         std::cout << fmt::format("canceled  {}  {}\n", task.asset, window);
       }
@@ -389,10 +400,17 @@ int run_backfill(const Project& project, const Args& args) {
   if (live) std::cout << "\n";
   if (!args.json && !args.quiet) {
     std::cout << fmt::format(
-        "backfill {}: {} tasks, {} succeeded, {} failed, {} canceled, {} skipped\n",
+        "backfill {}: {} tasks, {} succeeded, {} failed, {} canceled, {} skipped",
         selection.window->to_string(),
-        result.tasks.succeeded + result.tasks.failed + result.tasks.canceled + result.tasks.skipped,
+        result.tasks.succeeded + result.tasks.failed + result.tasks.canceled +
+            result.tasks.skipped + result.tasks.claimed,
         result.tasks.succeeded, result.tasks.failed, result.tasks.canceled, result.tasks.skipped);
+    if (result.tasks.claimed > 0) {
+      std::cout << fmt::format(", {} claimed by another run ({} {}{})", result.tasks.claimed,
+                               result.claimed.front().asset, result.claimed.front().window,
+                               result.tasks.claimed > 1 ? ", ..." : "");
+    }
+    std::cout << "\n";
   }
   if (!result.ok()) {
     std::string first;
@@ -519,9 +537,19 @@ int run_status(const Project& project, const Args& args) {
     entry["missing"] = ranges_json(*window, status.missing);
     out.push_back(entry);
     if (args.json) continue;
-    auto list = [](const json& ranges) {
+    // The first ranges of each state, unless --all: a long history has thousands of them.
+    constexpr std::size_t kShownRanges = 5;
+    auto list = [&args](const json& ranges) {
       std::string s;
-      for (const auto& r : ranges) s += (s.empty() ? "" : ", ") + r.get<std::string>();
+      std::size_t shown = 0;
+      for (const auto& r : ranges) {
+        if (!args.all && shown == kShownRanges) {
+          s += fmt::format(", ... {} more ranges (--all lists them)", ranges.size() - shown);
+          break;
+        }
+        s += (s.empty() ? "" : ", ") + r.get<std::string>();
+        ++shown;
+      }
       return s.empty() ? std::string("-") : s;
     };
     std::cout << fmt::format("{}  {}  ({} partitions)\n", name, window->to_string(),
@@ -568,6 +596,23 @@ int run_catalog(const Project& project, const Args&) {
   return kOk;
 }
 
+int run_jobs(const Project& project, const Args& args) {
+  return jobs_command(project.pipeline->jobs(), args.at, args.count, args.json);
+}
+
+int run_scheduler(const Project& project, const Args& args) {
+  ScheduleArgs s;
+  s.store_path = project.store_path;
+  s.catch_up = args.catch_up;
+  s.once = args.once;
+  s.now = args.now;
+  s.concurrency = args.concurrency;
+  s.json = args.json;
+  s.quiet = args.quiet;
+  s.verbose = args.verbose;
+  return schedule_command(*project.dag, project.pipeline->jobs(), s);
+}
+
 // ---------------------------------------------------------------------------------------
 // The command-line structure
 
@@ -578,6 +623,8 @@ constexpr const char* kMainFooter = R"(Examples:
   interloper backfill pipeline.yaml --window 2026-11-01..2026-11-30 --missing
   interloper status pipeline.yaml --window 2026-11-01..2026-11-30
   interloper catalog pipeline.yaml
+  interloper jobs pipeline.yaml --count 3
+  interloper schedule pipeline.yaml --catch-up 2
 
 Exit codes: 0 success, 1 a run failed, 2 bad input (usage, pipeline file, keys, windows).
 Global flags (--json, --quiet, --verbose) may follow the command.)";
@@ -724,11 +771,21 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   backfill_cmd->add_flag("--missing", args.missing,
                          "Skip what the store records as materialized and up to date (resume)");
   backfill_cmd->add_flag("--dry-run", args.dry_run, "Print the plan without running");
+  backfill_cmd
+      ->add_option("--claim-lease", args.claim_lease,
+                   "Seconds a claim on a running partition lasts unless renewed")
+      ->type_name("SECONDS")
+      ->check(CLI::PositiveNumber)
+      ->default_str("60");
   backfill_cmd->footer(
       fmt::format("Each asset x partition is one task; each asset runs over its own partitions\n"
                   "overlapping the window (hours, days, months...). A failed task cancels only\n"
                   "the tasks reading it. --missing reruns what is absent or failed, and what\n"
                   "reads it.\n\n"
+                  "Before a task runs it is claimed in the store. Tasks another backfill is\n"
+                  "running are skipped, not waited for, with the tasks reading them (counted as\n"
+                  "\"claimed\" in the summary); a run that dies leaves claims that lapse after\n"
+                  "the lease.\n\n"
                   "Examples:\n  {0} backfill{1} --window 2026-11-01..2026-11-30 --concurrency 4\n"
                   "  {0} backfill{1} --window 2026-11-01..2026-11-30 --missing",
                   program, yaml ? " pipeline.yaml" : ""));
@@ -739,6 +796,8 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   add_common(status);
   status->add_option("--window", args.window, "The window to report (default: see below)")
       ->type_name("A..B");
+  status->add_flag("--all", args.all,
+                   "List every range of each state (the text output shows the first five)");
   status->footer(fmt::format(
       "Without --window: time assets from their start (or the last 30 periods) to the\n"
       "current period, list assets over every value. --json prints one object per asset.\n\n"
@@ -767,6 +826,53 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
                   "2026-11-01..2026-11-30 --json",
                   program, yaml ? " pipeline.yaml" : ""));
 
+  if (yaml) {
+    auto* jobs = app.add_subcommand("jobs", "List the next fires of the pipeline's jobs");
+    jobs->fallthrough();
+    jobs->add_option("pipeline", args.pipeline, "The pipeline file (YAML)")
+        ->required()
+        ->type_name("PIPELINE");
+    jobs->add_option("--at", args.at, "Fires after this instant (default: now)")
+        ->type_name("INSTANT");
+    jobs->add_option("--count", args.count, "Fires per job")
+        ->type_name("N")
+        ->check(CLI::PositiveNumber)
+        ->default_str("5");
+    jobs->footer(
+        "INSTANT is RFC 3339 with an offset or Z. Each line names the job, the fire on the\n"
+        "job's wall clock and in UTC, and the window it runs; --json prints one object per\n"
+        "fire, with \"window\": null when the assets' start leaves nothing to run.\n\n"
+        "Examples:\n  interloper jobs pipeline.yaml --count 3\n"
+        "  interloper --json jobs pipeline.yaml --at 2026-03-28T12:00:00Z");
+
+    auto* schedule = app.add_subcommand("schedule", "Run the pipeline's jobs at their fires");
+    schedule->fallthrough();
+    schedule->add_option("pipeline", args.pipeline, "The pipeline file (YAML)")
+        ->required()
+        ->type_name("PIPELINE");
+    schedule
+        ->add_option("--catch-up", args.catch_up,
+                     "At start, run at most the last N fires missed since the last one")
+        ->type_name("N")
+        ->check(CLI::NonNegativeNumber)
+        ->default_str("0");
+    auto* once =
+        schedule->add_flag("--once", args.once, "Run what is due now (or at --now) and exit");
+    schedule->add_option("--now", args.now, "With --once: the instant to evaluate")
+        ->type_name("INSTANT")
+        ->needs(once);
+    schedule->add_option("--concurrency", args.concurrency, "Partitions run at once")
+        ->type_name("N")
+        ->check(CLI::PositiveNumber)
+        ->default_str("1");
+    schedule->footer(
+        "Every fire is recorded in the store (table schedule_fires) before it runs, so a\n"
+        "restarted scheduler, or a second one on the same store, never runs it again.\n"
+        "SIGTERM stops the scheduler between fires. Exit 1 when a fire failed.\n\n"
+        "Examples:\n  interloper schedule pipeline.yaml --catch-up 2\n"
+        "  interloper schedule pipeline.yaml --once --now 2026-03-29T01:00:00Z");
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -780,11 +886,10 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
     return kBadInput;
   }
 
-  std::vector<Command> commands = {{"materialize", run_materialize},
-                                   {"backfill", run_backfill},
-                                   {"status", run_status},
-                                   {"catalog", run_catalog},
-                                   {"check", run_check}};
+  std::vector<Command> commands = {
+      {"materialize", run_materialize}, {"backfill", run_backfill}, {"status", run_status},
+      {"catalog", run_catalog},         {"check", run_check},       {"jobs", run_jobs},
+      {"schedule", run_scheduler}};
   try {
     std::optional<Pipeline> pipeline;
     std::unique_ptr<DAG> rebuilt;

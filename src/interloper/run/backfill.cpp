@@ -30,6 +30,10 @@ BackfillResult backfill(const DAG& dag, const PartitionWindow& window,
   execute_options.fail_fast = options.fail_fast;
   execute_options.run = options.run;
   execute_options.on_task = options.on_task;
+  execute_options.claim = options.claim;
+  execute_options.claim_lease = options.claim_lease;
+  execute_options.claim_owner = options.claim_owner;
+  execute_options.missing_only = options.missing_only;
   return execute(dag, planned, execute_options);
 }
 

@@ -1,6 +1,7 @@
 // Validation and the runners: a ready-queue scheduler shared by the serial and threaded
 // runners (the serial one simply has a single worker: the calling thread).
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -18,6 +19,7 @@
 #include "interloper/plan.hpp"
 #include "interloper/run.hpp"
 #include "interloper/run/run_id.hpp"
+#include "interloper/store.hpp"
 
 namespace interloper {
 
@@ -83,6 +85,49 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+std::string default_owner(const Clock& clock) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return fmt::format("{}:{}:{}", host, ::getpid(), detail::generate_run_id(clock));
+}
+
+// Renews `owner`'s claims every third of the lease until stopped.
+class Heartbeat {
+ public:
+  Heartbeat(MaterializationStore& store, const Clock& clock, std::string owner,
+            std::chrono::seconds lease)
+      : thread_([this, &store, &clock, owner = std::move(owner), lease] {
+          std::unique_lock lock(mutex_);
+          const auto every = std::chrono::duration_cast<std::chrono::milliseconds>(lease) / 3;
+          while (!wake_.wait_for(lock, every, [this] { return stop_; })) {
+            try {
+              store.renew(owner, TimePoint(clock.now().seconds() + lease));
+            } catch (const std::exception&) {
+              // A busy store misses one beat; the next one tries again.
+            }
+          }
+        }) {}
+  ~Heartbeat() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+  Heartbeat(const Heartbeat&) = delete;
+  Heartbeat& operator=(const Heartbeat&) = delete;
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+// How a task ended besides its Status: claimed by another run, or found done meanwhile.
+enum class Unrun : std::uint8_t { no, claimed_elsewhere, done_meanwhile };
+
 // Runs the tasks of a plan: a ready queue ordered newest first, fed by arithmetic on the plan.
 // Per task it keeps a count of unfinished upstream tasks and a status: five bytes.
 class Engine {
@@ -107,6 +152,11 @@ class Engine {
     result_.run_id = run_id_;
     publish(make_event(EventType::run_started, {}, request_text_));
     prepare();
+    std::optional<Heartbeat> heartbeat;
+    if (options_.claim && options_.run.store != nullptr && remaining_ > 0) {
+      owner_ = options_.claim_owner.empty() ? default_owner(clock_) : options_.claim_owner;
+      heartbeat.emplace(*options_.run.store, clock_, owner_, options_.claim_lease);
+    }
     const std::size_t workers = std::min<std::size_t>(
         static_cast<std::size_t>(options_.concurrency), std::max<std::size_t>(remaining_, 1));
     std::vector<std::thread> threads;
@@ -114,6 +164,7 @@ class Engine {
     for (std::size_t t = 1; t < workers; ++t) threads.emplace_back([this] { work(); });
     work();
     for (std::thread& thread : threads) thread.join();
+    heartbeat.reset();
     result_.seconds = seconds_since(started);
     Event event = make_event(result_.ok() ? EventType::run_completed : EventType::run_failed, {},
                              request_text_);
@@ -173,6 +224,7 @@ class Engine {
     const std::size_t n = plan_.size();
     waiting_.assign(n, 0);
     state_.assign(n, Status::pending);
+    root_.assign(n, false);
     std::vector<Ready> ready;
     const auto& steps = plan_.steps();
     for (std::size_t s = 0; s < steps.size(); ++s) {
@@ -192,6 +244,7 @@ class Engine {
           }
         }
         waiting_[task] = static_cast<std::uint32_t>(waiting);
+        root_[task] = waiting == 0;
         if (waiting == 0) {
           ready.push_back({plan_.recency(task), task});
           queued(task);
@@ -226,9 +279,14 @@ class Engine {
       if (state_[task] != Status::pending) continue;  // canceled while queued
       state_[task] = Status::running;
       lock.unlock();
-      TaskResult outcome = execute(task);
+      Unrun unrun = Unrun::no;
+      TaskResult outcome = claim_and_execute(task, unrun);
       lock.lock();
-      finish(task, std::move(outcome));
+      if (unrun == Unrun::no) {
+        finish(task, std::move(outcome));
+      } else {
+        set_aside(task, std::move(outcome), unrun);
+      }
       cv_.notify_all();
     }
   }
@@ -247,19 +305,10 @@ class Engine {
   void finish(std::size_t task, TaskResult outcome) {
     state_[task] = outcome.status;
     --remaining_;
-    const std::size_t step = plan_.step_of(task);
     if (outcome.status == Status::succeeded) {
       ++result_.tasks.succeeded;
       report(outcome);
-      for (std::size_t down : plan_.steps()[step].downstream) {
-        std::optional<PartitionRange> readers = plan_.related(task, down);
-        if (!readers) continue;
-        const std::size_t first = plan_.steps()[down].first_task;
-        for (std::size_t i = readers->first; i <= readers->last; ++i) {
-          const std::size_t t = first + i;
-          if (state_[t] == Status::pending && --waiting_[t] == 0) push(t);
-        }
-      }
+      release_readers(task);
       return;
     }
     ++result_.tasks.failed;
@@ -275,6 +324,94 @@ class Engine {
         if (state_[t] == Status::pending) cancel(t, stop);
       }
     }
+  }
+
+  // Requires mutex_. A task not run: another run holds it (it and its readers count as
+  // claimed), or another run finished it meanwhile (skipped; its readers go on).
+  void set_aside(std::size_t task, TaskResult outcome, Unrun unrun) {
+    --remaining_;
+    if (unrun == Unrun::done_meanwhile) {
+      state_[task] = Status::succeeded;
+      ++result_.tasks.skipped;
+      release_readers(task);
+      return;
+    }
+    state_[task] = Status::skipped;
+    ++result_.tasks.claimed;
+    report(outcome);
+    result_.claimed.push_back(std::move(outcome));
+    std::vector<std::size_t> todo{task};
+    while (!todo.empty()) {
+      const std::size_t current = todo.back();
+      todo.pop_back();
+      for_each_reader(current, [&](std::size_t t) {
+        if (state_[t] != Status::pending) return;
+        state_[t] = Status::skipped;
+        --remaining_;
+        ++result_.tasks.claimed;
+        todo.push_back(t);
+      });
+    }
+  }
+
+  template <typename F>
+  void for_each_reader(std::size_t task, F&& f) const {
+    for (std::size_t down : plan_.steps()[plan_.step_of(task)].downstream) {
+      std::optional<PartitionRange> readers = plan_.related(task, down);
+      if (!readers) continue;
+      const std::size_t first = plan_.steps()[down].first_task;
+      for (std::size_t i = readers->first; i <= readers->last; ++i) f(first + i);
+    }
+  }
+
+  // Requires mutex_. One upstream of each reader of `task` is done.
+  void release_readers(std::size_t task) {
+    for_each_reader(task, [&](std::size_t t) {
+      if (state_[t] == Status::pending && --waiting_[t] == 0) push(t);
+    });
+  }
+
+  // Claims the task's (asset, partition) when claims are on, then executes it. Never throws.
+  TaskResult claim_and_execute(std::size_t task, Unrun& unrun) {
+    MaterializationStore* store = options_.run.store;
+    const Asset& asset = *plan_.steps()[plan_.step_of(task)].asset;
+    if (owner_.empty() || asset.partitioning() == nullptr) return execute(task);
+    const std::shared_ptr<const PartitionWindow> window = plan_.window(task);
+    const std::vector<DatasetRef> datasets{asset.dataset()};
+    TaskResult result;
+    result.asset = asset.name();
+    result.window = window->to_string();
+    try {
+      const TimePoint now = clock_.now();
+      const Claim mine{owner_, TimePoint(now.seconds() + options_.claim_lease)};
+      if (std::optional<Claim> held = store->claim(datasets, window.get(), mine, now)) {
+        unrun = Unrun::claimed_elsewhere;
+        result.status = Status::skipped;
+        result.error = fmt::format("claimed by {}", held->owner);
+        return result;
+      }
+      // Only a task that runs for itself can have been finished meanwhile: one that runs
+      // because an upstream task of this plan runs is stale whatever the store says.
+      if (options_.missing_only && root_[task]) {
+        WindowStatus status = store->status(asset.dataset(), *window);
+        if (status.missing.empty() && status.failed.empty()) {
+          store->release(datasets, window.get(), owner_);
+          unrun = Unrun::done_meanwhile;
+          return result;
+        }
+      }
+    } catch (...) {
+      result.status = Status::failed;
+      result.error = "claiming failed: " + describe_exception(std::current_exception());
+      return result;
+    }
+    result = execute(task);
+    try {
+      store->release(datasets, window.get(), owner_);
+    } catch (...) {
+      // Left to lapse with its lease.
+    }
+    return result;
   }
 
   // Requires mutex_. Cancels one pending task.
@@ -428,6 +565,7 @@ class Engine {
   const Clock& clock_;
   std::string run_id_;
   std::string request_text_;
+  std::string owner_;  // the claim owner; empty when claims are off
   Logger logger_;
   std::mutex log_mutex_;
 
@@ -435,6 +573,7 @@ class Engine {
   std::condition_variable cv_;
   std::vector<std::uint32_t> waiting_;  // per task: upstream tasks not yet succeeded
   std::vector<Status> state_;           // per task
+  std::vector<bool> root_;              // per task: no upstream task of the plan runs
   std::vector<Ready> ready_;            // a heap
   std::size_t remaining_ = 0;           // tasks to run not yet finished or canceled
   PlanResult result_;
