@@ -1,5 +1,5 @@
-// interloper/run.hpp — running a DAG over a window: runners, backfills, events and the
-// materialization store.
+// interloper/run.hpp — running a DAG over a window: runners, backfills and events. The
+// materialization store they record into is in store.hpp.
 //
 // A run covers one window (or none, for unpartitioned DAGs). Before anything executes, every
 // enabled asset's partitioning checks the window; a run that some asset cannot serve fails
@@ -16,6 +16,7 @@
 //   il::BackfillResult done = il::backfill(dag, window, options);
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -27,6 +28,7 @@
 
 #include "interloper/asset.hpp"
 #include "interloper/dag.hpp"
+#include "interloper/store.hpp"
 #include "interloper/time.hpp"
 
 namespace interloper {
@@ -68,68 +70,6 @@ class EventBus {
  private:
   mutable std::mutex mutex_;
   std::vector<Subscriber> subscribers_;
-};
-
-// ---------------------------------------------------------------------------------------
-// The materialization store: which partition of which asset is materialized.
-
-enum class MaterializationStatus : std::uint8_t { materialized, failed };
-
-struct MaterializationRecord {
-  std::string asset;
-  MaterializationStatus status;
-  std::int64_t rows = 0;   // rows written by the run that recorded this
-  std::string run_id;
-  TimePoint started;
-  TimePoint finished;
-  std::string error;       // empty unless failed
-};
-
-// A run of consecutive partitions of a window, by index (0 = oldest / first declared),
-// both ends inclusive.
-struct PartitionRange {
-  std::size_t first = 0;
-  std::size_t last = 0;
-  friend bool operator==(const PartitionRange&, const PartitionRange&) = default;
-};
-
-// The state of every partition of a window for one asset, as compact ranges.
-struct WindowStatus {
-  std::vector<PartitionRange> materialized;
-  std::vector<PartitionRange> failed;
-  std::vector<PartitionRange> missing;
-  std::size_t count(const std::vector<PartitionRange>& ranges) const;
-};
-
-class MaterializationStore {
- public:
-  virtual ~MaterializationStore() = default;
-  // Records the outcome of `record.asset` for every partition of `window` (nullptr for an
-  // unpartitioned asset). A later record for the same partition replaces the earlier one.
-  virtual void record(const DatasetRef& dataset, const PartitionWindow* window,
-                      const MaterializationRecord& record) = 0;
-  // The state of every partition of `window`, by arithmetic over stored ranges (a window of
-  // 10^6 partitions answers without listing keys).
-  virtual WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) = 0;
-  // The latest record of one partition (nullptr partition: the unpartitioned asset).
-  virtual std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
-                                                      const Partition* partition) = 0;
-};
-
-// Keeps records in memory (tests, one-off runs).
-class MemoryStore final : public MaterializationStore {
- public:
-  MemoryStore();
-  ~MemoryStore() override;
-  void record(const DatasetRef& dataset, const PartitionWindow* window,
-              const MaterializationRecord& record) override;
-  WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) override;
-  std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
-                                              const Partition* partition) override;
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
 };
 
 // ---------------------------------------------------------------------------------------
@@ -217,6 +157,14 @@ struct BackfillOptions {
   bool missing_only = false;  // skip partitions the store says are materialized for every
                               // selected asset (requires run.store)
   RunOptions run;             // applied to every partition run
+  // With run.store, each partition is claimed in the store before it runs, for every selected,
+  // enabled, partitioned asset, so that another backfill sharing the store does not run it at
+  // the same time. A partition that another live run holds is skipped, not waited for, and
+  // listed in BackfillResult::claimed. Claims last `claim_lease` and are renewed every third
+  // of it while the backfill goes on; the claims of a process that died lapse within a lease.
+  bool claim = true;
+  std::chrono::seconds claim_lease{60};
+  std::string claim_owner;    // default: "HOST:PID:" and a run id
   // Called once, before any partition runs, with the number of partitions that will run and
   // the number skipped as already materialized (progress displays size themselves by it).
   std::function<void(std::size_t planned, std::size_t skipped)> on_plan;
@@ -225,6 +173,7 @@ struct BackfillOptions {
 struct BackfillResult {
   std::vector<RunResult> runs;      // one per partition that ran, newest first
   std::vector<std::string> skipped; // keys skipped as already materialized or after fail_fast
+  std::vector<std::string> claimed; // keys skipped because another run held their claim
   std::size_t succeeded() const;
   std::size_t failed() const;
   bool ok() const { return failed() == 0; }

@@ -1,5 +1,6 @@
 // End-to-end tests of the built `interloper` binary on temporary
 // pipelines with real SQLite databases and real files.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -9,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <csignal>
+#include <thread>
 
 #include "interloper/pipeline/process.hpp"
 
@@ -299,6 +302,104 @@ TEST_F(Cli, BackfillResumesOnlyFailedPartitions) {
   Outcome done = interloper({"status", path, "--window", "2026-11-01..2026-11-05"});
   ASSERT_EQ(done.code, 0) << done.err;
   EXPECT_NE(done.out.find("2026-11-01..2026-11-05"), std::string::npos) << done.out;
+}
+
+TEST_F(Cli, StatusTextSummarisesLongHistories) {
+  std::string path = shop_pipeline();
+  std::string failing;
+  for (int d = 2; d <= 20; d += 2) failing += fmt::format("2026-11-{:02}\n", d);
+  write("fail.txt", failing);
+  Outcome run = interloper({"backfill", path, "--window", "2026-11-01..2026-11-20"});
+  EXPECT_EQ(run.code, 1) << run.err;
+  Outcome brief =
+      interloper({"status", path, "--window", "2026-11-01..2026-11-20", "--asset", "events"});
+  ASSERT_EQ(brief.code, 0) << brief.err;
+  EXPECT_NE(brief.out.find("failed           10  2026-11-02, 2026-11-04, 2026-11-06, "
+                           "2026-11-08, 2026-11-10, ... 5 more ranges (--all lists them)"),
+            std::string::npos)
+      << brief.out;
+  EXPECT_EQ(brief.out.find("2026-11-12"), std::string::npos) << brief.out;
+  Outcome all = interloper(
+      {"status", path, "--window", "2026-11-01..2026-11-20", "--asset", "events", "--all"});
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_NE(all.out.find("2026-11-16, 2026-11-18, 2026-11-20\n"), std::string::npos) << all.out;
+  EXPECT_EQ(all.out.find("more ranges"), std::string::npos) << all.out;
+}
+
+// A daily command asset that logs each key it runs to calls.log and takes a while.
+std::string slow_pipeline_text() {
+  return "sources:\n"
+         "  - name: shop\n"
+         "    assets:\n"
+         "      - name: slow\n"
+         "        partitioning: {kind: time, column: date, granularity: day}\n"
+         "        command: [./slow.sh, \"{partition.key}\"]\n";
+}
+
+TEST_F(Cli, TwoBackfillsOverOneStoreRunEachPartitionOnce) {
+  write("slow.sh",
+        "#!/bin/sh\n"
+        "echo \"$1\" >> calls.log\n"
+        "sleep 0.3\n"
+        "echo \"{\\\"date\\\":\\\"$1\\\"}\"\n",
+        true);
+  std::string path = pipeline(slow_pipeline_text());
+  std::vector<std::string> args{"backfill", path, "--window", "2026-11-01..2026-11-12",
+                                "--missing"};
+  Outcome a;
+  Outcome b;
+  std::thread other([&] { b = interloper(args); });
+  a = interloper(args);
+  other.join();
+  EXPECT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(b.code, 0) << b.err;
+  std::vector<std::string> ran = calls();
+  std::set<std::string> distinct(ran.begin(), ran.end());
+  EXPECT_EQ(ran.size(), 12u) << a.out << b.out;
+  EXPECT_EQ(distinct.size(), 12u);
+  // They ran side by side, each skipping what the other held.
+  EXPECT_TRUE(a.out.find("claimed by another run") != std::string::npos ||
+              b.out.find("claimed by another run") != std::string::npos)
+      << a.out << b.out;
+  Outcome status = interloper({"--json", "status", path, "--window", "2026-11-01..2026-11-12"});
+  EXPECT_EQ(json::parse(status.out)[0]["materialized"], json({"2026-11-01..2026-11-12"}));
+}
+
+TEST_F(Cli, ClaimsOfADeadBackfillLapse) {
+  // The first run of the partition kills the backfill running it (as a crash would).
+  write("slow.sh",
+        "#!/bin/sh\n"
+        "echo \"$1\" >> calls.log\n"
+        "if [ -f crash.txt ]; then rm crash.txt; kill -9 $PPID; exit 1; fi\n"
+        "echo \"{\\\"date\\\":\\\"$1\\\"}\"\n",
+        true);
+  write("crash.txt", "");
+  std::string path = pipeline(slow_pipeline_text());
+  std::vector<std::string> args{"backfill",      path, "--window", "2026-11-01..2026-11-01",
+                                "--claim-lease", "2"};
+  Outcome crashed = interloper(args);
+  EXPECT_EQ(crashed.code, 128 + SIGKILL) << crashed.err;
+  ASSERT_EQ(calls().size(), 1u);
+
+  // Right after, the dead run's claim still holds: the partition is skipped, not run.
+  Outcome skipped = interloper(args);
+  EXPECT_EQ(skipped.code, 0) << skipped.err;
+  EXPECT_NE(skipped.out.find("0 runs, 0 succeeded, 0 failed, 0 skipped, 1 claimed by another "
+                             "run (2026-11-01)"),
+            std::string::npos)
+      << skipped.out;
+  EXPECT_EQ(calls().size(), 1u);
+
+  // Once the lease has run out, the partition runs.
+  Outcome done;
+  for (int attempt = 0; attempt < 40; ++attempt) {
+    done = interloper(args);
+    if (done.out.find("claimed by another run") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  EXPECT_EQ(done.code, 0) << done.err;
+  EXPECT_NE(done.out.find("1 runs, 1 succeeded"), std::string::npos) << done.out;
+  EXPECT_EQ(calls().size(), 2u);
 }
 
 TEST_F(Cli, SqlParametersAreBoundNotSpliced) {

@@ -1,20 +1,41 @@
-// MemoryStore: materialization records in memory, indexed by run-length ordinal ranges.
+// MemoryStore: partition states in memory, as run-length ordinal ranges.
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "interloper/run.hpp"
 #include "interloper/run/range_map.hpp"
+#include "interloper/store.hpp"
 
 namespace interloper {
 
 namespace {
 
+// The state of a partition: materialized partitions share nothing but their status; failed
+// ones share the record of the failure, and ranges merge only when they share it.
+struct Cell {
+  MaterializationStatus status;
+  std::shared_ptr<const MaterializationRecord> failure;  // null when materialized
+  friend bool operator==(const Cell&, const Cell&) = default;
+};
+
+Cell cell_of(const MaterializationRecord& record) {
+  if (record.status == MaterializationStatus::materialized) return {record.status, nullptr};
+  return {record.status, std::make_shared<const MaterializationRecord>(record)};
+}
+
+MaterializationRecord record_of(const std::string& asset, const Cell& cell) {
+  if (cell.failure) return *cell.failure;
+  MaterializationRecord record;
+  record.asset = asset;
+  record.status = cell.status;
+  return record;
+}
+
 struct AssetRecords {
-  detail::RangeMap<std::size_t> ranges;  // ordinal -> index into records
-  std::vector<MaterializationRecord> records;
+  detail::RangeMap<Cell> ranges;  // ordinal -> state
   // Kinds without arithmetic ordinals get one per key, in first-seen order.
   std::unordered_map<std::string, std::int64_t> key_ordinals;
 
@@ -39,9 +60,23 @@ std::size_t WindowStatus::count(const std::vector<PartitionRange>& ranges) const
   return n;
 }
 
+// One claimed span of one dataset.
+struct HeldClaim {
+  std::string dataset;  // dataset_key
+  std::string scope;
+  detail::ClaimSpan span;
+  Claim claim;
+
+  bool overlaps(const std::string& d, const std::string& sc, const detail::ClaimSpan& other) const {
+    return dataset == d && scope == sc && span.key == other.key && span.first <= other.last &&
+           span.last >= other.first;
+  }
+};
+
 struct MemoryStore::State {
   std::mutex mutex;
   std::map<std::string, AssetRecords> assets;
+  std::vector<HeldClaim> claims;
 };
 
 MemoryStore::MemoryStore() : state_(std::make_unique<State>()) {}
@@ -57,15 +92,14 @@ void MemoryStore::record(const DatasetRef& dataset, const PartitionWindow* windo
   }
   std::lock_guard lock(state_->mutex);
   AssetRecords& stored = state_->assets[dataset_key(dataset)];
-  const std::size_t index = stored.records.size();
-  stored.records.push_back(record);
+  const Cell cell = cell_of(record);
   if (ordinals) {
-    stored.ranges.assign(ordinals->first, ordinals->second, index);
+    stored.ranges.assign(ordinals->first, ordinals->second, cell);
     return;
   }
   for (std::size_t i = 0; i < window->size(); ++i) {
     const std::int64_t ordinal = stored.ordinal_of_key(window->partition_at(i)->key());
-    stored.ranges.assign(ordinal, ordinal, index);
+    stored.ranges.assign(ordinal, ordinal, cell);
   }
 }
 
@@ -81,8 +115,8 @@ WindowStatus MemoryStore::status(const DatasetRef& dataset, const PartitionWindo
     return none;
   }
   AssetRecords& stored = it->second;
-  auto classify = [&](const detail::RangeMap<std::size_t>::Segment& s) {
-    return detail::StatusSegment{s.first, s.last, stored.records[s.value].status};
+  auto classify = [](const detail::RangeMap<Cell>::Segment& s) {
+    return detail::StatusSegment{s.first, s.last, s.value.status};
   };
   if (ordinals) {
     const std::size_t size = dataset.partitioning == nullptr ? 1 : window.size();
@@ -104,10 +138,10 @@ WindowStatus MemoryStore::status(const DatasetRef& dataset, const PartitionWindo
   for (std::size_t i = 0; i < window.size(); ++i) {
     auto found = stored.key_ordinals.find(window.partition_at(i)->key());
     if (found == stored.key_ordinals.end()) continue;
-    const std::size_t* index = stored.ranges.find(found->second);
-    if (index == nullptr) continue;
+    const Cell* cell = stored.ranges.find(found->second);
+    if (cell == nullptr) continue;
     const auto at = static_cast<std::int64_t>(i);
-    segments.push_back({at, at, stored.records[*index].status});
+    segments.push_back({at, at, cell->status});
   }
   return detail::to_window_status(segments, 0, window.size());
 }
@@ -129,9 +163,61 @@ std::optional<MaterializationRecord> MemoryStore::latest(const DatasetRef& datas
     if (found == stored.key_ordinals.end()) return std::nullopt;
     ordinal = found->second;
   }
-  const std::size_t* index = stored.ranges.find(*ordinal);
-  if (index == nullptr) return std::nullopt;
-  return stored.records[*index];
+  const Cell* cell = stored.ranges.find(*ordinal);
+  if (cell == nullptr) return std::nullopt;
+  return record_of(dataset.asset, *cell);
+}
+
+std::optional<Claim> MemoryStore::claim(const std::vector<DatasetRef>& datasets,
+                                        const PartitionWindow* window, const Claim& claim,
+                                        TimePoint now) {
+  const auto covered = detail::claim_spans(window);
+  const std::string& scope = covered.first;
+  const std::vector<detail::ClaimSpan>& spans = covered.second;
+  std::lock_guard lock(state_->mutex);
+  std::vector<HeldClaim>& held = state_->claims;
+  std::erase_if(held, [now](const HeldClaim& c) { return c.claim.expires <= now; });
+  for (const DatasetRef& dataset : datasets) {
+    const std::string key = dataset_key(dataset);
+    for (const detail::ClaimSpan& span : spans) {
+      for (const HeldClaim& c : held) {
+        if (c.claim.owner != claim.owner && c.overlaps(key, scope, span)) return c.claim;
+      }
+    }
+  }
+  for (const DatasetRef& dataset : datasets) {
+    const std::string key = dataset_key(dataset);
+    for (const detail::ClaimSpan& span : spans) {
+      std::erase_if(held, [&](const HeldClaim& c) {
+        return c.claim.owner == claim.owner && c.overlaps(key, scope, span);
+      });
+      held.push_back({key, scope, span, claim});
+    }
+  }
+  return std::nullopt;
+}
+
+void MemoryStore::release(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
+                          std::string_view owner) {
+  const auto covered = detail::claim_spans(window);
+  const std::string& scope = covered.first;
+  const std::vector<detail::ClaimSpan>& spans = covered.second;
+  std::lock_guard lock(state_->mutex);
+  for (const DatasetRef& dataset : datasets) {
+    const std::string key = dataset_key(dataset);
+    for (const detail::ClaimSpan& span : spans) {
+      std::erase_if(state_->claims, [&](const HeldClaim& c) {
+        return c.claim.owner == owner && c.overlaps(key, scope, span);
+      });
+    }
+  }
+}
+
+void MemoryStore::renew(std::string_view owner, TimePoint expires) {
+  std::lock_guard lock(state_->mutex);
+  for (HeldClaim& c : state_->claims) {
+    if (c.claim.owner == owner) c.claim.expires = expires;
+  }
 }
 
 }  // namespace interloper
