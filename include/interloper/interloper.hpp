@@ -16,6 +16,7 @@
 #include "interloper/pipeline.hpp"
 #include "interloper/plan.hpp"
 #include "interloper/run.hpp"
+#include "interloper/schedule.hpp"
 #include "interloper/store.hpp"
 #include "interloper/time.hpp"
 
