@@ -41,6 +41,7 @@ struct Project {
 };
 
 struct Args {
+  std::string program = "interloper";  // names the program in messages
   bool json = false;
   bool quiet = false;
   bool verbose = false;
@@ -73,15 +74,15 @@ std::string dump(const json& value, int indent = -1) {
   return value.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
-void print_error(const std::string& message) {
+void print_error(const Args& args, const std::string& message) {
   std::string line = one_line(message);
   std::fflush(stdout);
-  std::fprintf(stderr, "interloper: error: %s\n", line.c_str());
+  std::fprintf(stderr, "%s: error: %s\n", args.program.c_str(), line.c_str());
 }
 
 void print_info(const Args& args, const std::string& message) {
   if (args.quiet) return;
-  std::fprintf(stderr, "interloper: info: %s\n", message.c_str());
+  std::fprintf(stderr, "%s: info: %s\n", args.program.c_str(), message.c_str());
 }
 
 std::string one_line(std::string text) {
@@ -306,8 +307,8 @@ int run_materialize(const Project& project, const Args& args) {
   ThreadedRunner runner(args.workers);
   RunResult result = runner.run(*project.dag, selection.window.get(), run.options);
   if (!result.ok()) {
-    print_error(fmt::format("run {} failed: {}", result.window.empty() ? "" : result.window,
-                            one_line(result.error_summary())));
+    print_error(args, fmt::format("run {} failed: {}", result.window.empty() ? "" : result.window,
+                                  one_line(result.error_summary())));
     return kRunFailed;
   }
   return kOk;
@@ -398,8 +399,8 @@ int run_backfill(const Project& project, const Args& args) {
         break;
       }
     }
-    print_error(fmt::format("{} of {} partition runs failed; first: {}", result.failed(),
-                            result.runs.size(), first));
+    print_error(args, fmt::format("{} of {} partition runs failed; first: {}", result.failed(),
+                                  result.runs.size(), first));
     return kRunFailed;
   }
   return kOk;
@@ -413,23 +414,6 @@ json ranges_json(const PartitionWindow& window, const std::vector<PartitionRange
     out.push_back(r.first == r.last ? first : first + ".." + window.partition_at(r.last)->key());
   }
   return out;
-}
-
-// The window status shows by default: from start (or 30 periods back) to the current period
-// for time partitioning, every value for list partitioning.
-std::unique_ptr<PartitionWindow> default_status_window(const PartitionConfig& config,
-                                                       TimePoint now) {
-  if (const auto* time = dynamic_cast<const TimePartitionConfig*>(&config)) {
-    TimeGranularity g = time->granularity();
-    TimePoint end = g.truncate(now);
-    TimePoint start = time->start() ? g.truncate(*time->start()) : g.advance(end, -29);
-    if (end < start) end = start;
-    return std::make_unique<TimePartitionWindow>(start, end, g);
-  }
-  if (const auto* list = dynamic_cast<const ListPartitionConfig*>(&config)) {
-    return config.window(list->values().front(), list->values().back());
-  }
-  return nullptr;
 }
 
 std::string strip(const PartitionWindow& window, const WindowStatus& status, int width) {
@@ -507,7 +491,13 @@ int run_status(const Project& project, const Args& args) {
       }
       any_window_accepted = true;
     } else {
-      window = default_status_window(*config, now);
+      // From the start (or the last 30 periods) to now for time, every value for a list.
+      window = config->default_window(now, 30);
+      if (!window) {
+        throw UsageError(
+            fmt::format("asset '{}': {} partitioning has no default window; pass --window", name,
+                        config->kind()));
+      }
     }
     WindowStatus status = store->status(asset.dataset(), *window);
     entry["window"] = window->to_string();
@@ -642,6 +632,7 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   const bool yaml = code_dag == nullptr;
   std::string program =
       yaml ? "interloper" : fs::path(argc > 0 ? argv[0] : "app").filename().string();
+  args.program = program;
   CLI::App app(yaml ? "interloper: run data assets declared in a YAML pipeline, partition by "
                       "partition."
                     : program + ": run this program's data assets, partition by partition.",
@@ -858,7 +849,7 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    print_error(e.what());
+    print_error(args, e.what());
     return kBadInput;
   }
 
@@ -866,10 +857,15 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       {"materialize", run_materialize}, {"backfill", run_backfill}, {"status", run_status},
       {"catalog", run_catalog},         {"check", run_check},       {"jobs", run_jobs},
       {"schedule", run_scheduler}};
+  // The exit code says what went wrong. Everything the project is built from (the pipeline
+  // file, --destination) is input: any failure there exits 2. Once a command runs, a failed
+  // run, a destination or store that cannot be read or written, or anything unexpected exits
+  // 1; only the errors that judge the command's own input (usage, keys, windows, validation)
+  // exit 2.
+  std::optional<Pipeline> pipeline;
+  std::unique_ptr<DAG> rebuilt;
+  Project project;
   try {
-    std::optional<Pipeline> pipeline;
-    std::unique_ptr<DAG> rebuilt;
-    Project project;
     if (yaml) {
       pipeline.emplace(Pipeline::load(args.pipeline));
       project.pipeline = &*pipeline;
@@ -883,24 +879,32 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       }
       project.store_path = args.store.empty() ? ".interloper/state.db" : args.store;
     }
+  } catch (const std::exception& e) {
+    print_error(args, e.what());
+    return kBadInput;
+  }
+  try {
     for (const auto& command : commands) {
       if (app.got_subcommand(command.name)) return command.run(project, args);
     }
     return kBadInput;
-  } catch (const RunError& e) {
-    print_error(e.what());
-    return kRunFailed;
-  } catch (const DestinationError& e) {
-    print_error(e.what());
-    return kRunFailed;
-  } catch (const Error& e) {
-    print_error(e.what());
+  } catch (const UsageError& e) {
+    print_error(args, e.what());
+    return kBadInput;
+  } catch (const PartitionError& e) {
+    print_error(args, e.what());
+    return kBadInput;
+  } catch (const PipelineError& e) {
+    print_error(args, e.what());
+    return kBadInput;
+  } catch (const DagError& e) {
+    print_error(args, e.what());
     return kBadInput;
   } catch (const std::invalid_argument& e) {
-    print_error(e.what());
+    print_error(args, e.what());
     return kBadInput;
   } catch (const std::exception& e) {
-    print_error(e.what());
+    print_error(args, e.what());
     return kRunFailed;
   }
 }
