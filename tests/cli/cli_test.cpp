@@ -159,7 +159,8 @@ TEST_F(Cli, HelpMatchesGoldenFiles) {
   fs::path golden = source_dir() / "tests" / "cli" / "golden";
   const char* update = std::getenv("IL_UPDATE_GOLDEN");
   for (const std::string command :
-       {"", "materialize", "backfill", "status", "runs", "catalog", "check"}) {
+       {"", "materialize", "backfill", "status", "runs", "catalog", "check", "jobs",
+        "schedule"}) {
     std::vector<std::string> args;
     if (!command.empty()) args.push_back(command);
     args.push_back("--help");

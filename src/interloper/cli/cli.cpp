@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "interloper/cli/schedule_commands.hpp"
 #include "interloper/cli/selection.hpp"
 #include "interloper/data.hpp"
 #include "interloper/destination.hpp"
@@ -63,6 +64,11 @@ struct Args {
   long last = 20;
   std::string program;       // the name errors and the run history show
   std::string command_line;  // the arguments as given, for the run history
+  std::string at;  // jobs --at
+  long count = 5;  // jobs --count
+  long catch_up = 0;
+  bool once = false;
+  std::string now;  // schedule --once --now
 };
 
 std::string one_line(std::string text);
@@ -742,6 +748,23 @@ int run_catalog(const Project& project, const Args&) {
   return kOk;
 }
 
+int run_jobs(const Project& project, const Args& args) {
+  return jobs_command(project.pipeline->jobs(), args.at, args.count, args.json);
+}
+
+int run_scheduler(const Project& project, const Args& args) {
+  ScheduleArgs s;
+  s.store_path = project.store_path;
+  s.catch_up = args.catch_up;
+  s.once = args.once;
+  s.now = args.now;
+  s.concurrency = args.concurrency;
+  s.json = args.json;
+  s.quiet = args.quiet;
+  s.verbose = args.verbose;
+  return schedule_command(*project.dag, project.pipeline->jobs(), s);
+}
+
 // ---------------------------------------------------------------------------------------
 // The command-line structure
 
@@ -752,6 +775,8 @@ constexpr const char* kMainFooter = R"(Examples:
   interloper backfill pipeline.yaml --window 2026-11-01..2026-11-30 --missing
   interloper status pipeline.yaml --window 2026-11-01..2026-11-30
   interloper catalog pipeline.yaml
+  interloper jobs pipeline.yaml --count 3
+  interloper schedule pipeline.yaml --catch-up 2
 
 Exit codes: 0 success, 1 a run failed, 2 bad input (usage, pipeline file, keys, windows).
 Global flags (--json, --quiet, --verbose) may follow the command.)";
@@ -983,6 +1008,53 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
                   "2026-11-01..2026-11-30 --json",
                   program, yaml ? " pipeline.yaml" : ""));
 
+  if (yaml) {
+    auto* jobs = app.add_subcommand("jobs", "List the next fires of the pipeline's jobs");
+    jobs->fallthrough();
+    jobs->add_option("pipeline", args.pipeline, "The pipeline file (YAML)")
+        ->required()
+        ->type_name("PIPELINE");
+    jobs->add_option("--at", args.at, "Fires after this instant (default: now)")
+        ->type_name("INSTANT");
+    jobs->add_option("--count", args.count, "Fires per job")
+        ->type_name("N")
+        ->check(CLI::PositiveNumber)
+        ->default_str("5");
+    jobs->footer(
+        "INSTANT is RFC 3339 with an offset or Z. Each line names the job, the fire on the\n"
+        "job's wall clock and in UTC, and the window it runs; --json prints one object per\n"
+        "fire, with \"window\": null when the assets' start leaves nothing to run.\n\n"
+        "Examples:\n  interloper jobs pipeline.yaml --count 3\n"
+        "  interloper --json jobs pipeline.yaml --at 2026-03-28T12:00:00Z");
+
+    auto* schedule = app.add_subcommand("schedule", "Run the pipeline's jobs at their fires");
+    schedule->fallthrough();
+    schedule->add_option("pipeline", args.pipeline, "The pipeline file (YAML)")
+        ->required()
+        ->type_name("PIPELINE");
+    schedule
+        ->add_option("--catch-up", args.catch_up,
+                     "At start, run at most the last N fires missed since the last one")
+        ->type_name("N")
+        ->check(CLI::NonNegativeNumber)
+        ->default_str("0");
+    auto* once =
+        schedule->add_flag("--once", args.once, "Run what is due now (or at --now) and exit");
+    schedule->add_option("--now", args.now, "With --once: the instant to evaluate")
+        ->type_name("INSTANT")
+        ->needs(once);
+    schedule->add_option("--concurrency", args.concurrency, "Partitions run at once")
+        ->type_name("N")
+        ->check(CLI::PositiveNumber)
+        ->default_str("1");
+    schedule->footer(
+        "Every fire is recorded in the store (table schedule_fires) before it runs, so a\n"
+        "restarted scheduler, or a second one on the same store, never runs it again.\n"
+        "SIGTERM stops the scheduler between fires. Exit 1 when a fire failed.\n\n"
+        "Examples:\n  interloper schedule pipeline.yaml --catch-up 2\n"
+        "  interloper schedule pipeline.yaml --once --now 2026-03-29T01:00:00Z");
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -999,12 +1071,10 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   args.program = program;
   for (int i = 1; i < argc; ++i) args.command_line += (i > 1 ? " " : "") + std::string(argv[i]);
 
-  std::vector<Command> commands = {{"materialize", run_materialize},
-                                   {"backfill", run_backfill},
-                                   {"status", run_status},
-                                   {"runs", run_runs},
-                                   {"catalog", run_catalog},
-                                   {"check", run_check}};
+  std::vector<Command> commands = {
+      {"materialize", run_materialize}, {"backfill", run_backfill}, {"status", run_status},
+      {"runs", run_runs},               {"catalog", run_catalog},   {"check", run_check},
+      {"jobs", run_jobs},               {"schedule", run_scheduler}};
   try {
     std::optional<Pipeline> pipeline;
     std::unique_ptr<DAG> rebuilt;

@@ -14,6 +14,7 @@
 #include "interloper/data.hpp"
 #include "interloper/partitioning.hpp"
 #include "interloper/pipeline/assets.hpp"
+#include "interloper/pipeline/jobs.hpp"
 #include "interloper/pipeline/lazy_destination.hpp"
 
 namespace interloper {
@@ -28,6 +29,7 @@ struct Pipeline::State {
   std::map<std::string, std::shared_ptr<Destination>> source_destinations;
   std::vector<AssetDefinition> definitions;
   std::unique_ptr<DAG> dag;
+  std::vector<Job> jobs;
 };
 
 namespace {
@@ -519,6 +521,7 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
   } catch (const Error& e) {
     fail(sources, e.what());
   }
+  state->jobs = pipeline::read_jobs(root["jobs"], path_, *state->dag);
   for (auto& spec : assets_) state->definitions.push_back(std::move(spec.definition));
   return state;
 }
@@ -548,6 +551,8 @@ std::shared_ptr<Destination> Pipeline::source_destination(const std::string& sou
 }
 
 const std::vector<AssetDefinition>& Pipeline::definitions() const { return state_->definitions; }
+
+const std::vector<Job>& Pipeline::jobs() const { return state_->jobs; }
 
 const AssetDefinition* Pipeline::definition(const std::string& asset) const {
   for (const auto& d : state_->definitions) {
