@@ -321,11 +321,17 @@ TEST_F(Cli, StatusTextSummarisesLongHistories) {
             std::string::npos)
       << brief.out;
   EXPECT_EQ(brief.out.find("2026-11-12"), std::string::npos) << brief.out;
+  EXPECT_NE(brief.out.find("\n    2026-11-10  command '"), std::string::npos) << brief.out;
+  EXPECT_NE(brief.out.find("\n    ... more failures (--all or --json shows every one)\n"),
+            std::string::npos)
+      << brief.out;
   Outcome all = interloper(
       {"status", path, "--window", "2026-11-01..2026-11-20", "--asset", "events", "--all"});
   ASSERT_EQ(all.code, 0) << all.err;
   EXPECT_NE(all.out.find("2026-11-16, 2026-11-18, 2026-11-20\n"), std::string::npos) << all.out;
   EXPECT_EQ(all.out.find("more ranges"), std::string::npos) << all.out;
+  EXPECT_NE(all.out.find("\n    2026-11-20  command '"), std::string::npos) << all.out;
+  EXPECT_EQ(all.out.find("more failures"), std::string::npos) << all.out;
 }
 
 TEST_F(Cli, StatusShowsFailuresWithTheirErrors) {

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -633,8 +634,11 @@ int run_status(const Project& project, const Args& args) {
     entry["missing"] = ranges_json(*window, status.missing);
     // Failed stretches with their errors: all of them in JSON, the first ones in text.
     constexpr std::size_t kShownFailures = 5;
-    const std::vector<FailedRange> failures = store->failures(
-        asset.dataset(), *window, args.json || args.all ? status.failed.size() + 1 : kShownFailures);
+    const bool every_failure = args.json || args.all;
+    std::vector<FailedRange> failures = store->failures(
+        asset.dataset(), *window, every_failure ? SIZE_MAX : kShownFailures + 1);
+    const bool more_failures = !every_failure && failures.size() > kShownFailures;
+    if (more_failures) failures.resize(kShownFailures);
     json failures_json = json::array();
     for (const FailedRange& f : failures) {
       failures_json.push_back({{"partitions", ranges_json(*window, {f.range})[0]},
@@ -676,10 +680,7 @@ int run_status(const Project& project, const Args& args) {
       std::cout << fmt::format("    {}  {}\n", f["partitions"].get<std::string>(),
                                error_excerpt(f["error"].get<std::string>()));
     }
-    if (failures.size() < status.failed.size()) {
-      // Ranges of one status may hold several failures; count what was not shown.
-      std::cout << fmt::format("    ... more failures (--all shows every one, --json too)\n");
-    }
+    if (more_failures) std::cout << "    ... more failures (--all or --json shows every one)\n";
     std::cout << fmt::format("  missing      {:>6}  {}\n", status.count(status.missing),
                              list(entry["missing"]));
     if (args.verify) {
