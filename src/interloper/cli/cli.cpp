@@ -42,6 +42,7 @@ struct Project {
 };
 
 struct Args {
+  std::string program = "interloper";  // names the program in messages
   bool json = false;
   bool quiet = false;
   bool verbose = false;
@@ -63,7 +64,6 @@ struct Args {
   int claim_lease = 60;
   long keep_runs = 1000;
   long last = 20;
-  std::string program;       // the name errors and the run history show
   std::string command_line;  // the arguments as given, for the run history
   std::string at;  // jobs --at
   long count = 5;  // jobs --count
@@ -79,15 +79,15 @@ std::string dump(const json& value, int indent = -1) {
   return value.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
-void print_error(const std::string& message) {
+void print_error(const Args& args, const std::string& message) {
   std::string line = one_line(message);
   std::fflush(stdout);
-  std::fprintf(stderr, "interloper: error: %s\n", line.c_str());
+  std::fprintf(stderr, "%s: error: %s\n", args.program.c_str(), line.c_str());
 }
 
 void print_info(const Args& args, const std::string& message) {
   if (args.quiet) return;
-  std::fprintf(stderr, "interloper: info: %s\n", message.c_str());
+  std::fprintf(stderr, "%s: info: %s\n", args.program.c_str(), message.c_str());
 }
 
 std::string one_line(std::string text) {
@@ -381,8 +381,8 @@ int run_materialize(const Project& project, const Args& args) {
   }
   finish_history(run, args, history);
   if (!result.ok()) {
-    print_error(fmt::format("run {} failed: {}", result.window.empty() ? "" : result.window,
-                            one_line(result.error_summary())));
+    print_error(args, fmt::format("run {} failed: {}", result.window.empty() ? "" : result.window,
+                                  one_line(result.error_summary())));
     return kRunFailed;
   }
   return kOk;
@@ -479,8 +479,8 @@ int run_backfill(const Project& project, const Args& args) {
         break;
       }
     }
-    print_error(fmt::format("{} of {} partition runs failed; first: {}", result.failed(),
-                            result.runs.size(), first));
+    print_error(args, fmt::format("{} of {} partition runs failed; first: {}", result.failed(),
+                                  result.runs.size(), first));
     return kRunFailed;
   }
   return kOk;
@@ -494,23 +494,6 @@ json ranges_json(const PartitionWindow& window, const std::vector<PartitionRange
     out.push_back(r.first == r.last ? first : first + ".." + window.partition_at(r.last)->key());
   }
   return out;
-}
-
-// The window status shows by default: from start (or 30 periods back) to the current period
-// for time partitioning, every value for list partitioning.
-std::unique_ptr<PartitionWindow> default_status_window(const PartitionConfig& config,
-                                                       TimePoint now) {
-  if (const auto* time = dynamic_cast<const TimePartitionConfig*>(&config)) {
-    TimeGranularity g = time->granularity();
-    TimePoint end = g.truncate(now);
-    TimePoint start = time->start() ? g.truncate(*time->start()) : g.advance(end, -29);
-    if (end < start) end = start;
-    return std::make_unique<TimePartitionWindow>(start, end, g);
-  }
-  if (const auto* list = dynamic_cast<const ListPartitionConfig*>(&config)) {
-    return config.window(list->values().front(), list->values().back());
-  }
-  return nullptr;
 }
 
 std::string strip(const PartitionWindow& window, const WindowStatus& status, int width) {
@@ -624,7 +607,13 @@ int run_status(const Project& project, const Args& args) {
       }
       any_window_accepted = true;
     } else {
-      window = default_status_window(*config, now);
+      // From the start (or the last 30 periods) to now for time, every value for a list.
+      window = config->default_window(now, 30);
+      if (!window) {
+        throw UsageError(
+            fmt::format("asset '{}': {} partitioning has no default window; pass --window", name,
+                        config->kind()));
+      }
     }
     WindowStatus status = store->status(asset.dataset(), *window);
     entry["window"] = window->to_string();
@@ -694,7 +683,7 @@ int run_status(const Project& project, const Args& args) {
   }
   if (args.json) std::cout << dump(out) << "\n";
   if (any_gone) {
-    print_error("some partitions recorded as materialized are gone from the destination");
+    print_error(args, "some partitions recorded as materialized are gone from the destination");
     return kRunFailed;
   }
   return kOk;
@@ -815,6 +804,7 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   const bool yaml = code_dag == nullptr;
   std::string program =
       yaml ? "interloper" : fs::path(argc > 0 ? argv[0] : "app").filename().string();
+  args.program = program;
   CLI::App app(yaml ? "interloper: run data assets declared in a YAML pipeline, partition by "
                       "partition."
                     : program + ": run this program's data assets, partition by partition.",
@@ -1065,21 +1055,25 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    print_error(e.what());
+    print_error(args, e.what());
     return kBadInput;
   }
 
-  args.program = program;
   for (int i = 1; i < argc; ++i) args.command_line += (i > 1 ? " " : "") + std::string(argv[i]);
 
   std::vector<Command> commands = {
       {"materialize", run_materialize}, {"backfill", run_backfill}, {"status", run_status},
       {"runs", run_runs},               {"catalog", run_catalog},   {"check", run_check},
       {"jobs", run_jobs},               {"schedule", run_scheduler}};
+  // The exit code says what went wrong. Everything the project is built from (the pipeline
+  // file, --destination) is input: any failure there exits 2. Once a command runs, a failed
+  // run, a destination or store that cannot be read or written, or anything unexpected exits
+  // 1; only the errors that judge the command's own input (usage, keys, windows, validation)
+  // exit 2.
+  std::optional<Pipeline> pipeline;
+  std::unique_ptr<DAG> rebuilt;
+  Project project;
   try {
-    std::optional<Pipeline> pipeline;
-    std::unique_ptr<DAG> rebuilt;
-    Project project;
     if (yaml) {
       pipeline.emplace(Pipeline::load(args.pipeline));
       project.pipeline = &*pipeline;
@@ -1093,24 +1087,32 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       }
       project.store_path = args.store.empty() ? ".interloper/state.db" : args.store;
     }
+  } catch (const std::exception& e) {
+    print_error(args, e.what());
+    return kBadInput;
+  }
+  try {
     for (const auto& command : commands) {
       if (app.got_subcommand(command.name)) return command.run(project, args);
     }
     return kBadInput;
-  } catch (const RunError& e) {
-    print_error(e.what());
-    return kRunFailed;
-  } catch (const DestinationError& e) {
-    print_error(e.what());
-    return kRunFailed;
-  } catch (const Error& e) {
-    print_error(e.what());
+  } catch (const UsageError& e) {
+    print_error(args, e.what());
+    return kBadInput;
+  } catch (const PartitionError& e) {
+    print_error(args, e.what());
+    return kBadInput;
+  } catch (const PipelineError& e) {
+    print_error(args, e.what());
+    return kBadInput;
+  } catch (const DagError& e) {
+    print_error(args, e.what());
     return kBadInput;
   } catch (const std::invalid_argument& e) {
-    print_error(e.what());
+    print_error(args, e.what());
     return kBadInput;
   } catch (const std::exception& e) {
-    print_error(e.what());
+    print_error(args, e.what());
     return kRunFailed;
   }
 }
