@@ -26,20 +26,13 @@
 #include <vector>
 
 #include "interloper/data.hpp"
+#include "interloper/dataset.hpp"
 #include "interloper/error.hpp"
 #include "interloper/partitioning.hpp"
 
 namespace interloper {
 
-class Destination;
 class ExecutionContext;
-
-// What a destination needs to know about the asset whose rows it stores.
-struct DatasetRef {
-  std::string source;                    // source name ("" for assets without a source)
-  std::string asset;                     // asset name
-  const PartitionConfig* partitioning;   // nullptr when unpartitioned; not owned
-};
 
 enum class LogLevel : std::uint8_t { debug, info, warning, error };
 std::string_view log_level_name(LogLevel level);
@@ -81,7 +74,7 @@ class Asset {
   Asset& depends_on(std::vector<std::string> upstream_names);
   Asset& enabled(bool on);
   Asset& destination(std::shared_ptr<Destination> destination);  // overrides the source's
-  Asset& source_name(std::string name);                           // set by Source::add
+  Asset& source_name(std::string name);                          // set by Source::add
 
   const std::string& name() const { return name_; }
   const std::string& source_name() const { return source_; }

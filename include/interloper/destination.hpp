@@ -25,76 +25,11 @@
 #include <string_view>
 #include <vector>
 
-#include "interloper/asset.hpp"
 #include "interloper/data.hpp"
+#include "interloper/dataset.hpp"
 #include "interloper/partitioning.hpp"
 
 namespace interloper {
-
-// Rows stored for one partition; `written` is false when the partition was never written
-// (an empty written partition has written == true and rows == 0).
-struct PartitionCount {
-  std::string key;
-  std::int64_t rows = 0;
-  bool written = false;
-};
-
-// One replace of a window (or of an unpartitioned dataset) in progress. Rows arrive in batches
-// through append(); nothing is visible to readers until commit() replaces every partition of the
-// window at once. Destroying a writer that was not committed abandons the replace: storage is
-// left exactly as it was. A writer is used by one thread at a time.
-//
-//   auto writer = destination->open_writer(asset.dataset(), &window);
-//   while (auto batch = next_batch()) writer->append(*batch);   // bounded memory per batch
-//   std::int64_t rows = writer->commit();
-class WindowWriter {
- public:
-  virtual ~WindowWriter() = default;
-  // Adds one batch of rows. Throws DestinationError when a row lies outside the window, lacks
-  // the partition column, or its types clash with earlier batches; the writer is then unusable
-  // and nothing is written.
-  virtual void append(const Table& batch) = 0;
-  // Makes every appended row visible, replacing each partition of the window (a partition that
-  // received no rows ends up empty). Returns the rows written. Throws DestinationError when
-  // storage fails; nothing is written then. Call at most once.
-  virtual std::int64_t commit() = 0;
-};
-
-class Destination {
- public:
-  virtual ~Destination() = default;
-
-  // Starts a streaming replace of `window` (nullptr: the whole unpartitioned dataset). The
-  // default buffers every batch and calls write() at commit; destinations that can stream
-  // (SQLite inside one open transaction, files into a temporary file) override it so memory is
-  // bounded by the batch. The writer must not outlive the destination.
-  virtual std::unique_ptr<WindowWriter> open_writer(const DatasetRef& dataset,
-                                                    const PartitionWindow* window);
-
-  // A URL that reopens this destination (for catalogs and logs).
-  virtual std::string url() const = 0;
-
-  // Replaces every partition of `window` with the rows of `table` that fall inside it.
-  // `window` is nullptr for an unpartitioned dataset (the whole table is replaced). Returns the
-  // number of rows written. Throws DestinationError when a row lies outside the window, lacks
-  // the partition column, or storage fails; nothing is written then.
-  virtual std::int64_t write(const DatasetRef& dataset, const PartitionWindow* window,
-                             const Table& table) = 0;
-
-  // The rows of `window` (all rows when nullptr or the dataset is unpartitioned). A dataset
-  // that was never written reads as an empty table.
-  virtual Table read(const DatasetRef& dataset, const PartitionWindow* window) = 0;
-
-  // Rows in one partition (or the whole dataset when nullptr).
-  virtual std::int64_t row_count(const DatasetRef& dataset, const Partition* partition) = 0;
-
-  // One entry per partition of `window`, in window order.
-  virtual std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
-                                                       const PartitionWindow& window) = 0;
-
-  // The schema last written for the dataset, if any.
-  virtual std::optional<Schema> schema(const DatasetRef& dataset) = 0;
-};
 
 // Keeps everything in memory; the reference implementation of the contract.
 class MemoryDestination final : public Destination {

@@ -5,12 +5,16 @@
 #pragma once
 
 #include "interloper/asset.hpp"
+#include "interloper/cli.hpp"
 #include "interloper/dag.hpp"
 #include "interloper/data.hpp"
+#include "interloper/dataset.hpp"
 #include "interloper/destination.hpp"
 #include "interloper/error.hpp"
 #include "interloper/partitioning.hpp"
+#include "interloper/pipeline.hpp"
 #include "interloper/run.hpp"
+#include "interloper/store.hpp"
 #include "interloper/time.hpp"
 
 namespace il = interloper;

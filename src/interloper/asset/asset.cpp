@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "interloper/destination.hpp"
+#include "interloper/dataset.hpp"
 
 namespace interloper {
 

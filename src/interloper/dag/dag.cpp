@@ -10,7 +10,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "interloper/destination.hpp"
+#include "interloper/dataset.hpp"
 
 namespace interloper {
 

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "interloper/asset.hpp"
+#include "interloper/dataset.hpp"
 
 namespace interloper::detail {
 

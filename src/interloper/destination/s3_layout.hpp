@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "interloper/destination.hpp"
-#include "interloper/destination/s3_client.hpp"
+#include "interloper/s3/client.hpp"
 
 namespace interloper::detail {
 

@@ -11,9 +11,9 @@
 #include <unordered_set>
 
 #include "interloper/destination.hpp"
-#include "interloper/destination/sqlite.hpp"
 #include "interloper/destination/window_index.hpp"
 #include "interloper/partitioning/sql.hpp"
+#include "interloper/sqlite/sqlite.hpp"
 #include "interloper/time/civil.hpp"
 
 namespace interloper {

@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "interloper/asset.hpp"
 #include "interloper/data.hpp"
+#include "interloper/dataset.hpp"
 #include "interloper/destination/dataset_name.hpp"
 #include "interloper/partitioning.hpp"
 #include "interloper/time.hpp"

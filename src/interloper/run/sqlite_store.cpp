@@ -4,8 +4,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "interloper/destination/sqlite.hpp"
 #include "interloper/run/range_map.hpp"
+#include "interloper/sqlite/sqlite.hpp"
 #include "interloper/store.hpp"
 
 namespace interloper {

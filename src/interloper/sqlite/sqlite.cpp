@@ -1,4 +1,4 @@
-#include "interloper/destination/sqlite.hpp"
+#include "interloper/sqlite/sqlite.hpp"
 
 #include <fmt/format.h>
 

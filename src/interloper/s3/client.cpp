@@ -1,5 +1,5 @@
 // S3Client: requests, signing, retries and the few XML answers S3 gives.
-#include "interloper/destination/s3_client.hpp"
+#include "interloper/s3/client.hpp"
 
 #include <curl/curl.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-// Internal: a small S3 client over libcurl, signed with libcurl's built-in AWS SigV4.
+// A small S3 client over libcurl, signed with libcurl's built-in AWS SigV4.
 //
 // It speaks the handful of S3 calls a destination needs: PUT/GET/HEAD/DELETE of one object,
 // ListObjectsV2, DeleteObjects and multipart uploads. Every request carries the SHA-256 of its

@@ -2,15 +2,14 @@
 #include <memory>
 #include <utility>
 
-#include "interloper/destination.hpp"
+#include "interloper/dataset.hpp"
 
 namespace interloper {
 namespace {
 
 class BufferedWindowWriter final : public WindowWriter {
  public:
-  BufferedWindowWriter(Destination& destination, DatasetRef dataset,
-                       const PartitionWindow* window)
+  BufferedWindowWriter(Destination& destination, DatasetRef dataset, const PartitionWindow* window)
       : destination_(destination), dataset_(std::move(dataset)), window_(window) {}
 
   void append(const Table& batch) override {
