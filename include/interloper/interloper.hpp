@@ -6,6 +6,7 @@
 
 #include "interloper/asset.hpp"
 #include "interloper/cli.hpp"
+#include "interloper/cron.hpp"
 #include "interloper/dag.hpp"
 #include "interloper/data.hpp"
 #include "interloper/dataset.hpp"

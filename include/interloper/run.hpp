@@ -1,5 +1,5 @@
-// interloper/run.hpp — running a DAG over a window: runners, backfills, events and the
-// materialization store.
+// interloper/run.hpp — running a DAG over a window: runners, backfills and events. The
+// materialization store they record into is in store.hpp.
 //
 // A run covers one window (or none, for unpartitioned DAGs). Before anything executes, every
 // enabled asset's partitioning checks the window; a run that some asset cannot serve fails
@@ -27,6 +27,7 @@
 
 #include "interloper/asset.hpp"
 #include "interloper/dag.hpp"
+#include "interloper/store.hpp"
 #include "interloper/time.hpp"
 
 namespace interloper {
@@ -68,68 +69,6 @@ class EventBus {
  private:
   mutable std::mutex mutex_;
   std::vector<Subscriber> subscribers_;
-};
-
-// ---------------------------------------------------------------------------------------
-// The materialization store: which partition of which asset is materialized.
-
-enum class MaterializationStatus : std::uint8_t { materialized, failed };
-
-struct MaterializationRecord {
-  std::string asset;
-  MaterializationStatus status;
-  std::int64_t rows = 0;   // rows written by the run that recorded this
-  std::string run_id;
-  TimePoint started;
-  TimePoint finished;
-  std::string error;       // empty unless failed
-};
-
-// A run of consecutive partitions of a window, by index (0 = oldest / first declared),
-// both ends inclusive.
-struct PartitionRange {
-  std::size_t first = 0;
-  std::size_t last = 0;
-  friend bool operator==(const PartitionRange&, const PartitionRange&) = default;
-};
-
-// The state of every partition of a window for one asset, as compact ranges.
-struct WindowStatus {
-  std::vector<PartitionRange> materialized;
-  std::vector<PartitionRange> failed;
-  std::vector<PartitionRange> missing;
-  std::size_t count(const std::vector<PartitionRange>& ranges) const;
-};
-
-class MaterializationStore {
- public:
-  virtual ~MaterializationStore() = default;
-  // Records the outcome of `record.asset` for every partition of `window` (nullptr for an
-  // unpartitioned asset). A later record for the same partition replaces the earlier one.
-  virtual void record(const DatasetRef& dataset, const PartitionWindow* window,
-                      const MaterializationRecord& record) = 0;
-  // The state of every partition of `window`, by arithmetic over stored ranges (a window of
-  // 10^6 partitions answers without listing keys).
-  virtual WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) = 0;
-  // The latest record of one partition (nullptr partition: the unpartitioned asset).
-  virtual std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
-                                                      const Partition* partition) = 0;
-};
-
-// Keeps records in memory (tests, one-off runs).
-class MemoryStore final : public MaterializationStore {
- public:
-  MemoryStore();
-  ~MemoryStore() override;
-  void record(const DatasetRef& dataset, const PartitionWindow* window,
-              const MaterializationRecord& record) override;
-  WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) override;
-  std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
-                                              const Partition* partition) override;
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
 };
 
 // ---------------------------------------------------------------------------------------

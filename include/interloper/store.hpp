@@ -1,11 +1,12 @@
-// interloper/store.hpp — a materialization store that survives the process.
+// interloper/store.hpp — the materialization store: which partition of which asset is
+// materialized, and why the failed ones failed.
 //
-// The store answers "which partitions of this asset are materialized?" for backfills with
-// `missing_only` and for status displays. SqliteStore keeps its records in one SQLite file.
-// Time partitions are stored as ranges of period ordinals (the number of periods since
-// 1970-01-01 in the window's granularity), so recording or asking about a window of a million
-// hours touches only the few ranges it overlaps. List partitions (and any other kind) are
-// stored one row per key: their windows are as small as their declared lists.
+// Runners record into the store after the destination has committed; backfills with
+// `missing_only` and `status` displays ask it. What it keeps per partition is its *state*:
+// materialized, or failed with the failure's details (run id, times, error). Adjacent
+// partitions in the same state share one stored range, so the store grows with the number of
+// state changes, not with history: a million hours recorded one at a time, all materialized,
+// are one range, and `status` over any window costs in the ranges it overlaps.
 //
 //   auto store = il::open_store("/var/lib/interloper/state.db");
 //   store->record(asset.dataset(), &window, {.asset = "ads_stats",
@@ -16,19 +17,101 @@
 // A record is filed under the dataset's source and asset name, and under the kind (and, for
 // time, the granularity) of its window: a day window and a month window are kept apart.
 //
-// Thread safety: safe to use from several threads; several processes may share a file
+// Implementations (MemoryStore, SqliteStore here; others elsewhere) keep the same semantics,
+// which the store tests pin down:
+//   * record() of a window replaces the state of every partition of it, atomically;
+//   * materialized partitions keep no per-partition details (no run id, rows or times): the
+//     run that wrote them is in the run history, not in the partition state;
+//   * a failed partition keeps the record of the run that failed it; the partitions of one
+//     failed record share that record, and a later record of some of them splits it;
+//   * adjacent ranges in the same state are merged (failed ones only when they share their
+//     failure), so the stored ranges are as few as the state changes.
+//
+// Thread safety: safe to use from several threads; several processes may share a SQLite file
 // (SQLite locking, WAL mode).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "interloper/run.hpp"
+#include "interloper/asset.hpp"
+#include "interloper/partitioning.hpp"
+#include "interloper/time.hpp"
 
 namespace interloper {
 
+enum class MaterializationStatus : std::uint8_t { materialized, failed };
+
+// The outcome of one asset over one window, as a run reports it to the store.
+struct MaterializationRecord {
+  std::string asset;
+  MaterializationStatus status;
+  std::int64_t rows = 0;  // rows written by the run that recorded this
+  std::string run_id;
+  TimePoint started;
+  TimePoint finished;
+  std::string error;  // empty unless failed
+};
+
+// A run of consecutive partitions of a window, by index (0 = oldest / first declared),
+// both ends inclusive.
+struct PartitionRange {
+  std::size_t first = 0;
+  std::size_t last = 0;
+  friend bool operator==(const PartitionRange&, const PartitionRange&) = default;
+};
+
+// The state of every partition of a window for one asset, as compact ranges.
+struct WindowStatus {
+  std::vector<PartitionRange> materialized;
+  std::vector<PartitionRange> failed;
+  std::vector<PartitionRange> missing;
+  std::size_t count(const std::vector<PartitionRange>& ranges) const;
+};
+
+class MaterializationStore {
+ public:
+  virtual ~MaterializationStore() = default;
+  // Records the outcome of `record.asset` for every partition of `window` (nullptr for an
+  // unpartitioned asset). A later record for the same partition replaces the earlier one.
+  virtual void record(const DatasetRef& dataset, const PartitionWindow* window,
+                      const MaterializationRecord& record) = 0;
+  // The state of every partition of `window`, by arithmetic over stored ranges (a window of
+  // 10^6 partitions answers without listing keys; the cost grows with the state changes
+  // inside the window).
+  virtual WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) = 0;
+  // The state of one partition (nullptr partition: the unpartitioned asset), or nullopt when
+  // nothing was recorded. A failed partition gives the failing record whole; a materialized
+  // one gives only `asset` and `status` (rows 0, run id and error empty, times at the epoch).
+  virtual std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
+                                                      const Partition* partition) = 0;
+};
+
+// Keeps records in memory (tests, one-off runs).
+class MemoryStore final : public MaterializationStore {
+ public:
+  MemoryStore();
+  ~MemoryStore() override;
+  void record(const DatasetRef& dataset, const PartitionWindow* window,
+              const MaterializationRecord& record) override;
+  WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) override;
+  std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
+                                              const Partition* partition) override;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Keeps records in one SQLite file. Time partitions are stored as ranges of period ordinals
+// (the number of periods since 1970-01-01 in the window's granularity); list partitions (and
+// any other kind) one row per key, their windows being as small as their declared lists.
+// Failure details live in a table of their own, referenced by the failed ranges and keys.
+// A file written by an earlier version (one row per record) is converted when opened.
 class SqliteStore final : public MaterializationStore {
  public:
   // Opens (creating, with its parent directories) the database file at `path`. Throws
@@ -38,8 +121,8 @@ class SqliteStore final : public MaterializationStore {
 
   const std::string& path() const;
 
-  // Replaces the overlapped parts of earlier records (splitting ranges as needed) in one
-  // transaction. Throws DestinationError when SQLite fails.
+  // Replaces the overlapped parts of earlier ranges (splitting and merging ranges as needed)
+  // in one transaction. Throws DestinationError when SQLite fails.
   void record(const DatasetRef& dataset, const PartitionWindow* window,
               const MaterializationRecord& record) override;
   WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) override;

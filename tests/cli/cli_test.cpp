@@ -1,5 +1,6 @@
 // End-to-end tests of the built `interloper` binary on temporary
 // pipelines with real SQLite databases and real files.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -299,6 +300,28 @@ TEST_F(Cli, BackfillResumesOnlyFailedPartitions) {
   Outcome done = interloper({"status", path, "--window", "2026-11-01..2026-11-05"});
   ASSERT_EQ(done.code, 0) << done.err;
   EXPECT_NE(done.out.find("2026-11-01..2026-11-05"), std::string::npos) << done.out;
+}
+
+TEST_F(Cli, StatusTextSummarisesLongHistories) {
+  std::string path = shop_pipeline();
+  std::string failing;
+  for (int d = 2; d <= 20; d += 2) failing += fmt::format("2026-11-{:02}\n", d);
+  write("fail.txt", failing);
+  Outcome run = interloper({"backfill", path, "--window", "2026-11-01..2026-11-20"});
+  EXPECT_EQ(run.code, 1) << run.err;
+  Outcome brief =
+      interloper({"status", path, "--window", "2026-11-01..2026-11-20", "--asset", "events"});
+  ASSERT_EQ(brief.code, 0) << brief.err;
+  EXPECT_NE(brief.out.find("failed           10  2026-11-02, 2026-11-04, 2026-11-06, "
+                           "2026-11-08, 2026-11-10, ... 5 more ranges (--all lists them)"),
+            std::string::npos)
+      << brief.out;
+  EXPECT_EQ(brief.out.find("2026-11-12"), std::string::npos) << brief.out;
+  Outcome all = interloper(
+      {"status", path, "--window", "2026-11-01..2026-11-20", "--asset", "events", "--all"});
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_NE(all.out.find("2026-11-16, 2026-11-18, 2026-11-20\n"), std::string::npos) << all.out;
+  EXPECT_EQ(all.out.find("more ranges"), std::string::npos) << all.out;
 }
 
 TEST_F(Cli, SqlParametersAreBoundNotSpliced) {

@@ -56,6 +56,7 @@ struct Args {
   int concurrency = 1;
   bool missing = false;
   bool dry_run = false;
+  bool all = false;
 };
 
 std::string one_line(std::string text);
@@ -503,9 +504,19 @@ int run_status(const Project& project, const Args& args) {
     entry["missing"] = ranges_json(*window, status.missing);
     out.push_back(entry);
     if (args.json) continue;
-    auto list = [](const json& ranges) {
+    // The first ranges of each state, unless --all: a long history has thousands of them.
+    constexpr std::size_t kShownRanges = 5;
+    auto list = [&args](const json& ranges) {
       std::string s;
-      for (const auto& r : ranges) s += (s.empty() ? "" : ", ") + r.get<std::string>();
+      std::size_t shown = 0;
+      for (const auto& r : ranges) {
+        if (!args.all && shown == kShownRanges) {
+          s += fmt::format(", ... {} more ranges (--all lists them)", ranges.size() - shown);
+          break;
+        }
+        s += (s.empty() ? "" : ", ") + r.get<std::string>();
+        ++shown;
+      }
       return s.empty() ? std::string("-") : s;
     };
     std::cout << fmt::format("{}  {}  ({} partitions)\n", name, window->to_string(),
@@ -720,6 +731,8 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   add_common(status);
   status->add_option("--window", args.window, "The window to report (default: see below)")
       ->type_name("A..B");
+  status->add_flag("--all", args.all,
+                   "List every range of each state (the text output shows the first five)");
   status->footer(fmt::format(
       "Without --window: time assets from their start (or the last 30 periods) to the\n"
       "current period, list assets over every value. --json prints one object per asset.\n\n"

@@ -1,20 +1,41 @@
-// MemoryStore: materialization records in memory, indexed by run-length ordinal ranges.
+// MemoryStore: partition states in memory, as run-length ordinal ranges.
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
-#include "interloper/run.hpp"
 #include "interloper/run/range_map.hpp"
+#include "interloper/store.hpp"
 
 namespace interloper {
 
 namespace {
 
+// The state of a partition: materialized partitions share nothing but their status; failed
+// ones share the record of the failure, and ranges merge only when they share it.
+struct Cell {
+  MaterializationStatus status;
+  std::shared_ptr<const MaterializationRecord> failure;  // null when materialized
+  friend bool operator==(const Cell&, const Cell&) = default;
+};
+
+Cell cell_of(const MaterializationRecord& record) {
+  if (record.status == MaterializationStatus::materialized) return {record.status, nullptr};
+  return {record.status, std::make_shared<const MaterializationRecord>(record)};
+}
+
+MaterializationRecord record_of(const std::string& asset, const Cell& cell) {
+  if (cell.failure) return *cell.failure;
+  MaterializationRecord record;
+  record.asset = asset;
+  record.status = cell.status;
+  return record;
+}
+
 struct AssetRecords {
-  detail::RangeMap<std::size_t> ranges;  // ordinal -> index into records
-  std::vector<MaterializationRecord> records;
+  detail::RangeMap<Cell> ranges;  // ordinal -> state
   // Kinds without arithmetic ordinals get one per key, in first-seen order.
   std::unordered_map<std::string, std::int64_t> key_ordinals;
 
@@ -57,15 +78,14 @@ void MemoryStore::record(const DatasetRef& dataset, const PartitionWindow* windo
   }
   std::lock_guard lock(state_->mutex);
   AssetRecords& stored = state_->assets[dataset_key(dataset)];
-  const std::size_t index = stored.records.size();
-  stored.records.push_back(record);
+  const Cell cell = cell_of(record);
   if (ordinals) {
-    stored.ranges.assign(ordinals->first, ordinals->second, index);
+    stored.ranges.assign(ordinals->first, ordinals->second, cell);
     return;
   }
   for (std::size_t i = 0; i < window->size(); ++i) {
     const std::int64_t ordinal = stored.ordinal_of_key(window->partition_at(i)->key());
-    stored.ranges.assign(ordinal, ordinal, index);
+    stored.ranges.assign(ordinal, ordinal, cell);
   }
 }
 
@@ -81,8 +101,8 @@ WindowStatus MemoryStore::status(const DatasetRef& dataset, const PartitionWindo
     return none;
   }
   AssetRecords& stored = it->second;
-  auto classify = [&](const detail::RangeMap<std::size_t>::Segment& s) {
-    return detail::StatusSegment{s.first, s.last, stored.records[s.value].status};
+  auto classify = [](const detail::RangeMap<Cell>::Segment& s) {
+    return detail::StatusSegment{s.first, s.last, s.value.status};
   };
   if (ordinals) {
     const std::size_t size = dataset.partitioning == nullptr ? 1 : window.size();
@@ -104,10 +124,10 @@ WindowStatus MemoryStore::status(const DatasetRef& dataset, const PartitionWindo
   for (std::size_t i = 0; i < window.size(); ++i) {
     auto found = stored.key_ordinals.find(window.partition_at(i)->key());
     if (found == stored.key_ordinals.end()) continue;
-    const std::size_t* index = stored.ranges.find(found->second);
-    if (index == nullptr) continue;
+    const Cell* cell = stored.ranges.find(found->second);
+    if (cell == nullptr) continue;
     const auto at = static_cast<std::int64_t>(i);
-    segments.push_back({at, at, stored.records[*index].status});
+    segments.push_back({at, at, cell->status});
   }
   return detail::to_window_status(segments, 0, window.size());
 }
@@ -129,9 +149,9 @@ std::optional<MaterializationRecord> MemoryStore::latest(const DatasetRef& datas
     if (found == stored.key_ordinals.end()) return std::nullopt;
     ordinal = found->second;
   }
-  const std::size_t* index = stored.ranges.find(*ordinal);
-  if (index == nullptr) return std::nullopt;
-  return stored.records[*index];
+  const Cell* cell = stored.ranges.find(*ordinal);
+  if (cell == nullptr) return std::nullopt;
+  return record_of(dataset.asset, *cell);
 }
 
 }  // namespace interloper

@@ -26,7 +26,7 @@
 
 #include "interloper/asset.hpp"
 #include "interloper/partitioning.hpp"
-#include "interloper/run.hpp"
+#include "interloper/store.hpp"
 
 namespace interloper::detail {
 

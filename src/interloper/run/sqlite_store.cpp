@@ -1,4 +1,5 @@
-// SqliteStore: materialization records as ranges of period ordinals (time) or keys (others).
+// SqliteStore: partition states as ranges of period ordinals (time) or keys (others), failure
+// details apart.
 #include <fmt/format.h>
 
 #include <mutex>
@@ -37,128 +38,302 @@ const char* status_text(MaterializationStatus s) {
   return s == MaterializationStatus::materialized ? "materialized" : "failed";
 }
 
-// One stored range with its record.
-struct Stored {
-  std::int64_t first = 0;
-  std::int64_t last = 0;
-  MaterializationRecord record;
-};
-
-constexpr const char* record_columns =
-    "first, last, status, rows, run_id, started, finished, error, asset_name";
-
-Stored stored_from(Statement& stmt) {
-  Stored s;
-  s.first = stmt.column_int(0);
-  s.last = stmt.column_int(1);
-  s.record.status = stmt.column_text(2) == "failed" ? MaterializationStatus::failed
-                                                    : MaterializationStatus::materialized;
-  s.record.rows = stmt.column_int(3);
-  s.record.run_id = stmt.column_text(4);
-  s.record.started = TimePoint::parse(stmt.column_text(5));
-  s.record.finished = TimePoint::parse(stmt.column_text(6));
-  s.record.error = stmt.column_text(7);
-  s.record.asset = stmt.column_text(8);
-  return s;
+MaterializationStatus status_from(const std::string& text) {
+  return text == "failed" ? MaterializationStatus::failed : MaterializationStatus::materialized;
 }
 
+// The state of a stored range or key: its status and, when failed, the id of its failure row
+// (0 when materialized).
+struct Cell {
+  MaterializationStatus status = MaterializationStatus::materialized;
+  std::int64_t failure = 0;
+  friend bool operator==(const Cell&, const Cell&) = default;
+};
+
+// One stored range.
+struct Range {
+  std::int64_t first = 0;
+  std::int64_t last = 0;
+  Cell cell;
+};
+
 // Binds the key every statement starts with: (source, asset, scope) as parameters 1 to 3.
-void bind_dataset(Statement& stmt, const DatasetRef& dataset, const std::string& scope) {
-  stmt.bind_text(1, dataset.source, false);
-  stmt.bind_text(2, dataset.asset, false);
+void bind_dataset(Statement& stmt, std::string_view source, std::string_view asset,
+                  const std::string& scope) {
+  stmt.bind_text(1, source, false);
+  stmt.bind_text(2, asset, false);
   stmt.bind_text(3, scope, false);
 }
 
-void bind_record(Statement& stmt, int at, const MaterializationRecord& r) {
-  stmt.bind_text(at, status_text(r.status), false);
-  stmt.bind_int(at + 1, r.rows);
-  stmt.bind_text(at + 2, r.run_id);
-  stmt.bind_text(at + 3, r.started.to_string());
-  stmt.bind_text(at + 4, r.finished.to_string());
-  stmt.bind_text(at + 5, r.error);
-  stmt.bind_text(at + 6, r.asset);
+void bind_cell(Statement& stmt, int at, const Cell& cell) {
+  stmt.bind_text(at, status_text(cell.status), false);
+  if (cell.failure == 0) {
+    stmt.bind_null(at + 1);
+  } else {
+    stmt.bind_int(at + 1, cell.failure);
+  }
 }
+
+Cell cell_from(Statement& stmt, int at) {
+  return {status_from(stmt.column_text(at)),
+          stmt.column_is_null(at + 1) ? 0 : stmt.column_int(at + 1)};
+}
+
+constexpr int kSchemaVersion = 2;
 
 }  // namespace
 
 struct SqliteStore::State {
   explicit State(std::string p) : path(std::move(p)), db(path) {
+    if (schema_version() == kSchemaVersion) return;
+    sqlite::Transaction transaction(db);
     db.exec(
-        "CREATE TABLE IF NOT EXISTS materialization_ranges ("
+        "CREATE TABLE IF NOT EXISTS failures ("
+        " id INTEGER PRIMARY KEY, asset_name TEXT NOT NULL, rows INTEGER NOT NULL,"
+        " run_id TEXT NOT NULL, started TEXT NOT NULL, finished TEXT NOT NULL,"
+        " error TEXT NOT NULL);"
+        "CREATE TABLE IF NOT EXISTS partition_ranges ("
         " source TEXT NOT NULL, asset TEXT NOT NULL, scope TEXT NOT NULL,"
         " first INTEGER NOT NULL, last INTEGER NOT NULL, status TEXT NOT NULL,"
-        " rows INTEGER NOT NULL, run_id TEXT NOT NULL, started TEXT NOT NULL,"
-        " finished TEXT NOT NULL, error TEXT NOT NULL, asset_name TEXT NOT NULL,"
-        " PRIMARY KEY (source, asset, scope, first)) WITHOUT ROWID;"
-        "CREATE TABLE IF NOT EXISTS materialization_keys ("
+        " failure INTEGER, PRIMARY KEY (source, asset, scope, first)) WITHOUT ROWID;"
+        "CREATE INDEX IF NOT EXISTS partition_ranges_failure ON partition_ranges (failure)"
+        " WHERE failure IS NOT NULL;"
+        "CREATE TABLE IF NOT EXISTS partition_keys ("
         " source TEXT NOT NULL, asset TEXT NOT NULL, scope TEXT NOT NULL, key TEXT NOT NULL,"
-        " status TEXT NOT NULL, rows INTEGER NOT NULL, run_id TEXT NOT NULL,"
-        " started TEXT NOT NULL, finished TEXT NOT NULL, error TEXT NOT NULL,"
-        " asset_name TEXT NOT NULL, PRIMARY KEY (source, asset, scope, key)) WITHOUT ROWID;");
+        " status TEXT NOT NULL, failure INTEGER,"
+        " PRIMARY KEY (source, asset, scope, key)) WITHOUT ROWID;"
+        "CREATE INDEX IF NOT EXISTS partition_keys_failure ON partition_keys (failure)"
+        " WHERE failure IS NOT NULL;");
+    migrate_from_records();
+    db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str());
+    transaction.commit();
   }
 
   std::string path;
   sqlite::Database db;
   std::mutex mutex;
 
-  // Stored ranges overlapping [first, last], oldest first. The ranges of one scope never
-  // overlap, so only the last range starting at or before `first` can reach into the span
-  // from the left; the primary key finds it and the ones starting inside directly.
-  std::vector<Stored> overlapping(const DatasetRef& dataset, const Scope& scope) {
-    auto stmt_lease =
-        db.cached(fmt::format("SELECT {} FROM materialization_ranges WHERE source = ?1 AND "
-                              "asset = ?2 AND scope = ?3 AND first >= coalesce((SELECT max(first) "
-                              "FROM materialization_ranges WHERE source = ?1 AND asset = ?2 AND "
-                              "scope = ?3 AND first <= ?4), ?4) AND first <= ?5 AND last >= ?4 "
-                              "ORDER BY first",
-                              record_columns));
+  std::int64_t schema_version() {
+    Statement stmt(db, "PRAGMA user_version");
+    return stmt.step() ? stmt.column_int(0) : 0;
+  }
+
+  // Stored ranges overlapping [first, last], ascending. The ranges of one scope never overlap,
+  // so only the last range starting at or before `first` can reach into the span from the
+  // left; the primary key finds it and the ones starting inside directly.
+  std::vector<Range> overlapping(std::string_view source, std::string_view asset,
+                                 const std::string& scope, std::int64_t first, std::int64_t last) {
+    auto stmt_lease = db.cached(
+        "SELECT first, last, status, failure FROM partition_ranges WHERE source = ?1 AND "
+        "asset = ?2 AND scope = ?3 AND first >= coalesce((SELECT max(first) FROM "
+        "partition_ranges WHERE source = ?1 AND asset = ?2 AND scope = ?3 AND first <= ?4), ?4) "
+        "AND first <= ?5 AND last >= ?4 ORDER BY first");
     Statement& stmt = *stmt_lease;
-    bind_dataset(stmt, dataset, scope.name);
-    stmt.bind_int(4, scope.first);
-    stmt.bind_int(5, scope.last);
-    std::vector<Stored> out;
-    while (stmt.step()) out.push_back(stored_from(stmt));
+    bind_dataset(stmt, source, asset, scope);
+    stmt.bind_int(4, first);
+    stmt.bind_int(5, last);
+    std::vector<Range> out;
+    while (stmt.step()) out.push_back({stmt.column_int(0), stmt.column_int(1), cell_from(stmt, 2)});
     return out;
   }
 
-  void insert_range(const DatasetRef& dataset, const Scope& scope, std::int64_t first,
-                    std::int64_t last, const MaterializationRecord& r) {
+  // A new failure row for `record`; returns its id.
+  std::int64_t insert_failure(const MaterializationRecord& r) {
     auto stmt_lease = db.cached(
-        "INSERT OR REPLACE INTO materialization_ranges (source, asset, scope, first, "
-        "last, status, rows, run_id, started, finished, error, asset_name) VALUES "
-        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        "INSERT INTO failures (asset_name, rows, run_id, started, finished, error) VALUES "
+        "(?, ?, ?, ?, ?, ?)");
     Statement& stmt = *stmt_lease;
-    bind_dataset(stmt, dataset, scope.name);
-    stmt.bind_int(4, first);
-    stmt.bind_int(5, last);
-    bind_record(stmt, 6, r);
+    stmt.bind_text(1, r.asset);
+    stmt.bind_int(2, r.rows);
+    stmt.bind_text(3, r.run_id);
+    stmt.bind_text(4, r.started.to_string());
+    stmt.bind_text(5, r.finished.to_string());
+    stmt.bind_text(6, r.error);
+    stmt.step();
+    return sqlite3_last_insert_rowid(db.get());
+  }
+
+  Cell cell_for(const MaterializationRecord& r) {
+    if (r.status == MaterializationStatus::materialized) return {r.status, 0};
+    return {r.status, insert_failure(r)};
+  }
+
+  // Deletes failure rows that no range or key refers to any more.
+  void drop_unreferenced(const std::vector<std::int64_t>& failures) {
+    auto stmt_lease = db.cached(
+        "DELETE FROM failures WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM partition_ranges "
+        "WHERE failure = ?1) AND NOT EXISTS (SELECT 1 FROM partition_keys WHERE failure = ?1)");
+    Statement& stmt = *stmt_lease;
+    for (std::int64_t id : failures) {
+      stmt.reset();
+      stmt.bind_int(1, id);
+      stmt.step();
+    }
+  }
+
+  std::optional<MaterializationRecord> failure(std::int64_t id) {
+    auto stmt_lease = db.cached(
+        "SELECT asset_name, rows, run_id, started, finished, error FROM failures WHERE id = ?");
+    Statement& stmt = *stmt_lease;
+    stmt.bind_int(1, id);
+    if (!stmt.step()) return std::nullopt;
+    MaterializationRecord r;
+    r.asset = stmt.column_text(0);
+    r.status = MaterializationStatus::failed;
+    r.rows = stmt.column_int(1);
+    r.run_id = stmt.column_text(2);
+    r.started = TimePoint::parse(stmt.column_text(3));
+    r.finished = TimePoint::parse(stmt.column_text(4));
+    r.error = stmt.column_text(5);
+    return r;
+  }
+
+  MaterializationRecord record_of(std::string_view asset, const Cell& cell) {
+    if (cell.failure != 0) {
+      if (auto r = failure(cell.failure)) return *r;
+    }
+    MaterializationRecord r;
+    r.asset = std::string(asset);
+    r.status = cell.status;
+    return r;
+  }
+
+  void insert_range(std::string_view source, std::string_view asset, const std::string& scope,
+                    const Range& range) {
+    auto stmt_lease = db.cached(
+        "INSERT INTO partition_ranges (source, asset, scope, first, last, status, failure) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)");
+    Statement& stmt = *stmt_lease;
+    bind_dataset(stmt, source, asset, scope);
+    stmt.bind_int(4, range.first);
+    stmt.bind_int(5, range.last);
+    bind_cell(stmt, 6, range.cell);
     stmt.step();
   }
 
-  void put_key(const DatasetRef& dataset, const std::string& scope, const std::string& key,
-               const MaterializationRecord& r) {
+  // Sets the state of ordinals [first, last] to `cell`: the ranges overlapping it lose their
+  // overlapped part, and neighbours in the same state merge with it. Callers hold a
+  // transaction.
+  void assign_range(std::string_view source, std::string_view asset, const std::string& scope,
+                    std::int64_t first, std::int64_t last, const Cell& cell) {
+    // The touching neighbours too: they may merge with the new range.
+    std::vector<Range> old = overlapping(source, asset, scope, first - 1, last + 1);
+    std::optional<Range> left;
+    std::optional<Range> right;
+    std::vector<std::int64_t> failures;
+    {
+      auto del_lease = db.cached(
+          "DELETE FROM partition_ranges WHERE source = ? AND asset = ? AND scope = ? AND "
+          "first = ?");
+      Statement& del = *del_lease;
+      for (const Range& r : old) {
+        del.reset();
+        bind_dataset(del, source, asset, scope);
+        del.bind_int(4, r.first);
+        del.step();
+        if (r.cell.failure != 0) failures.push_back(r.cell.failure);
+        if (r.first < first) left = Range{r.first, std::min(r.last, first - 1), r.cell};
+        if (r.last > last) right = Range{std::max(r.first, last + 1), r.last, r.cell};
+      }
+    }
+    Range merged{first, last, cell};
+    if (left && left->last + 1 == first && left->cell == cell) {
+      merged.first = left->first;
+      left.reset();
+    }
+    if (right && right->first == last + 1 && right->cell == cell) {
+      merged.last = right->last;
+      right.reset();
+    }
+    if (left) insert_range(source, asset, scope, *left);
+    insert_range(source, asset, scope, merged);
+    if (right) insert_range(source, asset, scope, *right);
+    drop_unreferenced(failures);
+  }
+
+  // Sets the state of one key; returns the failure it referred to before (0 for none).
+  std::int64_t assign_key(std::string_view source, std::string_view asset, const std::string& scope,
+                          const std::string& key, const Cell& cell) {
+    std::int64_t before = 0;
+    {
+      auto get_lease = db.cached(
+          "SELECT failure FROM partition_keys WHERE source = ? AND asset = ? AND scope = ? AND "
+          "key = ?");
+      Statement& get = *get_lease;
+      bind_dataset(get, source, asset, scope);
+      get.bind_text(4, key, false);
+      if (get.step() && !get.column_is_null(0)) before = get.column_int(0);
+    }
     auto stmt_lease = db.cached(
-        "INSERT OR REPLACE INTO materialization_keys (source, asset, scope, key, "
-        "status, rows, run_id, started, finished, error, asset_name) VALUES "
-        "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+        "INSERT OR REPLACE INTO partition_keys (source, asset, scope, key, status, failure) "
+        "VALUES (?, ?, ?, ?, ?, ?)");
     Statement& stmt = *stmt_lease;
-    bind_dataset(stmt, dataset, scope);
+    bind_dataset(stmt, source, asset, scope);
     stmt.bind_text(4, key, false);
-    bind_record(stmt, 5, r);
+    bind_cell(stmt, 5, cell);
     stmt.step();
+    return before;
   }
 
-  std::optional<MaterializationRecord> get_key(const DatasetRef& dataset, const std::string& scope,
-                                               const std::string& key) {
+  std::optional<Cell> key_cell(const DatasetRef& dataset, const std::string& scope,
+                               const std::string& key) {
     auto stmt_lease = db.cached(
-        "SELECT 0, 0, status, rows, run_id, started, finished, error, asset_name "
-        "FROM materialization_keys WHERE source = ? AND asset = ? AND scope = ? AND "
-        "key = ?");
+        "SELECT status, failure FROM partition_keys WHERE source = ? AND asset = ? AND "
+        "scope = ? AND key = ?");
     Statement& stmt = *stmt_lease;
-    bind_dataset(stmt, dataset, scope);
+    bind_dataset(stmt, dataset.source, dataset.asset, scope);
     stmt.bind_text(4, key, false);
     if (!stmt.step()) return std::nullopt;
-    return stored_from(stmt).record;
+    return cell_from(stmt, 0);
+  }
+
+  // Converts the tables of the first file format (one row per record, every row carrying its
+  // record) into states, then drops them. Runs inside the opening transaction.
+  void migrate_from_records() {
+    bool old_ranges = false;
+    bool old_keys = false;
+    {
+      Statement tables(db,
+                       "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN "
+                       "('materialization_ranges', 'materialization_keys')");
+      while (tables.step()) {
+        (tables.column_text(0) == "materialization_ranges" ? old_ranges : old_keys) = true;
+      }
+    }
+    auto old_record = [](Statement& stmt, int at) {
+      MaterializationRecord r;
+      r.status = status_from(stmt.column_text(at));
+      r.rows = stmt.column_int(at + 1);
+      r.run_id = stmt.column_text(at + 2);
+      r.started = TimePoint::parse(stmt.column_text(at + 3));
+      r.finished = TimePoint::parse(stmt.column_text(at + 4));
+      r.error = stmt.column_text(at + 5);
+      r.asset = stmt.column_text(at + 6);
+      return r;
+    };
+    if (old_ranges) {
+      Statement rows(db,
+                     "SELECT source, asset, scope, first, last, status, rows, run_id, started, "
+                     "finished, error, asset_name FROM materialization_ranges ORDER BY source, "
+                     "asset, scope, first");
+      while (rows.step()) {
+        const MaterializationRecord r = old_record(rows, 5);
+        assign_range(rows.column_text(0), rows.column_text(1), rows.column_text(2),
+                     rows.column_int(3), rows.column_int(4), cell_for(r));
+      }
+    }
+    if (old_keys) {
+      Statement rows(db,
+                     "SELECT source, asset, scope, key, status, rows, run_id, started, "
+                     "finished, error, asset_name FROM materialization_keys");
+      while (rows.step()) {
+        const MaterializationRecord r = old_record(rows, 4);
+        assign_key(rows.column_text(0), rows.column_text(1), rows.column_text(2),
+                   rows.column_text(3), cell_for(r));
+      }
+    }
+    if (old_ranges) db.exec("DROP TABLE materialization_ranges");
+    if (old_keys) db.exec("DROP TABLE materialization_keys");
   }
 };
 
@@ -171,32 +346,20 @@ void SqliteStore::record(const DatasetRef& dataset, const PartitionWindow* windo
                          const MaterializationRecord& record) {
   std::lock_guard lock(state_->mutex);
   sqlite::Transaction transaction(state_->db);
+  const Cell cell = state_->cell_for(record);
   if (!window) {
-    state_->put_key(dataset, "none", "", record);
+    const std::int64_t before = state_->assign_key(dataset.source, dataset.asset, "none", "", cell);
+    if (before != 0) state_->drop_unreferenced({before});
   } else if (Scope scope = scope_of(*window); scope.ranged) {
-    // Cut the overlapped parts out of earlier ranges, keeping what sticks out on either side.
-    std::vector<Stored> old = state_->overlapping(dataset, scope);
-    {
-      auto del_lease = state_->db.cached(
-          "DELETE FROM materialization_ranges WHERE source = ? AND asset = ? AND "
-          "scope = ? AND first = ?");
-      Statement& del = *del_lease;
-      for (const Stored& s : old) {
-        del.reset();
-        bind_dataset(del, dataset, scope.name);
-        del.bind_int(4, s.first);
-        del.step();
-      }
-    }
-    for (const Stored& s : old) {
-      if (s.first < scope.first)
-        state_->insert_range(dataset, scope, s.first, scope.first - 1, s.record);
-      if (s.last > scope.last)
-        state_->insert_range(dataset, scope, scope.last + 1, s.last, s.record);
-    }
-    state_->insert_range(dataset, scope, scope.first, scope.last, record);
+    state_->assign_range(dataset.source, dataset.asset, scope.name, scope.first, scope.last, cell);
   } else {
-    for (const std::string& key : window->keys()) state_->put_key(dataset, scope.name, key, record);
+    std::vector<std::int64_t> before;
+    for (const std::string& key : window->keys()) {
+      const std::int64_t id =
+          state_->assign_key(dataset.source, dataset.asset, scope.name, key, cell);
+      if (id != 0 && (before.empty() || before.back() != id)) before.push_back(id);
+    }
+    state_->drop_unreferenced(before);
   }
   transaction.commit();
 }
@@ -206,23 +369,19 @@ WindowStatus SqliteStore::status(const DatasetRef& dataset, const PartitionWindo
   Scope scope = scope_of(window);
   std::vector<detail::StatusSegment> segments;
   if (scope.ranged) {
-    for (const Stored& s : state_->overlapping(dataset, scope)) {
-      segments.push_back({s.first, s.last, s.record.status});
+    for (const Range& r :
+         state_->overlapping(dataset.source, dataset.asset, scope.name, scope.first, scope.last)) {
+      segments.push_back({r.first, r.last, r.cell.status});
     }
     return detail::to_window_status(segments, scope.first, window.size());
   }
   // Keyed partitions: the window's indices stand in for ordinals.
   auto stmt_lease = state_->db.cached(
-      "SELECT key, status FROM materialization_keys WHERE source = ? AND asset = ? "
-      "AND scope = ?");
+      "SELECT key, status FROM partition_keys WHERE source = ? AND asset = ? AND scope = ?");
   Statement& stmt = *stmt_lease;
-  bind_dataset(stmt, dataset, scope.name);
+  bind_dataset(stmt, dataset.source, dataset.asset, scope.name);
   std::unordered_map<std::string, MaterializationStatus> stored;
-  while (stmt.step()) {
-    stored[stmt.column_text(0)] = stmt.column_text(1) == "failed"
-                                      ? MaterializationStatus::failed
-                                      : MaterializationStatus::materialized;
-  }
+  while (stmt.step()) stored[stmt.column_text(0)] = status_from(stmt.column_text(1));
   const std::vector<std::string> keys = window.keys();
   for (std::size_t i = 0; i < keys.size(); ++i) {
     auto it = stored.find(keys[i]);
@@ -236,24 +395,19 @@ WindowStatus SqliteStore::status(const DatasetRef& dataset, const PartitionWindo
 std::optional<MaterializationRecord> SqliteStore::latest(const DatasetRef& dataset,
                                                          const Partition* partition) {
   std::lock_guard lock(state_->mutex);
-  if (!partition) return state_->get_key(dataset, "none", "");
-  if (const auto* time = dynamic_cast<const TimePartition*>(partition)) {
-    std::int64_t at = ordinal(time->granularity(), time->value());
-    auto stmt_lease =
-        state_->db.cached(fmt::format("SELECT {} FROM materialization_ranges WHERE source = ? AND "
-                                      "asset = ? AND scope = ? AND first <= ? ORDER BY first DESC "
-                                      "LIMIT 1",
-                                      record_columns));
-    Statement& stmt = *stmt_lease;
+  std::optional<Cell> cell;
+  if (!partition) {
+    cell = state_->key_cell(dataset, "none", "");
+  } else if (const auto* time = dynamic_cast<const TimePartition*>(partition)) {
+    const std::int64_t at = ordinal(time->granularity(), time->value());
     const std::string scope = fmt::format("time:{}", time->granularity().name());
-    bind_dataset(stmt, dataset, scope);  // bound without copying: `scope` outlives the step
-    stmt.bind_int(4, at);
-    if (!stmt.step()) return std::nullopt;
-    Stored s = stored_from(stmt);
-    if (s.last < at) return std::nullopt;
-    return s.record;
+    auto found = state_->overlapping(dataset.source, dataset.asset, scope, at, at);
+    if (!found.empty()) cell = found.front().cell;
+  } else {
+    cell = state_->key_cell(dataset, std::string(partition->kind()), partition->key());
   }
-  return state_->get_key(dataset, std::string(partition->kind()), partition->key());
+  if (!cell) return std::nullopt;
+  return state_->record_of(dataset.asset, *cell);
 }
 
 std::unique_ptr<MaterializationStore> open_store(std::string_view path) {

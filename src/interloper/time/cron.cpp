@@ -1,0 +1,333 @@
+#include "interloper/cron.hpp"
+
+#include <array>
+#include <bit>
+#include <cctype>
+#include <stdexcept>
+#include <vector>
+
+#include "interloper/time/civil.hpp"
+
+namespace interloper {
+
+namespace {
+
+constexpr std::int64_t kMinutesPerDay = 1440;
+
+struct FieldSpec {
+  const char* name;
+  unsigned min;
+  unsigned max;  // the largest value written (7 for the day of week, which means Sunday)
+  const char* const* names;  // names[i] is value min + i, or nullptr
+  std::size_t name_count;
+};
+
+constexpr const char* kMonthNames[] = {"jan", "feb", "mar", "apr", "may", "jun",
+                                       "jul", "aug", "sep", "oct", "nov", "dec"};
+constexpr const char* kDayNames[] = {"sun", "mon", "tue", "wed", "thu", "fri", "sat"};
+
+constexpr FieldSpec kFields[] = {
+    {"minute", 0, 59, nullptr, 0},       {"hour", 0, 23, nullptr, 0},
+    {"day of month", 1, 31, nullptr, 0}, {"month", 1, 12, kMonthNames, 12},
+    {"day of week", 0, 7, kDayNames, 7},
+};
+
+struct Macro {
+  const char* name;
+  const char* expansion;
+};
+
+constexpr Macro kMacros[] = {
+    {"@hourly", "0 * * * *"},   {"@daily", "0 0 * * *"},   {"@midnight", "0 0 * * *"},
+    {"@weekly", "0 0 * * 0"},   {"@monthly", "0 0 1 * *"}, {"@yearly", "0 0 1 1 *"},
+    {"@annually", "0 0 1 1 *"},
+};
+
+class Parser {
+ public:
+  explicit Parser(std::string_view text) : text_(text) {}
+
+  [[noreturn]] void fail(std::size_t position, const std::string& what) const {
+    throw CronSyntaxError("invalid cron expression '" + std::string(text_) + "': " + what,
+                          position);
+  }
+
+  // A value: digits, or a name for fields that have names.
+  unsigned value(std::string_view token, std::size_t position, const FieldSpec& f) const {
+    if (token.empty()) fail(position, std::string(f.name) + " value missing");
+    if (std::isdigit(static_cast<unsigned char>(token.front()))) {
+      unsigned v = 0;
+      for (const char ch : token) {
+        if (!std::isdigit(static_cast<unsigned char>(ch))) {
+          fail(position,
+               std::string(f.name) + " value '" + std::string(token) + "' is not a number");
+        }
+        v = v * 10 + static_cast<unsigned>(ch - '0');
+        if (v > 1000) break;
+      }
+      if (v < f.min || v > f.max) {
+        fail(position, std::string(f.name) + " " + std::string(token) + " is out of range " +
+                           std::to_string(f.min) + "-" + std::to_string(f.max));
+      }
+      return v;
+    }
+    for (std::size_t i = 0; i < f.name_count; ++i) {
+      if (token.size() == 3 &&
+          std::tolower(static_cast<unsigned char>(token[0])) == f.names[i][0] &&
+          std::tolower(static_cast<unsigned char>(token[1])) == f.names[i][1] &&
+          std::tolower(static_cast<unsigned char>(token[2])) == f.names[i][2]) {
+        return f.min + static_cast<unsigned>(i);
+      }
+    }
+    fail(position, "unknown " + std::string(f.name) + " '" + std::string(token) + "'");
+  }
+
+  // The set of values of one field, as bits.
+  std::uint64_t field(std::string_view text, std::size_t position, const FieldSpec& f) const {
+    std::uint64_t bits = 0;
+    std::size_t start = 0;
+    while (true) {
+      const std::size_t comma = text.find(',', start);
+      const std::string_view item = text.substr(
+          start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+      bits |= this->item(item, position + start, f);
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+    return bits;
+  }
+
+  std::uint64_t item(std::string_view item, std::size_t position, const FieldSpec& f) const {
+    if (item.empty()) fail(position, "empty item in the " + std::string(f.name) + " field");
+    std::string_view base = item;
+    unsigned step = 1;
+    bool stepped = false;
+    if (const std::size_t slash = item.find('/'); slash != std::string_view::npos) {
+      base = item.substr(0, slash);
+      const std::string_view s = item.substr(slash + 1);
+      if (s.empty())
+        fail(position, std::string(f.name) + " step missing in '" + std::string(item) + "'");
+      step = 0;
+      for (const char ch : s) {
+        if (!std::isdigit(static_cast<unsigned char>(ch))) {
+          fail(position, std::string(f.name) + " step '" + std::string(s) + "' is not a number");
+        }
+        step = std::min(step * 10 + static_cast<unsigned>(ch - '0'), 1000u);
+      }
+      if (step == 0) fail(position, std::string(f.name) + " step must not be 0");
+      stepped = true;
+    }
+    unsigned lo = f.min;
+    unsigned hi = f.max;
+    if (base == "*") {
+      if (f.max == 7) hi = 6;  // `*` in the day of week: Sunday once
+    } else {
+      const std::size_t dash = base.find('-');
+      if (dash == std::string_view::npos) {
+        lo = value(base, position, f);
+        hi = stepped ? f.max : lo;
+      } else {
+        lo = value(base.substr(0, dash), position, f);
+        hi = value(base.substr(dash + 1), position, f);
+        if (hi < lo) {
+          fail(position, std::string(f.name) + " range '" + std::string(base) + "' is backwards");
+        }
+      }
+    }
+    std::uint64_t bits = 0;
+    for (unsigned v = lo; v <= hi; v += step) bits |= std::uint64_t{1} << (f.max == 7 ? v % 7 : v);
+    return bits;
+  }
+
+ private:
+  std::string_view text_;
+};
+
+bool is_space(char ch) { return ch == ' ' || ch == '\t'; }
+
+// The largest day of month m (1..12) in any year.
+constexpr unsigned longest_month(unsigned m) {
+  return m == 2 ? 29 : detail::days_in_month(2001, m);
+}
+
+// 0 = Sunday .. 6 = Saturday for a day count since 1970-01-01 (a Thursday).
+constexpr unsigned weekday_from_sunday(std::int64_t days) {
+  return static_cast<unsigned>(detail::floor_mod(days + 4, 7));
+}
+
+constexpr std::uint64_t kAllDays = 0xFFFFFFFEull;  // bits 1..31
+
+}  // namespace
+
+CronSchedule CronSchedule::parse(std::string_view text) {
+  const Parser parser(text);
+  std::size_t begin = 0, end = text.size();
+  while (begin < end && is_space(text[begin])) ++begin;
+  while (end > begin && is_space(text[end - 1])) --end;
+  std::string_view body = text.substr(begin, end - begin);
+  std::size_t base = begin;  // offset of body in text
+  if (!body.empty() && body.front() == '@') {
+    const Macro* macro = nullptr;
+    for (const Macro& m : kMacros) {
+      if (body == m.name) macro = &m;
+    }
+    if (macro == nullptr) {
+      parser.fail(begin, "unknown macro '" + std::string(body) +
+                             "' (expected @hourly, @daily, @midnight, @weekly, @monthly, "
+                             "@yearly or @annually)");
+    }
+    CronSchedule s = parse(macro->expansion);
+    s.text_.assign(text);
+    return s;
+  }
+  std::vector<std::pair<std::string_view, std::size_t>> fields;
+  std::size_t i = 0;
+  while (i < body.size()) {
+    while (i < body.size() && is_space(body[i])) ++i;
+    const std::size_t start = i;
+    while (i < body.size() && !is_space(body[i])) ++i;
+    if (i > start) fields.emplace_back(body.substr(start, i - start), base + start);
+  }
+  if (fields.size() != 5) {
+    parser.fail(begin, "expected 5 fields (minute hour day-of-month month day-of-week), got " +
+                           std::to_string(fields.size()));
+  }
+  CronSchedule s;
+  s.text_.assign(text);
+  s.minutes_ = parser.field(fields[0].first, fields[0].second, kFields[0]);
+  s.hours_ =
+      static_cast<std::uint32_t>(parser.field(fields[1].first, fields[1].second, kFields[1]));
+  s.days_ = static_cast<std::uint32_t>(parser.field(fields[2].first, fields[2].second, kFields[2]));
+  s.months_ =
+      static_cast<std::uint16_t>(parser.field(fields[3].first, fields[3].second, kFields[3]));
+  s.weekdays_ =
+      static_cast<std::uint8_t>(parser.field(fields[4].first, fields[4].second, kFields[4]));
+  const bool days_restricted = s.days_ != kAllDays;
+  const bool weekdays_restricted = s.weekdays_ != 0x7F;
+  s.day_or_ = days_restricted && weekdays_restricted;
+  if (days_restricted && !weekdays_restricted) {
+    bool fires = false;
+    for (unsigned m = 1; m <= 12; ++m) {
+      const std::uint64_t possible = (std::uint64_t{2} << longest_month(m)) - 2;
+      if ((s.months_ >> m & 1) && (s.days_ & possible) != 0) fires = true;
+    }
+    if (!fires) {
+      parser.fail(fields[2].second, "day of month '" + std::string(fields[2].first) +
+                                        "' never occurs in month '" + std::string(fields[3].first) +
+                                        "', so it never fires");
+    }
+  }
+  return s;
+}
+
+bool CronSchedule::day_matches(std::int64_t days) const {
+  const detail::Civil c = detail::civil_from_days(days);
+  const bool dom = (days_ >> c.day) & 1;
+  const bool dow = (weekdays_ >> weekday_from_sunday(days)) & 1;
+  return (months_ >> c.month & 1) && (day_or_ ? (dom || dow) : (dom && dow));
+}
+
+bool CronSchedule::matches(TimePoint civil) const {
+  const std::int64_t minute = detail::floor_div(civil.epoch_seconds(), 60);
+  const std::int64_t days = detail::floor_div(minute, kMinutesPerDay);
+  const auto of_day = static_cast<unsigned>(minute - days * kMinutesPerDay);
+  return day_matches(days) && (hours_ >> (of_day / 60) & 1) && (minutes_ >> (of_day % 60) & 1);
+}
+
+std::int64_t CronSchedule::next_match(std::int64_t civil) const {
+  const std::int64_t minute = detail::floor_div(civil, 60) + 1;
+  std::int64_t days = detail::floor_div(minute, kMinutesPerDay);
+  const auto of_day = static_cast<unsigned>(minute - days * kMinutesPerDay);
+  const detail::Civil c = detail::civil_from_days(days);
+  std::int64_t y = c.year;
+  unsigned mo = c.month, d = c.day, h = of_day / 60, mi = of_day % 60;
+  const unsigned first_hour = static_cast<unsigned>(std::countr_zero(hours_));
+  const unsigned first_minute = static_cast<unsigned>(std::countr_zero(minutes_));
+
+  // Moves to the start of the first day of the month after mo.
+  const auto next_month = [&] {
+    if (++mo > 12) {
+      mo = 1;
+      ++y;
+    }
+    d = 1;
+    h = first_hour;
+    mi = first_minute;
+  };
+  // Fires exist (parse checks), so the loop ends within a leap-year cycle of months.
+  for (int guard = 0; guard < 12 * 400; ++guard) {
+    if (!(months_ >> mo & 1)) {
+      const unsigned later = months_ & ~((2u << mo) - 1);
+      if (later != 0) {
+        mo = static_cast<unsigned>(std::countr_zero(later));
+      } else {
+        mo = static_cast<unsigned>(std::countr_zero(static_cast<unsigned>(months_)));
+        ++y;
+      }
+      d = 1;
+      h = first_hour;
+      mi = first_minute;
+    }
+    const unsigned dim = detail::days_in_month(y, mo);
+    const std::uint64_t valid = (std::uint64_t{2} << dim) - 2;
+    const std::int64_t day1 = detail::days_from_civil(y, mo, 1);
+    // Bit d (1..31) is set when day d of this month falls on a weekday of the expression.
+    const unsigned w1 = weekday_from_sunday(day1);
+    std::uint64_t week = 0;
+    for (unsigned k = 0; k < 7; ++k) week |= std::uint64_t{(weekdays_ >> ((w1 + k) % 7)) & 1u} << k;
+    const std::uint64_t by_weekday = (week | week << 7 | week << 14 | week << 21 | week << 28) << 1;
+    const std::uint64_t by_day = days_;
+    std::uint64_t matching = (day_or_ ? (by_day | by_weekday) : (by_day & by_weekday)) & valid;
+    matching &= ~((std::uint64_t{1} << d) - 1);  // days >= d
+    if (matching == 0) {
+      next_month();
+      continue;
+    }
+    const auto nd = static_cast<unsigned>(std::countr_zero(matching));
+    if (nd != d) {
+      d = nd;
+      h = first_hour;
+      mi = first_minute;
+    }
+    const std::uint32_t hours = h > 23 ? 0 : hours_ & ~((1u << h) - 1);
+    if (hours == 0) {
+      if (++d > dim) {
+        next_month();
+      } else {
+        h = first_hour;
+        mi = first_minute;
+      }
+      continue;
+    }
+    const auto nh = static_cast<unsigned>(std::countr_zero(hours));
+    if (nh != h) {
+      h = nh;
+      mi = first_minute;
+    }
+    const std::uint64_t mins = mi > 59 ? 0 : minutes_ & ~((std::uint64_t{1} << mi) - 1);
+    if (mins == 0) {
+      ++h;
+      mi = first_minute;
+      continue;
+    }
+    mi = static_cast<unsigned>(std::countr_zero(mins));
+    return (detail::days_from_civil(y, mo, d) * kMinutesPerDay + h * 60 + mi) * 60;
+  }
+  throw std::logic_error("cron expression '" + text_ + "' found no fire in 400 years");
+}
+
+TimePoint CronSchedule::next_fire(TimePoint after, std::string_view zone) const {
+  const std::int64_t limit = after.epoch_seconds();
+  std::int64_t wall = to_local(after, zone).epoch_seconds();
+  // Wall times after `after`'s own can still lie before it when clocks went back and `after` is
+  // in the repeated span; those fired at their first occurrence already.
+  for (int guard = 0; guard < 100000; ++guard) {
+    wall = next_match(wall);
+    const LocalTime local = from_local(TimePoint::from_epoch_seconds(wall), zone);
+    if (local.first.epoch_seconds() > limit) return local.first;
+  }
+  throw std::logic_error("cron expression '" + text_ + "' found no fire after " +
+                         after.to_string());
+}
+
+}  // namespace interloper

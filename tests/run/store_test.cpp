@@ -1,0 +1,333 @@
+// The materialization stores: one set of semantics run over every store (ranges split on
+// overwrite, status by arithmetic, failures kept, states coalesced), then what is particular
+// to the SQLite file (persistence, size, the earlier file format).
+#include "interloper/store.hpp"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <random>
+
+#include "destination/storage_fixtures.hpp"
+
+namespace interloper {
+namespace {
+
+using testing::at;
+using testing::day;
+using testing::TempDir;
+
+MaterializationRecord done(std::string run, std::int64_t rows = 1) {
+  MaterializationRecord r;
+  r.asset = "stats";
+  r.status = MaterializationStatus::materialized;
+  r.rows = rows;
+  r.run_id = std::move(run);
+  r.started = TimePoint(at(2026, 5, 1, 10));
+  r.finished = TimePoint(at(2026, 5, 1, 11));
+  return r;
+}
+
+MaterializationRecord failed(std::string run, std::string error) {
+  MaterializationRecord r = done(std::move(run), 0);
+  r.status = MaterializationStatus::failed;
+  r.error = std::move(error);
+  return r;
+}
+
+// One row count of the SQLite file at `path`.
+std::int64_t count_rows(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* stmt = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sql;
+  std::int64_t n = -1;
+  if (sqlite3_step(stmt) == SQLITE_ROW) n = sqlite3_column_int64(stmt, 0);
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return n;
+}
+
+// Every store kind runs the same tests; a new store joins by adding its name here and in
+// make_store.
+class StoreTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  std::unique_ptr<MaterializationStore> make_store() {
+    if (GetParam() == "memory") return std::make_unique<MemoryStore>();
+    return std::make_unique<SqliteStore>(path);
+  }
+  TempDir dir;
+  std::string path = dir / "state/store.db";
+  std::unique_ptr<MaterializationStore> store = make_store();
+  TimePartitionConfig daily{"date", {.allow_window = true}};
+  DatasetRef stats{"ads", "stats", &daily};
+};
+
+INSTANTIATE_TEST_SUITE_P(Stores, StoreTest, ::testing::Values("memory", "sqlite"),
+                         [](const auto& info) { return info.param; });
+
+class SqliteStoreTest : public ::testing::Test {
+ protected:
+  TempDir dir;
+  std::string path = dir / "state/store.db";
+  std::unique_ptr<SqliteStore> store = std::make_unique<SqliteStore>(path);
+  TimePartitionConfig daily{"date", {.allow_window = true}};
+  DatasetRef stats{"ads", "stats", &daily};
+};
+
+TEST_P(StoreTest, RecordsSplitEarlierRanges) {
+  TimePartitionWindow january(day(2026, 1, 1), day(2026, 1, 31));
+  store->record(stats, &january, done("r1", 31));
+  TimePartitionWindow middle(day(2026, 1, 10), day(2026, 1, 12));
+  store->record(stats, &middle, failed("r2", "boom"));
+  WindowStatus s = store->status(stats, january);
+  EXPECT_EQ(s.materialized, (std::vector<PartitionRange>{{0, 8}, {12, 30}}));
+  EXPECT_EQ(s.failed, (std::vector<PartitionRange>{{9, 11}}));
+  EXPECT_TRUE(s.missing.empty());
+
+  TimePartition jan11(day(2026, 1, 11));
+  auto latest = store->latest(stats, &jan11);
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(latest->status, MaterializationStatus::failed);
+  EXPECT_EQ(latest->error, "boom");
+  EXPECT_EQ(latest->run_id, "r2");
+  EXPECT_EQ(latest->started, TimePoint(at(2026, 5, 1, 10)));
+  EXPECT_EQ(latest->finished, TimePoint(at(2026, 5, 1, 11)));
+  EXPECT_EQ(latest->asset, "stats");
+  // A materialized partition keeps its state only: the run's details are not per partition.
+  TimePartition jan20(day(2026, 1, 20));
+  latest = store->latest(stats, &jan20);
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(latest->status, MaterializationStatus::materialized);
+  EXPECT_EQ(latest->asset, "stats");
+  EXPECT_EQ(latest->run_id, "");
+  EXPECT_EQ(latest->rows, 0);
+  TimePartition feb1(day(2026, 2, 1));
+  EXPECT_FALSE(store->latest(stats, &feb1).has_value());
+
+  // Re-running the middle succeeds; adjacent materialized ranges read as one.
+  store->record(stats, &middle, done("r3"));
+  s = store->status(stats, january);
+  EXPECT_EQ(s.materialized, (std::vector<PartitionRange>{{0, 30}}));
+  EXPECT_TRUE(s.failed.empty());
+}
+
+TEST_P(StoreTest, MissingAroundAndBetweenRanges) {
+  TimePartitionWindow a(day(2026, 1, 3), day(2026, 1, 4));
+  TimePartitionWindow b(day(2026, 1, 8), day(2026, 1, 8));
+  store->record(stats, &a, done("r1"));
+  store->record(stats, &b, done("r1"));
+  TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 10));
+  WindowStatus s = store->status(stats, window);
+  EXPECT_EQ(s.materialized, (std::vector<PartitionRange>{{2, 3}, {7, 7}}));
+  EXPECT_EQ(s.missing, (std::vector<PartitionRange>{{0, 1}, {4, 6}, {8, 9}}));
+  // A window that starts inside a range clips it.
+  TimePartitionWindow inner(day(2026, 1, 4), day(2026, 1, 8));
+  s = store->status(stats, inner);
+  EXPECT_EQ(s.materialized, (std::vector<PartitionRange>{{0, 0}, {4, 4}}));
+  EXPECT_EQ(s.missing, (std::vector<PartitionRange>{{1, 3}}));
+  // Another granularity and another asset are kept apart.
+  TimePartitionWindow months(day(2026, 1, 1), day(2026, 1, 1), TimeGranularity::MONTH);
+  EXPECT_EQ(store->status(stats, months).missing, (std::vector<PartitionRange>{{0, 0}}));
+  DatasetRef other{"ads", "other", &daily};
+  EXPECT_EQ(store->status(other, window).missing, (std::vector<PartitionRange>{{0, 9}}));
+}
+
+TEST_F(SqliteStoreTest, PersistsAcrossReopen) {
+  TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 5));
+  store->record(stats, &window, done("r1"));
+  DatasetRef dims{"", "dims", nullptr};
+  store->record(dims, nullptr, done("r9", 4));
+  store = std::make_unique<SqliteStore>(path);
+  EXPECT_EQ(store->status(stats, window).materialized, (std::vector<PartitionRange>{{0, 4}}));
+  auto latest = store->latest(dims, nullptr);
+  ASSERT_TRUE(latest.has_value());
+  EXPECT_EQ(latest->status, MaterializationStatus::materialized);
+  store->record(dims, nullptr, failed("r10", "gone"));
+  store = std::make_unique<SqliteStore>(path);
+  EXPECT_EQ(store->latest(dims, nullptr)->error, "gone");
+  auto opened = open_store("sqlite://" + path);
+  EXPECT_EQ(opened->status(stats, window).materialized, (std::vector<PartitionRange>{{0, 4}}));
+  EXPECT_THROW(open_store("postgres://x"), DestinationError);
+}
+
+TEST_P(StoreTest, ListPartitionsByKey) {
+  ListPartitionConfig regions("region", {"eu", "us", "apac", "latam"}, true);
+  DatasetRef sales{"shop", "sales", &regions};
+  auto first_two = regions.window("eu", "us");
+  store->record(sales, &first_two, done("r1"));
+  auto latam = regions.partition("latam");
+  store->record(sales, latam.as_window().get(), failed("r2", "no data"));
+  auto all = regions.window("eu", "latam");
+  WindowStatus s = store->status(sales, all);
+  EXPECT_EQ(s.materialized, (std::vector<PartitionRange>{{0, 1}}));
+  EXPECT_EQ(s.missing, (std::vector<PartitionRange>{{2, 2}}));
+  EXPECT_EQ(s.failed, (std::vector<PartitionRange>{{3, 3}}));
+  auto us = regions.partition("us");
+  EXPECT_EQ(store->latest(sales, &us)->status, MaterializationStatus::materialized);
+  auto latam_key = regions.partition("latam");
+  EXPECT_EQ(store->latest(sales, &latam_key)->error, "no data");
+  EXPECT_EQ(store->latest(sales, &latam_key)->run_id, "r2");
+}
+
+TEST_P(StoreTest, MillionHourWindowAgainstScatteredRanges) {
+  TimePartitionConfig hourly{"ts", {.granularity = TimeGranularity::HOUR, .allow_window = true}};
+  DatasetRef events{"web", "events", &hourly};
+  TimePoint start(at(2000, 1, 1, 0));
+  // 200 scattered ranges, then a check of every count against a bitmap.
+  std::mt19937_64 rng(7);
+  const std::int64_t span = 1'000'000;
+  std::vector<char> state(static_cast<std::size_t>(span), 0);  // 0 missing, 1 ok, 2 failed
+  for (int i = 0; i < 200; ++i) {
+    std::int64_t a = static_cast<std::int64_t>(rng() % span);
+    std::int64_t len = static_cast<std::int64_t>(rng() % 5000);
+    std::int64_t b = std::min(span - 1, a + len);
+    bool ok = rng() % 3 != 0;
+    TimePartitionWindow w(TimeGranularity::HOUR.advance(start, a),
+                          TimeGranularity::HOUR.advance(start, b), TimeGranularity::HOUR);
+    store->record(events, &w, ok ? done("r") : failed("r", "x"));
+    std::fill(state.begin() + a, state.begin() + b + 1, ok ? 1 : 2);
+  }
+  TimePartitionWindow all(start, TimeGranularity::HOUR.advance(start, span - 1),
+                          TimeGranularity::HOUR);
+  WindowStatus s = store->status(events, all);
+  std::vector<char> seen(state.size(), 0);
+  auto paint = [&](const std::vector<PartitionRange>& ranges, char v) {
+    for (const auto& r : ranges) {
+      for (std::size_t i = r.first; i <= r.last; ++i) {
+        ASSERT_EQ(seen[i], 0) << i;
+        seen[i] = v;
+      }
+    }
+  };
+  paint(s.materialized, 1);
+  paint(s.failed, 2);
+  paint(s.missing, 3);
+  for (std::size_t i = 0; i < state.size(); ++i) {
+    ASSERT_EQ(seen[i], state[i] == 0 ? 3 : state[i]) << i;
+  }
+}
+
+TEST_P(StoreTest, FailureSurvivesSplitsAndGoesWhenRedone) {
+  TimePartitionWindow week(day(2026, 3, 1), day(2026, 3, 7));
+  store->record(stats, &week, failed("r1", "disk full"));
+  TimePartitionWindow wednesday(day(2026, 3, 4), day(2026, 3, 4));
+  store->record(stats, &wednesday, done("r2"));
+  for (unsigned d : {1U, 3U, 5U, 7U}) {
+    TimePartition p(day(2026, 3, d));
+    auto latest = store->latest(stats, &p);
+    ASSERT_TRUE(latest.has_value()) << d;
+    EXPECT_EQ(latest->error, "disk full") << d;
+    EXPECT_EQ(latest->run_id, "r1") << d;
+  }
+  // A second failure next to the first keeps its own error.
+  TimePartitionWindow friday(day(2026, 3, 6), day(2026, 3, 6));
+  store->record(stats, &friday, failed("r3", "timeout"));
+  TimePartition fri(day(2026, 3, 6));
+  TimePartition sat(day(2026, 3, 7));
+  EXPECT_EQ(store->latest(stats, &fri)->error, "timeout");
+  EXPECT_EQ(store->latest(stats, &sat)->error, "disk full");
+  WindowStatus s = store->status(stats, week);
+  EXPECT_EQ(s.failed, (std::vector<PartitionRange>{{0, 2}, {4, 6}}));
+  EXPECT_EQ(s.materialized, (std::vector<PartitionRange>{{3, 3}}));
+  store->record(stats, &week, done("r4"));
+  s = store->status(stats, week);
+  EXPECT_EQ(s.materialized, (std::vector<PartitionRange>{{0, 6}}));
+  EXPECT_EQ(store->latest(stats, &sat)->status, MaterializationStatus::materialized);
+  EXPECT_EQ(store->latest(stats, &sat)->error, "");
+}
+
+TEST_P(StoreTest, OnePartitionAtATimeReadsAsFewRanges) {
+  // 400 days recorded one by one, each by its own run, every 50th failed.
+  const TimePoint start(day(2025, 1, 1));
+  for (int i = 0; i < 400; ++i) {
+    TimePoint t = TimeGranularity::DAY.advance(start, i);
+    TimePartitionWindow one(t, t);
+    store->record(stats, &one,
+                  i % 50 == 7 ? failed("r" + std::to_string(i), "e" + std::to_string(i))
+                              : done("r" + std::to_string(i)));
+  }
+  TimePartitionWindow all(start, TimeGranularity::DAY.advance(start, 399));
+  WindowStatus s = store->status(stats, all);
+  EXPECT_EQ(s.failed.size(), 8U);
+  EXPECT_EQ(s.materialized.size(), 9U);
+  EXPECT_EQ(s.count(s.materialized), 392U);
+  EXPECT_TRUE(s.missing.empty());
+  TimePartition failed_day(TimeGranularity::DAY.advance(start, 57));
+  EXPECT_EQ(store->latest(stats, &failed_day)->error, "e57");
+}
+
+TEST_F(SqliteStoreTest, StoresOneRowPerStateChange) {
+  const TimePoint start(day(2025, 1, 1));
+  for (int i = 0; i < 400; ++i) {
+    TimePoint t = TimeGranularity::DAY.advance(start, i);
+    TimePartitionWindow one(t, t);
+    store->record(stats, &one, i % 50 == 7 ? failed("r", "e") : done("r"));
+  }
+  EXPECT_EQ(count_rows(path, "SELECT count(*) FROM partition_ranges"), 17);
+  EXPECT_EQ(count_rows(path, "SELECT count(*) FROM failures"), 8);
+  // Redoing the failures leaves one range and no failure rows behind.
+  for (int i = 7; i < 400; i += 50) {
+    TimePoint t = TimeGranularity::DAY.advance(start, i);
+    TimePartitionWindow one(t, t);
+    store->record(stats, &one, done("r2"));
+  }
+  EXPECT_EQ(count_rows(path, "SELECT count(*) FROM partition_ranges"), 1);
+  EXPECT_EQ(count_rows(path, "SELECT count(*) FROM failures"), 0);
+  // Keys drop the failures they no longer refer to as well.
+  DatasetRef dims{"", "dims", nullptr};
+  store->record(dims, nullptr, failed("r3", "x"));
+  EXPECT_EQ(count_rows(path, "SELECT count(*) FROM failures"), 1);
+  store->record(dims, nullptr, done("r4"));
+  EXPECT_EQ(count_rows(path, "SELECT count(*) FROM failures"), 0);
+}
+
+TEST_F(SqliteStoreTest, ConvertsTheEarlierFileFormat) {
+  store.reset();
+  const std::string old_path = dir / "old.db";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(old_path.c_str(), &db), SQLITE_OK);
+  const char* sql =
+      "CREATE TABLE materialization_ranges (source TEXT NOT NULL, asset TEXT NOT NULL,"
+      " scope TEXT NOT NULL, first INTEGER NOT NULL, last INTEGER NOT NULL, status TEXT NOT NULL,"
+      " rows INTEGER NOT NULL, run_id TEXT NOT NULL, started TEXT NOT NULL,"
+      " finished TEXT NOT NULL, error TEXT NOT NULL, asset_name TEXT NOT NULL,"
+      " PRIMARY KEY (source, asset, scope, first)) WITHOUT ROWID;"
+      "CREATE TABLE materialization_keys (source TEXT NOT NULL, asset TEXT NOT NULL,"
+      " scope TEXT NOT NULL, key TEXT NOT NULL, status TEXT NOT NULL, rows INTEGER NOT NULL,"
+      " run_id TEXT NOT NULL, started TEXT NOT NULL, finished TEXT NOT NULL,"
+      " error TEXT NOT NULL, asset_name TEXT NOT NULL,"
+      " PRIMARY KEY (source, asset, scope, key)) WITHOUT ROWID;"
+      // 2026-01-01 is day 20454: days 1-3 done by two runs, day 4 failed, day 5 done.
+      "INSERT INTO materialization_ranges VALUES"
+      " ('ads', 'stats', 'time:day', 20454, 20455, 'materialized', 2, 'r1',"
+      "  '2026-05-01T10:00:00', '2026-05-01T11:00:00', '', 'stats'),"
+      " ('ads', 'stats', 'time:day', 20456, 20456, 'materialized', 1, 'r2',"
+      "  '2026-05-01T10:00:00', '2026-05-01T11:00:00', '', 'stats'),"
+      " ('ads', 'stats', 'time:day', 20457, 20457, 'failed', 0, 'r3',"
+      "  '2026-05-01T10:00:00', '2026-05-01T11:00:00', 'boom', 'stats'),"
+      " ('ads', 'stats', 'time:day', 20458, 20458, 'materialized', 1, 'r4',"
+      "  '2026-05-01T10:00:00', '2026-05-01T11:00:00', '', 'stats');"
+      "INSERT INTO materialization_keys VALUES ('', 'dims', 'none', '', 'failed', 0, 'r5',"
+      " '2026-05-01T10:00:00', '2026-05-01T11:00:00', 'no file', 'dims');";
+  ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+
+  SqliteStore converted(old_path);
+  TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 6));
+  WindowStatus s = converted.status(stats, window);
+  EXPECT_EQ(s.materialized, (std::vector<PartitionRange>{{0, 2}, {4, 4}}));
+  EXPECT_EQ(s.failed, (std::vector<PartitionRange>{{3, 3}}));
+  EXPECT_EQ(s.missing, (std::vector<PartitionRange>{{5, 5}}));
+  TimePartition jan4(day(2026, 1, 4));
+  EXPECT_EQ(converted.latest(stats, &jan4)->error, "boom");
+  DatasetRef dims{"", "dims", nullptr};
+  EXPECT_EQ(converted.latest(dims, nullptr)->error, "no file");
+  EXPECT_EQ(count_rows(old_path, "SELECT count(*) FROM partition_ranges"), 3);
+  EXPECT_EQ(count_rows(old_path,
+                       "SELECT count(*) FROM sqlite_master WHERE name = 'materialization_ranges'"),
+            0);
+}
+
+}  // namespace
+}  // namespace interloper
