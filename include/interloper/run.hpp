@@ -16,6 +16,7 @@
 //   il::BackfillResult done = il::backfill(dag, window, options);
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -156,6 +157,14 @@ struct BackfillOptions {
   bool missing_only = false;  // skip partitions the store says are materialized for every
                               // selected asset (requires run.store)
   RunOptions run;             // applied to every partition run
+  // With run.store, each partition is claimed in the store before it runs, for every selected,
+  // enabled, partitioned asset, so that another backfill sharing the store does not run it at
+  // the same time. A partition that another live run holds is skipped, not waited for, and
+  // listed in BackfillResult::claimed. Claims last `claim_lease` and are renewed every third
+  // of it while the backfill goes on; the claims of a process that died lapse within a lease.
+  bool claim = true;
+  std::chrono::seconds claim_lease{60};
+  std::string claim_owner;    // default: "HOST:PID:" and a run id
   // Called once, before any partition runs, with the number of partitions that will run and
   // the number skipped as already materialized (progress displays size themselves by it).
   std::function<void(std::size_t planned, std::size_t skipped)> on_plan;
@@ -164,6 +173,7 @@ struct BackfillOptions {
 struct BackfillResult {
   std::vector<RunResult> runs;      // one per partition that ran, newest first
   std::vector<std::string> skipped; // keys skipped as already materialized or after fail_fast
+  std::vector<std::string> claimed; // keys skipped because another run held their claim
   std::size_t succeeded() const;
   std::size_t failed() const;
   bool ok() const { return failed() == 0; }

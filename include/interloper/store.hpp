@@ -25,7 +25,9 @@
 //   * a failed partition keeps the record of the run that failed it; the partitions of one
 //     failed record share that record, and a later record of some of them splits it;
 //   * adjacent ranges in the same state are merged (failed ones only when they share their
-//     failure), so the stored ranges are as few as the state changes.
+//     failure), so the stored ranges are as few as the state changes;
+//   * a claim holds partitions for one owner until it expires; claims never overlap across
+//     owners, and taking one is all or nothing.
 //
 // Thread safety: safe to use from several threads; several processes may share a SQLite file
 // (SQLite locking, WAL mode).
@@ -73,6 +75,13 @@ struct WindowStatus {
   std::size_t count(const std::vector<PartitionRange>& ranges) const;
 };
 
+// A claim on partitions: `owner` is running them, until `expires` unless renewed.
+struct Claim {
+  std::string owner;  // who runs them, e.g. "host:pid:run id"
+  TimePoint expires;
+  friend bool operator==(const Claim&, const Claim&) = default;
+};
+
 class MaterializationStore {
  public:
   virtual ~MaterializationStore() = default;
@@ -89,6 +98,23 @@ class MaterializationStore {
   // one gives only `asset` and `status` (rows 0, run id and error empty, times at the epoch).
   virtual std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
                                                       const Partition* partition) = 0;
+
+  // Claims: a process about to run partitions claims them first, so that another process
+  // sharing the store does not start them too.
+  //
+  // Claims the partitions of `window` (nullptr: the unpartitioned dataset) of every dataset in
+  // `datasets` for `claim.owner` until `claim.expires`: all or nothing, atomically. Returns
+  // nullopt when claimed; otherwise the claim that holds one of them (another owner's, expiring
+  // after `now`), and nothing is claimed. A claim that expired counts for nothing, so the
+  // claims of a process that died lapse by themselves. The owner's own claims are extended.
+  virtual std::optional<Claim> claim(const std::vector<DatasetRef>& datasets,
+                                     const PartitionWindow* window, const Claim& claim,
+                                     TimePoint now) = 0;
+  // Gives up `owner`'s claims on the partitions of `window` of every dataset in `datasets`.
+  virtual void release(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
+                       std::string_view owner) = 0;
+  // Moves the expiry of every claim `owner` holds to `expires` (the heartbeat of a long run).
+  virtual void renew(std::string_view owner, TimePoint expires) = 0;
 };
 
 // Keeps records in memory (tests, one-off runs).
@@ -101,6 +127,11 @@ class MemoryStore final : public MaterializationStore {
   WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) override;
   std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
                                               const Partition* partition) override;
+  std::optional<Claim> claim(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
+                             const Claim& claim, TimePoint now) override;
+  void release(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
+               std::string_view owner) override;
+  void renew(std::string_view owner, TimePoint expires) override;
 
  private:
   struct State;
@@ -128,6 +159,11 @@ class SqliteStore final : public MaterializationStore {
   WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) override;
   std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
                                               const Partition* partition) override;
+  std::optional<Claim> claim(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
+                             const Claim& claim, TimePoint now) override;
+  void release(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
+               std::string_view owner) override;
+  void renew(std::string_view owner, TimePoint expires) override;
 
  private:
   struct State;

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <csignal>
+#include <thread>
 
 #include "interloper/pipeline/process.hpp"
 
@@ -322,6 +324,82 @@ TEST_F(Cli, StatusTextSummarisesLongHistories) {
   ASSERT_EQ(all.code, 0) << all.err;
   EXPECT_NE(all.out.find("2026-11-16, 2026-11-18, 2026-11-20\n"), std::string::npos) << all.out;
   EXPECT_EQ(all.out.find("more ranges"), std::string::npos) << all.out;
+}
+
+// A daily command asset that logs each key it runs to calls.log and takes a while.
+std::string slow_pipeline_text() {
+  return "sources:\n"
+         "  - name: shop\n"
+         "    assets:\n"
+         "      - name: slow\n"
+         "        partitioning: {kind: time, column: date, granularity: day}\n"
+         "        command: [./slow.sh, \"{partition.key}\"]\n";
+}
+
+TEST_F(Cli, TwoBackfillsOverOneStoreRunEachPartitionOnce) {
+  write("slow.sh",
+        "#!/bin/sh\n"
+        "echo \"$1\" >> calls.log\n"
+        "sleep 0.3\n"
+        "echo \"{\\\"date\\\":\\\"$1\\\"}\"\n",
+        true);
+  std::string path = pipeline(slow_pipeline_text());
+  std::vector<std::string> args{"backfill", path, "--window", "2026-11-01..2026-11-12",
+                                "--missing"};
+  Outcome a;
+  Outcome b;
+  std::thread other([&] { b = interloper(args); });
+  a = interloper(args);
+  other.join();
+  EXPECT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(b.code, 0) << b.err;
+  std::vector<std::string> ran = calls();
+  std::set<std::string> distinct(ran.begin(), ran.end());
+  EXPECT_EQ(ran.size(), 12u) << a.out << b.out;
+  EXPECT_EQ(distinct.size(), 12u);
+  // They ran side by side, each skipping what the other held.
+  EXPECT_TRUE(a.out.find("claimed by another run") != std::string::npos ||
+              b.out.find("claimed by another run") != std::string::npos)
+      << a.out << b.out;
+  Outcome status = interloper({"--json", "status", path, "--window", "2026-11-01..2026-11-12"});
+  EXPECT_EQ(json::parse(status.out)[0]["materialized"], json({"2026-11-01..2026-11-12"}));
+}
+
+TEST_F(Cli, ClaimsOfADeadBackfillLapse) {
+  // The first run of the partition kills the backfill running it (as a crash would).
+  write("slow.sh",
+        "#!/bin/sh\n"
+        "echo \"$1\" >> calls.log\n"
+        "if [ -f crash.txt ]; then rm crash.txt; kill -9 $PPID; exit 1; fi\n"
+        "echo \"{\\\"date\\\":\\\"$1\\\"}\"\n",
+        true);
+  write("crash.txt", "");
+  std::string path = pipeline(slow_pipeline_text());
+  std::vector<std::string> args{"backfill",      path, "--window", "2026-11-01..2026-11-01",
+                                "--claim-lease", "2"};
+  Outcome crashed = interloper(args);
+  EXPECT_EQ(crashed.code, 128 + SIGKILL) << crashed.err;
+  ASSERT_EQ(calls().size(), 1u);
+
+  // Right after, the dead run's claim still holds: the partition is skipped, not run.
+  Outcome skipped = interloper(args);
+  EXPECT_EQ(skipped.code, 0) << skipped.err;
+  EXPECT_NE(skipped.out.find("0 runs, 0 succeeded, 0 failed, 0 skipped, 1 claimed by another "
+                             "run (2026-11-01)"),
+            std::string::npos)
+      << skipped.out;
+  EXPECT_EQ(calls().size(), 1u);
+
+  // Once the lease has run out, the partition runs.
+  Outcome done;
+  for (int attempt = 0; attempt < 40; ++attempt) {
+    done = interloper(args);
+    if (done.out.find("claimed by another run") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  EXPECT_EQ(done.code, 0) << done.err;
+  EXPECT_NE(done.out.find("1 runs, 1 succeeded"), std::string::npos) << done.out;
+  EXPECT_EQ(calls().size(), 2u);
 }
 
 TEST_F(Cli, SqlParametersAreBoundNotSpliced) {

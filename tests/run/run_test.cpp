@@ -633,6 +633,45 @@ TEST(Backfill, MissingOnlyRedoesFailedAndMissingPartitions) {
   EXPECT_THROW(il::backfill(dag, w, no_store), il::RunError);
 }
 
+TEST(Backfill, SkipsPartitionsClaimedByAnotherRunAndReleasesItsOwn) {
+  Journal journal;
+  il::Source s("s", std::make_shared<il::MemoryDestination>());
+  s.asset("a", [&](il::ExecutionContext& ctx) {
+     journal.add(il::TimePoint(ctx.partition_date()).date_string());
+     il::Table t;
+     t.append({{"date", ctx.partition_date()}});
+     return t;
+   }).partitioned(kDaily);
+  il::DAG dag({s});
+  il::MemoryStore store;
+  il::FixedClock clock(il::TimePoint(day(10)));
+  // Another process is running day 2, its claim still live.
+  il::TimePartitionWindow day2(day(2), day(2));
+  ASSERT_FALSE(store.claim({dag.asset("a").dataset()}, &day2,
+                           {"elsewhere", il::TimePoint(day(11))}, clock.now()));
+  il::BackfillOptions options;
+  options.run.store = &store;
+  options.run.clock = &clock;
+  options.claim_owner = "here";
+  il::TimePartitionWindow w(day(1), day(3));
+  il::BackfillResult result = il::backfill(dag, w, options);
+  EXPECT_TRUE(result.ok());
+  EXPECT_EQ(result.claimed, (std::vector<std::string>{"2026-01-02"}));
+  EXPECT_EQ(journal.count("2026-01-02"), 0u);
+  EXPECT_EQ(journal.count("2026-01-01"), 1u);
+  // This backfill's claims are gone once it is done; the other one's is untouched.
+  il::TimePartitionWindow day1(day(1), day(1));
+  EXPECT_FALSE(store.claim({dag.asset("a").dataset()}, &day1, {"next", il::TimePoint(day(11))},
+                           clock.now()));
+  EXPECT_TRUE(store.claim({dag.asset("a").dataset()}, &day2, {"next", il::TimePoint(day(11))},
+                          clock.now()));
+  // Once that claim lapses the partition runs.
+  clock.set(il::TimePoint(day(12)));
+  il::BackfillResult after = il::backfill(dag, w, options);
+  EXPECT_TRUE(after.claimed.empty());
+  EXPECT_EQ(journal.count("2026-01-02"), 1u);
+}
+
 TEST(Backfill, FailFastStopsStartingPartitions) {
   il::Source s("s", std::make_shared<il::MemoryDestination>());
   s.asset("a", [](il::ExecutionContext&) -> il::Table {

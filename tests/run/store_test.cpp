@@ -257,6 +257,48 @@ TEST_P(StoreTest, OnePartitionAtATimeReadsAsFewRanges) {
   EXPECT_EQ(store->latest(stats, &failed_day)->error, "e57");
 }
 
+TEST_P(StoreTest, ClaimsKeepOtherOwnersOutUntilReleasedOrLapsed) {
+  DatasetRef other{"ads", "other", &daily};
+  const TimePoint now(at(2026, 6, 1, 12));
+  const TimePoint later(at(2026, 6, 1, 13));
+  TimePartitionWindow first_five(day(2026, 1, 1), day(2026, 1, 5));
+  EXPECT_FALSE(store->claim({stats, other}, &first_five, {"a", later}, now));
+  // Another owner is refused anything overlapping, in either dataset, and told who holds it.
+  TimePartitionWindow third(day(2026, 1, 3), day(2026, 1, 3));
+  EXPECT_EQ(store->claim({stats}, &third, {"b", later}, now), (Claim{"a", later}));
+  TimePartitionWindow fifth_sixth(day(2026, 1, 5), day(2026, 1, 6));
+  EXPECT_TRUE(store->claim({other}, &fifth_sixth, {"b", later}, now).has_value());
+  // All or nothing: the refused claim took no part of the window (the sixth is free for c).
+  TimePartitionWindow sixth(day(2026, 1, 6), day(2026, 1, 6));
+  EXPECT_FALSE(store->claim({other}, &sixth, {"c", later}, now));
+  // The owner itself may claim again (extending), and a claim that lapsed counts for nothing.
+  EXPECT_FALSE(store->claim({stats}, &third, {"a", later}, now));
+  EXPECT_FALSE(store->claim({stats}, &third, {"b", TimePoint(at(2026, 6, 1, 14))}, later));
+  // Released partitions are free at once; the rest stay held.
+  store->release({stats, other}, &first_five, "a");
+  TimePartitionWindow first(day(2026, 1, 1), day(2026, 1, 1));
+  EXPECT_FALSE(store->claim({stats, other}, &first, {"d", later}, now));
+  // Renewing moves every claim of the owner.
+  TimePartitionWindow tenth(day(2026, 1, 10), day(2026, 1, 10));
+  EXPECT_FALSE(store->claim({stats}, &tenth, {"e", later}, now));
+  const TimePoint much_later(at(2026, 6, 2, 0));
+  store->renew("e", much_later);
+  EXPECT_EQ(store->claim({stats}, &tenth, {"f", much_later}, TimePoint(at(2026, 6, 1, 20))),
+            (Claim{"e", much_later}));
+  // List keys and unpartitioned datasets are claimed too.
+  ListPartitionConfig regions("region", {"eu", "us", "apac"}, true);
+  DatasetRef sales{"shop", "sales", &regions};
+  auto eu_us = regions.window("eu", "us");
+  auto us_apac = regions.window("us", "apac");
+  auto apac = regions.window("apac", "apac");
+  EXPECT_FALSE(store->claim({sales}, &eu_us, {"g", later}, now));
+  EXPECT_TRUE(store->claim({sales}, &us_apac, {"h", later}, now).has_value());
+  EXPECT_FALSE(store->claim({sales}, &apac, {"h", later}, now));
+  DatasetRef dims{"", "dims", nullptr};
+  EXPECT_FALSE(store->claim({dims}, nullptr, {"g", later}, now));
+  EXPECT_TRUE(store->claim({dims}, nullptr, {"h", later}, now).has_value());
+}
+
 TEST_F(SqliteStoreTest, StoresOneRowPerStateChange) {
   const TimePoint start(day(2025, 1, 1));
   for (int i = 0; i < 400; ++i) {

@@ -57,6 +57,7 @@ struct Args {
   bool missing = false;
   bool dry_run = false;
   bool all = false;
+  int claim_lease = 60;
 };
 
 std::string one_line(std::string text);
@@ -369,13 +370,19 @@ int run_backfill(const Project& project, const Args& args) {
   options.concurrency = args.concurrency;
   options.missing_only = args.missing;
   options.run = run.options;
+  options.claim_lease = std::chrono::seconds(args.claim_lease);
   options.on_plan = [progress](std::size_t planned, std::size_t) { progress->total = planned; };
   BackfillResult result = backfill(*project.dag, *selection.window, options);
   if (live) std::cout << "\n";
   if (!args.json && !args.quiet) {
-    std::cout << fmt::format("backfill {}: {} runs, {} succeeded, {} failed, {} skipped\n",
+    std::cout << fmt::format("backfill {}: {} runs, {} succeeded, {} failed, {} skipped",
                              selection.window->to_string(), result.runs.size(), result.succeeded(),
                              result.failed(), result.skipped.size());
+    if (!result.claimed.empty()) {
+      std::cout << fmt::format(", {} claimed by another run ({}{})", result.claimed.size(),
+                               result.claimed.front(), result.claimed.size() > 1 ? ", ..." : "");
+    }
+    std::cout << "\n";
   }
   if (!result.ok()) {
     std::string first;
@@ -718,9 +725,18 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   backfill_cmd->add_flag("--missing", args.missing,
                          "Skip partitions the store records as materialized (resume)");
   backfill_cmd->add_flag("--dry-run", args.dry_run, "Print the plan without running");
+  backfill_cmd
+      ->add_option("--claim-lease", args.claim_lease,
+                   "Seconds a claim on a running partition lasts unless renewed")
+      ->type_name("SECONDS")
+      ->check(CLI::PositiveNumber)
+      ->default_str("60");
   backfill_cmd->footer(
       fmt::format("Each partition is its own run; the store records every asset x partition, so\n"
                   "--missing reruns only what is absent or failed.\n\n"
+                  "Before a partition runs it is claimed in the store. Partitions another backfill\n"
+                  "is running are skipped, not waited for (counted as \"claimed\" in the summary);\n"
+                  "a run that dies leaves claims that lapse after the lease.\n\n"
                   "Examples:\n  {0} backfill{1} --window 2026-11-01..2026-11-30 --concurrency 4\n"
                   "  {0} backfill{1} --window 2026-11-01..2026-11-30 --missing",
                   program, yaml ? " pipeline.yaml" : ""));

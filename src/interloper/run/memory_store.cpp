@@ -60,9 +60,23 @@ std::size_t WindowStatus::count(const std::vector<PartitionRange>& ranges) const
   return n;
 }
 
+// One claimed span of one dataset.
+struct HeldClaim {
+  std::string dataset;  // dataset_key
+  std::string scope;
+  detail::ClaimSpan span;
+  Claim claim;
+
+  bool overlaps(const std::string& d, const std::string& sc, const detail::ClaimSpan& other) const {
+    return dataset == d && scope == sc && span.key == other.key && span.first <= other.last &&
+           span.last >= other.first;
+  }
+};
+
 struct MemoryStore::State {
   std::mutex mutex;
   std::map<std::string, AssetRecords> assets;
+  std::vector<HeldClaim> claims;
 };
 
 MemoryStore::MemoryStore() : state_(std::make_unique<State>()) {}
@@ -152,6 +166,58 @@ std::optional<MaterializationRecord> MemoryStore::latest(const DatasetRef& datas
   const Cell* cell = stored.ranges.find(*ordinal);
   if (cell == nullptr) return std::nullopt;
   return record_of(dataset.asset, *cell);
+}
+
+std::optional<Claim> MemoryStore::claim(const std::vector<DatasetRef>& datasets,
+                                        const PartitionWindow* window, const Claim& claim,
+                                        TimePoint now) {
+  const auto covered = detail::claim_spans(window);
+  const std::string& scope = covered.first;
+  const std::vector<detail::ClaimSpan>& spans = covered.second;
+  std::lock_guard lock(state_->mutex);
+  std::vector<HeldClaim>& held = state_->claims;
+  std::erase_if(held, [now](const HeldClaim& c) { return c.claim.expires <= now; });
+  for (const DatasetRef& dataset : datasets) {
+    const std::string key = dataset_key(dataset);
+    for (const detail::ClaimSpan& span : spans) {
+      for (const HeldClaim& c : held) {
+        if (c.claim.owner != claim.owner && c.overlaps(key, scope, span)) return c.claim;
+      }
+    }
+  }
+  for (const DatasetRef& dataset : datasets) {
+    const std::string key = dataset_key(dataset);
+    for (const detail::ClaimSpan& span : spans) {
+      std::erase_if(held, [&](const HeldClaim& c) {
+        return c.claim.owner == claim.owner && c.overlaps(key, scope, span);
+      });
+      held.push_back({key, scope, span, claim});
+    }
+  }
+  return std::nullopt;
+}
+
+void MemoryStore::release(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
+                          std::string_view owner) {
+  const auto covered = detail::claim_spans(window);
+  const std::string& scope = covered.first;
+  const std::vector<detail::ClaimSpan>& spans = covered.second;
+  std::lock_guard lock(state_->mutex);
+  for (const DatasetRef& dataset : datasets) {
+    const std::string key = dataset_key(dataset);
+    for (const detail::ClaimSpan& span : spans) {
+      std::erase_if(state_->claims, [&](const HeldClaim& c) {
+        return c.claim.owner == owner && c.overlaps(key, scope, span);
+      });
+    }
+  }
+}
+
+void MemoryStore::renew(std::string_view owner, TimePoint expires) {
+  std::lock_guard lock(state_->mutex);
+  for (HeldClaim& c : state_->claims) {
+    if (c.claim.owner == owner) c.claim.expires = expires;
+  }
 }
 
 }  // namespace interloper

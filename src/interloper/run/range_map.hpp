@@ -21,6 +21,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -185,6 +186,44 @@ inline std::optional<std::pair<std::int64_t, std::int64_t>> window_ordinals(
     return std::make_pair(first, first + size - 1);
   }
   return std::nullopt;
+}
+
+// How a window is filed: time windows by granularity and ordinal range, others by key.
+struct Scope {
+  std::string name;  // "time:day", "list", ...
+  bool ranged = false;
+  std::int64_t first = 0;  // ordinals, inclusive (ranged only)
+  std::int64_t last = -1;
+};
+
+inline std::string time_scope(TimeGranularity granularity) {
+  return "time:" + std::string(granularity.name());
+}
+
+inline Scope scope_of(const PartitionWindow& window) {
+  if (const auto* time = dynamic_cast<const TimePartitionWindow*>(&window)) {
+    const std::int64_t first = time->granularity().periods_between(TimePoint{}, time->start());
+    return {time_scope(time->granularity()), true, first,
+            first + static_cast<std::int64_t>(time->size()) - 1};
+  }
+  return {std::string(window.kind()), false, 0, -1};
+}
+
+// What a claim on a window covers, per dataset: one ordinal range (key "") for a time window,
+// one key per partition for other kinds, the key "" in scope "none" without a window.
+struct ClaimSpan {
+  std::int64_t first = 0;
+  std::int64_t last = 0;
+  std::string key;
+};
+
+inline std::pair<std::string, std::vector<ClaimSpan>> claim_spans(const PartitionWindow* window) {
+  if (window == nullptr) return {"none", {ClaimSpan{}}};
+  Scope scope = scope_of(*window);
+  if (scope.ranged) return {scope.name, {ClaimSpan{scope.first, scope.last, ""}}};
+  std::vector<ClaimSpan> spans;
+  for (std::string& key : window->keys()) spans.push_back({0, 0, std::move(key)});
+  return {scope.name, std::move(spans)};
 }
 
 }  // namespace interloper::detail

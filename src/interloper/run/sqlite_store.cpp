@@ -15,24 +15,8 @@ namespace {
 
 using sqlite::Statement;
 
-// How a window is filed: time windows by granularity and ordinal range, others by key.
-struct Scope {
-  std::string name;  // "time:day", "list", ...
-  bool ranged = false;
-  std::int64_t first = 0;  // ordinals, inclusive (ranged only)
-  std::int64_t last = -1;
-};
-
-std::int64_t ordinal(TimeGranularity g, TimePoint t) { return g.periods_between(TimePoint{}, t); }
-
-Scope scope_of(const PartitionWindow& window) {
-  if (const auto* time = dynamic_cast<const TimePartitionWindow*>(&window)) {
-    std::int64_t first = ordinal(time->granularity(), time->start());
-    return {fmt::format("time:{}", time->granularity().name()), true, first,
-            first + static_cast<std::int64_t>(time->size()) - 1};
-  }
-  return {std::string(window.kind()), false, 0, -1};
-}
+using detail::Scope;
+using detail::scope_of;
 
 const char* status_text(MaterializationStatus s) {
   return s == MaterializationStatus::materialized ? "materialized" : "failed";
@@ -79,7 +63,7 @@ Cell cell_from(Statement& stmt, int at) {
           stmt.column_is_null(at + 1) ? 0 : stmt.column_int(at + 1)};
 }
 
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 
 }  // namespace
 
@@ -103,7 +87,13 @@ struct SqliteStore::State {
         " status TEXT NOT NULL, failure INTEGER,"
         " PRIMARY KEY (source, asset, scope, key)) WITHOUT ROWID;"
         "CREATE INDEX IF NOT EXISTS partition_keys_failure ON partition_keys (failure)"
-        " WHERE failure IS NOT NULL;");
+        " WHERE failure IS NOT NULL;"
+        "CREATE TABLE IF NOT EXISTS claims ("
+        " source TEXT NOT NULL, asset TEXT NOT NULL, scope TEXT NOT NULL, key TEXT NOT NULL,"
+        " first INTEGER NOT NULL, last INTEGER NOT NULL, owner TEXT NOT NULL,"
+        " expires INTEGER NOT NULL);"
+        "CREATE INDEX IF NOT EXISTS claims_partition ON claims (source, asset, scope, key, first);"
+        "CREATE INDEX IF NOT EXISTS claims_owner ON claims (owner);");
     migrate_from_records();
     db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str());
     transaction.commit();
@@ -287,6 +277,41 @@ struct SqliteStore::State {
     return cell_from(stmt, 0);
   }
 
+  // Binds (source, asset, scope, key, first, last, owner) as parameters 1 to 7 of a claims
+  // statement.
+  static void bind_claim(Statement& stmt, const DatasetRef& dataset, const std::string& scope,
+                         const detail::ClaimSpan& span, std::string_view owner) {
+    bind_dataset(stmt, dataset.source, dataset.asset, scope);
+    stmt.bind_text(4, span.key, false);
+    stmt.bind_int(5, span.first);
+    stmt.bind_int(6, span.last);
+    stmt.bind_text(7, owner, false);
+  }
+
+  // The live claim of another owner overlapping `span`, if any.
+  std::optional<Claim> held_by_other(const DatasetRef& dataset, const std::string& scope,
+                                     const detail::ClaimSpan& span, std::string_view owner,
+                                     TimePoint now) {
+    auto stmt_lease = db.cached(
+        "SELECT owner, expires FROM claims WHERE source = ?1 AND asset = ?2 AND scope = ?3 AND "
+        "key = ?4 AND first <= ?6 AND last >= ?5 AND owner != ?7 AND expires > ?8 LIMIT 1");
+    Statement& stmt = *stmt_lease;
+    bind_claim(stmt, dataset, scope, span, owner);
+    stmt.bind_int(8, now.seconds().time_since_epoch().count());
+    if (!stmt.step()) return std::nullopt;
+    return Claim{stmt.column_text(0), TimePoint::from_epoch_seconds(stmt.column_int(1))};
+  }
+
+  void drop_own(const DatasetRef& dataset, const std::string& scope, const detail::ClaimSpan& span,
+                std::string_view owner) {
+    auto stmt_lease = db.cached(
+        "DELETE FROM claims WHERE source = ?1 AND asset = ?2 AND scope = ?3 AND key = ?4 AND "
+        "first <= ?6 AND last >= ?5 AND owner = ?7");
+    Statement& stmt = *stmt_lease;
+    bind_claim(stmt, dataset, scope, span, owner);
+    stmt.step();
+  }
+
   // Converts the tables of the first file format (one row per record, every row carrying its
   // record) into states, then drops them. Runs inside the opening transaction.
   void migrate_from_records() {
@@ -399,8 +424,8 @@ std::optional<MaterializationRecord> SqliteStore::latest(const DatasetRef& datas
   if (!partition) {
     cell = state_->key_cell(dataset, "none", "");
   } else if (const auto* time = dynamic_cast<const TimePartition*>(partition)) {
-    const std::int64_t at = ordinal(time->granularity(), time->value());
-    const std::string scope = fmt::format("time:{}", time->granularity().name());
+    const std::int64_t at = time->granularity().periods_between(TimePoint{}, time->value());
+    const std::string scope = detail::time_scope(time->granularity());
     auto found = state_->overlapping(dataset.source, dataset.asset, scope, at, at);
     if (!found.empty()) cell = found.front().cell;
   } else {
@@ -408,6 +433,60 @@ std::optional<MaterializationRecord> SqliteStore::latest(const DatasetRef& datas
   }
   if (!cell) return std::nullopt;
   return state_->record_of(dataset.asset, *cell);
+}
+
+std::optional<Claim> SqliteStore::claim(const std::vector<DatasetRef>& datasets,
+                                        const PartitionWindow* window, const Claim& claim,
+                                        TimePoint now) {
+  const auto covered = detail::claim_spans(window);
+  const std::string& scope = covered.first;
+  const std::vector<detail::ClaimSpan>& spans = covered.second;
+  std::lock_guard lock(state_->mutex);
+  sqlite::Transaction transaction(state_->db);
+  {
+    auto expired = state_->db.cached("DELETE FROM claims WHERE expires <= ?");
+    expired->bind_int(1, now.seconds().time_since_epoch().count());
+    expired->step();
+  }
+  for (const DatasetRef& dataset : datasets) {
+    for (const detail::ClaimSpan& span : spans) {
+      if (auto held = state_->held_by_other(dataset, scope, span, claim.owner, now)) return held;
+    }
+  }
+  for (const DatasetRef& dataset : datasets) {
+    for (const detail::ClaimSpan& span : spans) {
+      state_->drop_own(dataset, scope, span, claim.owner);
+      auto insert = state_->db.cached(
+          "INSERT INTO claims (source, asset, scope, key, first, last, owner, expires) VALUES "
+          "(?, ?, ?, ?, ?, ?, ?, ?)");
+      State::bind_claim(*insert, dataset, scope, span, claim.owner);
+      insert->bind_int(8, claim.expires.seconds().time_since_epoch().count());
+      insert->step();
+    }
+  }
+  transaction.commit();
+  return std::nullopt;
+}
+
+void SqliteStore::release(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
+                          std::string_view owner) {
+  const auto covered = detail::claim_spans(window);
+  const std::string& scope = covered.first;
+  const std::vector<detail::ClaimSpan>& spans = covered.second;
+  std::lock_guard lock(state_->mutex);
+  sqlite::Transaction transaction(state_->db);
+  for (const DatasetRef& dataset : datasets) {
+    for (const detail::ClaimSpan& span : spans) state_->drop_own(dataset, scope, span, owner);
+  }
+  transaction.commit();
+}
+
+void SqliteStore::renew(std::string_view owner, TimePoint expires) {
+  std::lock_guard lock(state_->mutex);
+  auto stmt = state_->db.cached("UPDATE claims SET expires = ? WHERE owner = ?");
+  stmt->bind_int(1, expires.seconds().time_since_epoch().count());
+  stmt->bind_text(2, owner, false);
+  stmt->step();
 }
 
 std::unique_ptr<MaterializationStore> open_store(std::string_view path) {
