@@ -15,9 +15,9 @@
 
 #include "interloper/destination.hpp"
 #include "interloper/destination/dataset_name.hpp"
-#include "interloper/s3/client.hpp"
 #include "interloper/destination/s3_layout.hpp"
 #include "interloper/destination/window_index.hpp"
+#include "interloper/s3/client.hpp"
 
 namespace interloper {
 

@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
+#include <exception>
+#include <thread>
 #include <unordered_map>
 
 #include "interloper/destination/dataset_name.hpp"
@@ -29,6 +32,33 @@ std::optional<std::int64_t> parse_count(const std::optional<std::string>& text) 
 }
 
 }  // namespace
+
+void parallel_for(std::size_t n, std::size_t threads, const std::function<void(std::size_t)>& fn) {
+  threads = std::min(n, threads);
+  if (threads <= 1) {
+    for (std::size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::mutex mutex;
+  std::exception_ptr error;
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < n;) {
+      try {
+        fn(i);
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (!error) error = std::current_exception();
+        next = n;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& thread : pool) thread.join();
+  if (error) std::rethrow_exception(error);
+}
 
 struct S3Layout::Candidate {
   TimePoint start;
@@ -214,36 +244,58 @@ S3Layout::Collected S3Layout::collect(const DatasetRef& dataset, const Partition
   std::vector<std::string> keys = window.keys();
   for (std::size_t i = 0; i < keys.size(); ++i) slot.emplace(keys[i], i);
 
+  // Fetch and decode every candidate, several at a time.
+  const std::vector<Candidate> found = candidates(dataset, index);
+  std::vector<std::optional<Table>> pieces(found.size());
+  parallel_for(found.size(), s3_parallel_requests, [&](std::size_t i) {
+    if (auto text = client_.get(found[i].object)) {
+      pieces[i] = decode(found[i].object, *text, declared);
+    }
+  });
   // Rows of every piece, bucketed per partition of the window in window order.
-  std::vector<Table> pieces;
   std::vector<std::vector<std::pair<std::size_t, std::size_t>>> buckets(index.size());
-  for (const Candidate& candidate : candidates(dataset, index)) {
-    auto text = client_.get(candidate.object);
-    if (!text) continue;
-    if (auto it = slot.find(candidate.key); it != slot.end()) out.written[it->second] = true;
-    Table piece = decode(candidate.object, *text, declared);
-    auto c = piece.column_index(column);
-    if (!c) continue;
-    const auto& cells = piece.column(*c);
+  bool own_rows_only = true;  // each piece holds only rows of its own partition of the window
+  for (std::size_t p = 0; p < found.size(); ++p) {
+    if (!pieces[p]) continue;
+    auto it = slot.find(found[p].key);
+    if (it != slot.end()) out.written[it->second] = true;
+    auto c = pieces[p]->column_index(column);
+    if (!c) {
+      own_rows_only = own_rows_only && pieces[p]->num_rows() == 0;
+      continue;
+    }
+    const auto& cells = pieces[p]->column(*c);
     for (std::size_t r = 0; r < cells.size(); ++r) {
       std::size_t i = cells[r].is_null() ? WindowIndex::npos : index.locate(cells[r]);
-      if (i != WindowIndex::npos) buckets[i].emplace_back(pieces.size(), r);
+      if (i != WindowIndex::npos) buckets[i].emplace_back(p, r);
+      own_rows_only = own_rows_only && it != slot.end() && i == it->second;
     }
-    pieces.push_back(std::move(piece));
   }
   out.rows = declared ? Table(*declared) : Table();
-  if (!declared) {
-    for (const auto& piece : pieces) out.rows.append_table(Table(piece.schema()));
+  for (const auto& piece : pieces) {
+    if (piece && !declared) out.rows.append_table(Table(piece->schema()));
   }
-  const Schema& result = out.rows.schema();
+  std::size_t total = 0;
   for (std::size_t i = 0; i < buckets.size(); ++i) {
     out.counts[i] = buckets[i].size();
-    for (const auto& [p, r] : buckets[i]) {
+    total += buckets[i].size();
+  }
+  out.rows.reserve(total);
+  if (own_rows_only) {
+    // Candidates come in window order: whole pieces, one after the other.
+    for (const auto& piece : pieces) {
+      if (piece) out.rows.append_table(*piece);
+    }
+    return out;
+  }
+  const Schema& result = out.rows.schema();
+  for (const auto& bucket : buckets) {
+    for (const auto& [p, r] : bucket) {
       std::vector<Value> row;
       row.reserve(result.size());
       for (const Field& f : result.fields()) {
-        auto c = pieces[p].column_index(f.name);
-        row.push_back(c ? pieces[p].column(*c)[r] : Value());
+        auto c = pieces[p]->column_index(f.name);
+        row.push_back(c ? pieces[p]->column(*c)[r] : Value());
       }
       out.rows.append_row(std::move(row));
     }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -69,6 +70,14 @@ void Spool::for_each_chunk(std::size_t chunk_size, Consume consume) {
     consume(std::string_view(read_at(at, std::min(chunk_size, file_size_ - at))));
   }
 }
+
+// Runs fn(0) ... fn(n - 1) on up to `threads` threads (the caller's included), so that requests
+// to the store overlap each other and the encoding or decoding around them. Rethrows the first
+// exception once every thread has stopped; indices not yet started are then skipped.
+void parallel_for(std::size_t n, std::size_t threads, const std::function<void(std::size_t)>& fn);
+
+// Requests a destination keeps in flight at once.
+constexpr std::size_t s3_parallel_requests = 4;
 
 class S3Layout {
  public:

@@ -113,14 +113,15 @@ class S3WindowWriter final : public WindowWriter {
       add(0, batch);
     } else {
       auto parts = index_->split(dataset_, batch);  // throws before anything is added
-      for (std::size_t i = 0; i < parts.size(); ++i) {
-        if (parts[i].empty()) continue;
+      // Partitions are encoded side by side: each has its own spool.
+      parallel_for(parts.size(), s3_parallel_requests, [&](std::size_t i) {
+        if (parts[i].empty()) return;
         if (parts[i].size() == batch.num_rows()) {
           add(i, batch);
         } else {
           add(i, batch.select_rows(parts[i]));
         }
-      }
+      });
     }
     schema_ = std::move(next);
     started_ = true;
@@ -140,23 +141,32 @@ class S3WindowWriter final : public WindowWriter {
       for (auto& stored : layout_.stored_partitions(dataset_)) objects.push_back(stored.object);
       layout_.client().remove(objects);
     }
-    std::int64_t total = 0;
-    for (std::size_t i = 0; i < spools_.size(); ++i) {
+    // Partitions go up several at a time; each is one PUT (or one multipart upload).
+    parallel_for(spools_.size(), s3_parallel_requests, [&](std::size_t i) {
       const std::string key = index_ ? keys_[i] : std::string();
       const std::string object =
           index_ ? layout_.partition_object(dataset_, key) : layout_.whole_object(dataset_);
       if (layout_.format() == FileDestination::Format::csv) {
-        Spool csv(layout_.encode(parse_json_lines(spools_[i].read_all(), &schema)));
+        Spool csv(layout_.encode(respool(spools_[i], schema)));
         layout_.upload(object, csv, layout_.metadata(key, rows_[i]));
       } else {
         layout_.upload(object, spools_[i], layout_.metadata(key, rows_[i]));
       }
-      total += rows_[i];
-    }
+    });
+    std::int64_t total = 0;
+    for (std::int64_t rows : rows_) total += rows;
     return total;
   }
 
  private:
+  Table respool(Spool& spool, const Schema& schema) {
+    try {
+      return parse_json_lines(spool.read_all(), &schema);
+    } catch (const DataError& e) {
+      throw DestinationError(fmt::format("dataset '{}': {}", dataset_name(dataset_), e.what()));
+    }
+  }
+
   // The spool holds JSON lines whatever the format: they need no header, so batches whose
   // columns differ concatenate; csv is encoded once, at commit, from the unified schema.
   void add(std::size_t i, const Table& rows) {
