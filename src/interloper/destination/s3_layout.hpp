@@ -41,6 +41,7 @@ class Spool {
   Spool(const Spool&) = delete;
 
   void append(std::string_view bytes);
+  void append(std::string&& bytes);  // takes the buffer over when the spool is empty
   std::size_t size() const { return file_size_ + memory_.size(); }
   // Every byte, in memory. Throws DestinationError when the temporary file cannot be read.
   std::string read_all();

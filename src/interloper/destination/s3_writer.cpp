@@ -53,6 +53,15 @@ void Spool::append(std::string_view bytes) {
   if (memory_.size() >= spill_size) spill();
 }
 
+void Spool::append(std::string&& bytes) {
+  if (memory_.empty()) {
+    memory_ = std::move(bytes);
+    if (memory_.size() >= spill_size) spill();
+  } else {
+    append(std::string_view(bytes));
+  }
+}
+
 void Spool::spill() {
   if (memory_.empty()) return;
   if (fd_ < 0) {

@@ -408,7 +408,11 @@ S3Client::Response S3Client::perform(const Request& request) {
             "s3 destination: cannot reach {} ({} {} '{}'): {} (after {} attempts)", describe(),
             request.method, location_.bucket, request.key, transport_error, attempt));
       }
-      fail(request, response);
+      try {
+        fail(request, response);
+      } catch (const DestinationError& e) {
+        throw DestinationError(fmt::format("{} (after {} attempts)", e.what(), attempt));
+      }
     }
     std::this_thread::sleep_for(delay);
     delay = std::min(delay * 2, retry_.max_delay);
