@@ -317,13 +317,13 @@ std::vector<PartitionCount> S3Layout::counts(const DatasetRef& dataset,
                                  [&](const Candidate& c) { return slot.count(c.key) != 0; });
   if (exact) {
     // Each object holds exactly its partition's rows: its metadata answers.
-    for (const Candidate& candidate : found) {
-      PartitionCount& count = out[slot.at(candidate.key)];
-      if (auto rows = rows_of(candidate.object)) {
+    parallel_for(found.size(), s3_parallel_requests, [&](std::size_t i) {
+      PartitionCount& count = out[slot.at(found[i].key)];
+      if (auto rows = rows_of(found[i].object)) {
         count.rows = *rows;
         count.written = true;
       }
-    }
+    });
     return out;
   }
   // Objects of another granularity overlap the window: place their rows one by one.
