@@ -83,6 +83,11 @@ class Asset {
   bool enabled() const { return enabled_; }
   // The asset's own destination, or nullptr (a Source or DAG then supplies one).
   const std::shared_ptr<Destination>& destination() const { return destination_; }
+  // Where the asset's rows go: its own destination, else the destination of the Source it was
+  // added to; nullptr when neither has one. DAG::destination_of resolves the same way.
+  const std::shared_ptr<Destination>& resolved_destination() const {
+    return destination_ ? destination_ : source_destination_;
+  }
   DatasetRef dataset() const { return {source_, name_, partitioning_.get()}; }
 
   // Validates a run's window against the partitioning (DESIGN §3.5). `window` may be
@@ -98,8 +103,8 @@ class Asset {
   Table run(const Partition& partition, Logger logger = {}) const;
   Table run(Logger logger = {}) const;  // unpartitioned assets
 
-  // Computes and writes to the asset's destination; returns the number of rows written.
-  // Throws DestinationError when the asset has no destination.
+  // Computes and writes to resolved_destination(); returns the number of rows written.
+  // Throws DestinationError when neither the asset nor its source has a destination.
   std::int64_t materialize(const PartitionWindow& window, Logger logger = {}) const;
   std::int64_t materialize(const Partition& partition, Logger logger = {}) const;
   std::int64_t materialize(Logger logger = {}) const;
@@ -115,6 +120,9 @@ class Asset {
   std::vector<std::string> deps_;
   bool enabled_ = true;
   std::shared_ptr<Destination> destination_;
+  std::shared_ptr<Destination> source_destination_;  // set by Source::add
+
+  friend class Source;
 };
 
 // A named group of assets sharing a default destination.
@@ -122,8 +130,9 @@ class Source {
  public:
   explicit Source(std::string name, std::shared_ptr<Destination> destination = nullptr);
 
-  // Adds an asset (its source name is set to this source's); returns a reference to the
-  // stored copy, valid until the next add. Throws DagError on a duplicate asset name.
+  // Adds an asset (its source name is set to this source's, and this source's destination
+  // becomes its default); returns a reference to the stored copy, valid until the next add.
+  // Throws DagError on a duplicate asset name.
   Asset& add(Asset asset);
   Asset& asset(std::string name, ComputeFn compute) {
     return add(Asset(std::move(name), std::move(compute)));

@@ -18,7 +18,8 @@
 //   ./shop backfill --window 2026-11-01..2026-11-30 --store state.db
 //
 // Exit codes: 0 success, 1 a run failed, 2 bad input (usage, pipeline file, keys, windows,
-// validation). Errors are printed as one line on stderr, `interloper: error: ...`.
+// validation). Errors are printed as one line on stderr, `PROGRAM: error: ...`, where PROGRAM is
+// `interloper` or the name a program built on il::cli::main was started as.
 #pragma once
 
 #include "interloper/dag.hpp"

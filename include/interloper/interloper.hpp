@@ -15,6 +15,7 @@
 #include "interloper/partitioning.hpp"
 #include "interloper/pipeline.hpp"
 #include "interloper/run.hpp"
+#include "interloper/schedule.hpp"
 #include "interloper/store.hpp"
 #include "interloper/time.hpp"
 

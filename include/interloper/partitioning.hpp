@@ -96,7 +96,7 @@ class Filter {
   // `region IN (eu, us)`.
   std::string to_string() const;
 
-  // The rows of `table` that match. Implemented by the data layer.
+  // The rows of `table` that match.
   Table apply(const Table& table) const;
 
  private:
@@ -191,6 +191,13 @@ class PartitionConfig {
   // A window from text: "start..end" or a bare key (the window of one).
   std::unique_ptr<PartitionWindow> parse_window(std::string_view text) const;
 
+  // The window to show when a caller (a status display) names none, as of `now`. A kind with a
+  // declared set of partitions (list) gives all of them; an open-ended kind (time) gives the
+  // periods from its start through the one holding `now`, or the last `recent` of them when it
+  // has no start. The default gives nullptr: the kind has no natural extent, and callers must
+  // ask for a window.
+  virtual std::unique_ptr<PartitionWindow> default_window(TimePoint now, std::size_t recent) const;
+
   // Whether both ends of a DAG edge accept the same windows (same kind and same shape).
   virtual bool compatible(const PartitionConfig& other) const = 0;
 
@@ -250,7 +257,7 @@ class TimePartition final : public Partition {
   std::unique_ptr<PartitionWindow> as_window() const override;
   std::unique_ptr<Partition> clone() const override;
 
-  // The rows of `table` whose `column` lies in bounds(). Implemented by the data layer.
+  // The rows of `table` whose `column` lies in bounds().
   Table slice(const Table& table, std::string_view column) const;
 
   friend bool operator==(const TimePartition& a, const TimePartition& b) {
@@ -285,10 +292,18 @@ class TimePartitionWindow final : public PartitionWindow {
     Iterator& operator++() {
       // Fixed-length periods step inline; calendar periods go through the granularity.
       switch (granularity_.unit()) {
-        case TimeGranularity::Unit::hour: step(3600); break;
-        case TimeGranularity::Unit::day: step(86400); break;
-        case TimeGranularity::Unit::week: step(7 * 86400); break;
-        default: current_ = granularity_.advance(current_, 1); break;
+        case TimeGranularity::Unit::hour:
+          step(3600);
+          break;
+        case TimeGranularity::Unit::day:
+          step(86400);
+          break;
+        case TimeGranularity::Unit::week:
+          step(7 * 86400);
+          break;
+        default:
+          current_ = granularity_.advance(current_, 1);
+          break;
       }
       ++index_;
       return *this;
@@ -419,6 +434,7 @@ class TimePartitionConfig final : public PartitionConfig {
   // The window between two keys of this granularity; std::invalid_argument when malformed or
   // backwards.
   TimePartitionWindow window(std::string_view start_key, std::string_view end_key) const;
+  std::unique_ptr<PartitionWindow> default_window(TimePoint now, std::size_t recent) const override;
   bool compatible(const PartitionConfig& other) const override;
   std::string to_definition() const override;
   std::unique_ptr<PartitionConfig> clone() const override;
@@ -505,6 +521,8 @@ class ListPartitionConfig final : public PartitionConfig {
   ListPartition partition(std::string_view key) const;
   // Throws PartitionError for an unknown key or a range that runs backwards.
   ListPartitionWindow window(std::string_view start_key, std::string_view end_key) const;
+  // Every declared value.
+  std::unique_ptr<PartitionWindow> default_window(TimePoint now, std::size_t recent) const override;
   bool compatible(const PartitionConfig& other) const override;
   std::string to_definition() const override;
   std::unique_ptr<PartitionConfig> clone() const override;

@@ -37,6 +37,7 @@
 #include "interloper/dag.hpp"
 #include "interloper/destination.hpp"
 #include "interloper/error.hpp"
+#include "interloper/schedule.hpp"
 
 namespace interloper {
 
@@ -86,6 +87,8 @@ class Pipeline {
   const std::vector<AssetDefinition>& definitions() const;
   // nullptr for an unknown asset.
   const AssetDefinition* definition(const std::string& asset) const;
+  // The `jobs:` of the file, in declaration order (docs/schedules.md).
+  const std::vector<Job>& jobs() const;
 
   // The catalog: a JSON array with one object per asset (name, source, deps, enabled, body,
   // partitioning, destination, schema). With `with_schema`, each asset's last written schema

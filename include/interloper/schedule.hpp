@@ -22,6 +22,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -108,6 +109,8 @@ struct ScheduleOptions {
   EventBus* events = nullptr;             // not owned
   const Clock* clock = nullptr;           // not owned; default: the system clock
   Logger logger;                          // the scheduler's info lines and the assets' logs
+  // Called after each fire this scheduler claimed has ended (or been skipped).
+  std::function<void(const FireRecord&)> on_fire;
 };
 
 // Runs the fires due at `now` (a UTC instant), in order of their instants: for each job, the

@@ -93,6 +93,26 @@ TEST(Asset, RunComputesAndMaterializeWrites) {
   EXPECT_THROW(loader.run(), il::RunError);
 }
 
+TEST(Asset, MaterializeWritesToTheSourcesDestination) {
+  auto source_destination = std::make_shared<il::MemoryDestination>();
+  il::Source ads("ads", source_destination);
+  il::Asset& stats = ads.asset("ads_stats", one_row).partitioned(il::TimePartitionConfig("date"));
+  il::TimePartition day(year{2026} / 1 / 15);
+  EXPECT_EQ(stats.resolved_destination(), source_destination);
+  EXPECT_EQ(stats.materialize(day), 1);
+  EXPECT_EQ(source_destination->row_count(stats.dataset(), &day), 1);
+  // A copy keeps the default; the asset's own destination wins over it.
+  il::Asset copy = stats;
+  EXPECT_EQ(copy.resolved_destination(), source_destination);
+  auto own = std::make_shared<il::MemoryDestination>();
+  copy.destination(own);
+  EXPECT_EQ(copy.materialize(day), 1);
+  EXPECT_EQ(own->row_count(copy.dataset(), &day), 1);
+  // The DAG resolves to the same destination as materialize.
+  il::DAG dag({ads});
+  EXPECT_EQ(dag.destination_of(dag.asset("ads_stats")), source_destination.get());
+}
+
 TEST(Asset, WindowedAssetSeesTheWholeWindowInOneCall) {
   int calls = 0;
   il::Asset a("windowed", [&](il::ExecutionContext& ctx) {

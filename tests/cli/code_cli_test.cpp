@@ -92,4 +92,18 @@ TEST_F(CodeCli, DestinationFlagSuppliesAMissingDestination) {
       << "without a destination the asset cannot be written";
 }
 
+TEST_F(CodeCli, ABadDestinationUrlIsBadInputNamedByTheProgram) {
+  il::DAG shop = dag(nullptr);
+  testing::internal::CaptureStderr();
+  const int code = run(shop, {"check", "--destination", "bogus:x"});
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(code, 2);
+  EXPECT_EQ(err.rfind("shop: error: ", 0), 0u) << err;
+  EXPECT_NE(err.find("bogus"), std::string::npos) << err;
+  // A run that fails is still 1, and is reported under the program's name too.
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(run(shop, {"materialize", "--partition", "2026-11-01", "--store", store_}), 1);
+  EXPECT_EQ(testing::internal::GetCapturedStderr().rfind("shop: error: ", 0), 0u);
+}
+
 }  // namespace

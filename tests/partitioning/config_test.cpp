@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "interloper/partitioning.hpp"
 #include "support/expect.hpp"
+#include "support/shard_kind.hpp"
 
 namespace il = interloper;
 using G = il::TimeGranularity;
@@ -41,8 +44,7 @@ TEST(TimePartitionConfig, CheckAcceptsServableWindows) {
   const il::TimePartitionConfig single("date");
   EXPECT_NO_THROW(single.check(il::TimePartition(at("2026-01-01"))));
   EXPECT_NO_THROW(single.check(il::TimePartitionWindow(at("2026-01-01"), at("2026-01-01"))));
-  const il::TimePartitionConfig windowed("date",
-                                         {.allow_window = true, .start = at("2026-01-01")});
+  const il::TimePartitionConfig windowed("date", {.allow_window = true, .start = at("2026-01-01")});
   EXPECT_NO_THROW(windowed.check(il::TimePartitionWindow(at("2026-01-01"), at("2026-01-07"))));
 }
 
@@ -56,8 +58,7 @@ TEST(TimePartitionConfig, CheckRejectsEachCase) {
                        "window 2026-05 is month-partitioned but the asset is day-partitioned");
   IL_EXPECT_THROW_WITH(config.check(il::ListPartition("eu")), il::PartitionError,
                        "window of kind 'list' given to a time-partitioned asset");
-  const il::TimePartitionConfig windowed("date",
-                                         {.allow_window = true, .start = at("2026-01-01")});
+  const il::TimePartitionConfig windowed("date", {.allow_window = true, .start = at("2026-01-01")});
   IL_EXPECT_THROW_WITH(windowed.check(il::TimePartitionWindow(at("2025-12-30"), at("2026-01-02"))),
                        il::PartitionError,
                        "window 2025-12-30..2026-01-02 reaches before start 2026-01-01");
@@ -103,8 +104,9 @@ TEST(PartitionConfig, Compatible) {
 
 TEST(PartitionConfig, DefinitionsRoundTrip) {
   const il::TimePartitionConfig day("date");
-  EXPECT_EQ(day.to_definition(),
-            R"({"kind":"time","column":"date","granularity":"day","allow_window":false,"start":null})");
+  EXPECT_EQ(
+      day.to_definition(),
+      R"({"kind":"time","column":"date","granularity":"day","allow_window":false,"start":null})");
   const il::TimePartitionConfig month(
       "d\"ate", {.granularity = G::MONTH, .allow_window = true, .start = at("2025-07-01")});
   EXPECT_EQ(month.to_definition(),
@@ -154,112 +156,12 @@ TEST(PartitionConfig, MalformedDefinitionsAreRejected) {
       il::PartitionError, "'fortnight'");
 }
 
-// ---- A custom kind, as a user would add one: partitions named by a shard number. ----
+using il_test::ShardPartition;
+using il_test::ShardPartitionConfig;
 
-class ShardPartitionWindow;
-
-class ShardPartition final : public il::Partition {
- public:
-  explicit ShardPartition(int shard) : shard_(shard) {}
-  std::string key() const override { return "shard-" + std::to_string(shard_); }
-  il::Filter filter(std::string column) const override {
-    return il::Filter::membership(std::move(column), {std::to_string(shard_)});
-  }
-  std::string_view kind() const override { return "shard"; }
-  std::unique_ptr<il::PartitionWindow> as_window() const override;
-  std::unique_ptr<il::Partition> clone() const override {
-    return std::make_unique<ShardPartition>(*this);
-  }
-  int shard() const { return shard_; }
-
- private:
-  int shard_;
-};
-
-class ShardPartitionWindow final : public il::PartitionWindow {
- public:
-  ShardPartitionWindow(int first, int last) : first_(first), last_(last) {}
-  std::size_t size() const override { return static_cast<std::size_t>(last_ - first_ + 1); }
-  std::vector<std::string> keys() const override {
-    std::vector<std::string> out;
-    for (int i = first_; i <= last_; ++i) out.push_back(ShardPartition(i).key());
-    return out;
-  }
-  std::string to_string() const override {
-    return size() == 1 ? keys().front() : keys().front() + ".." + keys().back();
-  }
-  bool contains(const il::Partition& p) const override {
-    const auto* s = dynamic_cast<const ShardPartition*>(&p);
-    return s != nullptr && first_ <= s->shard() && s->shard() <= last_;
-  }
-  std::string_view kind() const override { return "shard"; }
-  std::unique_ptr<il::Partition> partition_at(std::size_t i) const override {
-    return std::make_unique<ShardPartition>(first_ + static_cast<int>(i));
-  }
-  il::Filter filter(std::string column) const override {
-    std::vector<std::string> values;
-    for (int i = first_; i <= last_; ++i) values.push_back(std::to_string(i));
-    return il::Filter::membership(std::move(column), std::move(values));
-  }
-  std::unique_ptr<il::PartitionWindow> clone() const override {
-    return std::make_unique<ShardPartitionWindow>(*this);
-  }
-
- private:
-  int first_;
-  int last_;
-};
-
-std::unique_ptr<il::PartitionWindow> ShardPartition::as_window() const {
-  return std::make_unique<ShardPartitionWindow>(shard_, shard_);
-}
-
-class ShardPartitionConfig final : public il::PartitionConfig {
- public:
-  ShardPartitionConfig(std::string column, int shards)
-      : PartitionConfig(std::move(column), false), shards_(shards) {}
-  std::string_view kind() const override { return "shard"; }
-  using PartitionConfig::check;
-  void check(const il::PartitionWindow& w) const override {
-    if (w.kind() != "shard") throw il::PartitionError("not a shard window");
-  }
-  bool compatible(const il::PartitionConfig& other) const override {
-    const auto* o = dynamic_cast<const ShardPartitionConfig*>(&other);
-    return o != nullptr && o->shards_ == shards_;
-  }
-  std::string to_definition() const override {
-    return R"({"kind":"shard","column":")" + column() + R"(","shards":)" +
-           std::to_string(shards_) + "}";
-  }
-  std::unique_ptr<il::PartitionConfig> clone() const override {
-    return std::make_unique<ShardPartitionConfig>(*this);
-  }
-  int shards() const { return shards_; }
-
- protected:
-  std::unique_ptr<il::Partition> make_partition(std::string_view key) const override {
-    return std::make_unique<ShardPartition>(std::stoi(std::string(key.substr(6))));
-  }
-  std::unique_ptr<il::PartitionWindow> make_window(std::string_view a,
-                                                   std::string_view b) const override {
-    return std::make_unique<ShardPartitionWindow>(std::stoi(std::string(a.substr(6))),
-                                                  std::stoi(std::string(b.substr(6))));
-  }
-
- private:
-  int shards_;
-};
-
+// The custom kind lives in tests/support/shard_kind.hpp, shared with the pipeline and CLI tests.
 TEST(PartitionConfig, RegistersACustomKind) {
-  il::PartitionConfig::register_kind("shard", [](std::string_view json) {
-    // A real kind would parse JSON properly; the test's definition is fixed.
-    const auto column_at = json.find(R"("column":")") + 10;
-    const auto column_end = json.find('"', column_at);
-    const auto shards_at = json.find(R"("shards":)") + 9;
-    return std::make_unique<ShardPartitionConfig>(
-        std::string(json.substr(column_at, column_end - column_at)),
-        std::stoi(std::string(json.substr(shards_at))));
-  });
+  il_test::register_shard_kind();
   const ShardPartitionConfig config("shard_id", 16);
   const auto rebuilt = il::PartitionConfig::from_definition(config.to_definition());
   EXPECT_EQ(rebuilt->kind(), "shard");
@@ -269,15 +171,34 @@ TEST(PartitionConfig, RegistersACustomKind) {
   EXPECT_EQ(dynamic_cast<const ShardPartitionConfig&>(*rebuilt).shards(), 16);
   EXPECT_EQ(rebuilt->parse_window("shard-2..shard-4")->size(), 3u);
   EXPECT_NO_THROW(rebuilt->check(ShardPartition(3)));
+  EXPECT_EQ(rebuilt->default_window(il::TimePoint(), 30)->to_string(), "shard-0..shard-15");
   IL_EXPECT_THROW_WITH(rebuilt->check(il::ListPartition("eu")), il::PartitionError, "shard");
   // Built-in kinds are still there.
-  EXPECT_EQ(il::PartitionConfig::from_definition(il::TimePartitionConfig("date").to_definition())
-                ->kind(),
-            "time");
-  EXPECT_THROW(il::PartitionConfig::register_kind("", [](std::string_view) {
-                 return std::unique_ptr<il::PartitionConfig>();
-               }),
+  EXPECT_EQ(
+      il::PartitionConfig::from_definition(il::TimePartitionConfig("date").to_definition())->kind(),
+      "time");
+  EXPECT_THROW(il::PartitionConfig::register_kind(
+                   "", [](std::string_view) { return std::unique_ptr<il::PartitionConfig>(); }),
                std::invalid_argument);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(PartitionConfig, DefaultWindowCoversTheKindsNaturalExtent) {
+  using namespace std::chrono;
+  const il::TimePoint now = sys_seconds(sys_days(year{2026} / November / 20) + hours(13));
+  il::TimePartitionConfig days("date");
+  EXPECT_EQ(days.default_window(now, 30)->to_string(), "2026-10-22..2026-11-20");
+  il::TimePartitionConfig months(
+      "date", {.granularity = il::TimeGranularity::MONTH, .start = year{2026} / August / 15});
+  EXPECT_EQ(months.default_window(now, 30)->to_string(), "2026-08..2026-11");
+  // A start after now still gives a window (of the start's period).
+  il::TimePartitionConfig later("date", {.start = year{2027} / January / 1});
+  EXPECT_EQ(later.default_window(now, 30)->to_string(), "2027-01-01");
+  il::ListPartitionConfig regions("region", {"eu", "us", "apac"});
+  EXPECT_EQ(regions.default_window(now, 30)->to_string(), "eu..apac");
 }
 
 }  // namespace

@@ -58,7 +58,8 @@ Asset::Asset(const Asset& other)
       partitioning_(other.partitioning_ ? other.partitioning_->clone() : nullptr),
       deps_(other.deps_),
       enabled_(other.enabled_),
-      destination_(other.destination_) {}
+      destination_(other.destination_),
+      source_destination_(other.source_destination_) {}
 
 Asset& Asset::operator=(const Asset& other) {
   if (this != &other) {
@@ -128,11 +129,13 @@ Table Asset::run(Logger logger) const {
 
 namespace {
 Destination& require_destination(const Asset& asset) {
-  if (!asset.destination()) {
-    throw DestinationError(fmt::format(
-        "asset '{}': no destination to materialize into (set one on the asset)", asset.name()));
+  if (!asset.resolved_destination()) {
+    throw DestinationError(
+        fmt::format("asset '{}': no destination to materialize into (set one on the asset or its "
+                    "source)",
+                    asset.name()));
   }
-  return *asset.destination();
+  return *asset.resolved_destination();
 }
 }  // namespace
 
@@ -164,6 +167,7 @@ Asset& Source::add(Asset asset) {
     }
   }
   asset.source_name(name_);
+  asset.source_destination_ = destination_;
   assets_.push_back(std::move(asset));
   return assets_.back();
 }

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "interloper/cli/schedule_commands.hpp"
 #include "interloper/cli/selection.hpp"
 #include "interloper/data.hpp"
 #include "interloper/destination.hpp"
@@ -40,6 +41,7 @@ struct Project {
 };
 
 struct Args {
+  std::string program = "interloper";  // names the program in messages
   bool json = false;
   bool quiet = false;
   bool verbose = false;
@@ -58,6 +60,11 @@ struct Args {
   bool dry_run = false;
   bool all = false;
   int claim_lease = 60;
+  std::string at;  // jobs --at
+  long count = 5;  // jobs --count
+  long catch_up = 0;
+  bool once = false;
+  std::string now;  // schedule --once --now
 };
 
 std::string one_line(std::string text);
@@ -67,15 +74,15 @@ std::string dump(const json& value, int indent = -1) {
   return value.dump(indent, ' ', false, json::error_handler_t::replace);
 }
 
-void print_error(const std::string& message) {
+void print_error(const Args& args, const std::string& message) {
   std::string line = one_line(message);
   std::fflush(stdout);
-  std::fprintf(stderr, "interloper: error: %s\n", line.c_str());
+  std::fprintf(stderr, "%s: error: %s\n", args.program.c_str(), line.c_str());
 }
 
 void print_info(const Args& args, const std::string& message) {
   if (args.quiet) return;
-  std::fprintf(stderr, "interloper: info: %s\n", message.c_str());
+  std::fprintf(stderr, "%s: info: %s\n", args.program.c_str(), message.c_str());
 }
 
 std::string one_line(std::string text) {
@@ -300,8 +307,8 @@ int run_materialize(const Project& project, const Args& args) {
   ThreadedRunner runner(args.workers);
   RunResult result = runner.run(*project.dag, selection.window.get(), run.options);
   if (!result.ok()) {
-    print_error(fmt::format("run {} failed: {}", result.window.empty() ? "" : result.window,
-                            one_line(result.error_summary())));
+    print_error(args, fmt::format("run {} failed: {}", result.window.empty() ? "" : result.window,
+                                  one_line(result.error_summary())));
     return kRunFailed;
   }
   return kOk;
@@ -392,8 +399,8 @@ int run_backfill(const Project& project, const Args& args) {
         break;
       }
     }
-    print_error(fmt::format("{} of {} partition runs failed; first: {}", result.failed(),
-                            result.runs.size(), first));
+    print_error(args, fmt::format("{} of {} partition runs failed; first: {}", result.failed(),
+                                  result.runs.size(), first));
     return kRunFailed;
   }
   return kOk;
@@ -407,23 +414,6 @@ json ranges_json(const PartitionWindow& window, const std::vector<PartitionRange
     out.push_back(r.first == r.last ? first : first + ".." + window.partition_at(r.last)->key());
   }
   return out;
-}
-
-// The window status shows by default: from start (or 30 periods back) to the current period
-// for time partitioning, every value for list partitioning.
-std::unique_ptr<PartitionWindow> default_status_window(const PartitionConfig& config,
-                                                       TimePoint now) {
-  if (const auto* time = dynamic_cast<const TimePartitionConfig*>(&config)) {
-    TimeGranularity g = time->granularity();
-    TimePoint end = g.truncate(now);
-    TimePoint start = time->start() ? g.truncate(*time->start()) : g.advance(end, -29);
-    if (end < start) end = start;
-    return std::make_unique<TimePartitionWindow>(start, end, g);
-  }
-  if (const auto* list = dynamic_cast<const ListPartitionConfig*>(&config)) {
-    return config.window(list->values().front(), list->values().back());
-  }
-  return nullptr;
 }
 
 std::string strip(const PartitionWindow& window, const WindowStatus& status, int width) {
@@ -501,7 +491,13 @@ int run_status(const Project& project, const Args& args) {
       }
       any_window_accepted = true;
     } else {
-      window = default_status_window(*config, now);
+      // From the start (or the last 30 periods) to now for time, every value for a list.
+      window = config->default_window(now, 30);
+      if (!window) {
+        throw UsageError(
+            fmt::format("asset '{}': {} partitioning has no default window; pass --window", name,
+                        config->kind()));
+      }
     }
     WindowStatus status = store->status(asset.dataset(), *window);
     entry["window"] = window->to_string();
@@ -570,6 +566,23 @@ int run_catalog(const Project& project, const Args&) {
   return kOk;
 }
 
+int run_jobs(const Project& project, const Args& args) {
+  return jobs_command(project.pipeline->jobs(), args.at, args.count, args.json);
+}
+
+int run_scheduler(const Project& project, const Args& args) {
+  ScheduleArgs s;
+  s.store_path = project.store_path;
+  s.catch_up = args.catch_up;
+  s.once = args.once;
+  s.now = args.now;
+  s.concurrency = args.concurrency;
+  s.json = args.json;
+  s.quiet = args.quiet;
+  s.verbose = args.verbose;
+  return schedule_command(*project.dag, project.pipeline->jobs(), s);
+}
+
 // ---------------------------------------------------------------------------------------
 // The command-line structure
 
@@ -580,6 +593,8 @@ constexpr const char* kMainFooter = R"(Examples:
   interloper backfill pipeline.yaml --window 2026-11-01..2026-11-30 --missing
   interloper status pipeline.yaml --window 2026-11-01..2026-11-30
   interloper catalog pipeline.yaml
+  interloper jobs pipeline.yaml --count 3
+  interloper schedule pipeline.yaml --catch-up 2
 
 Exit codes: 0 success, 1 a run failed, 2 bad input (usage, pipeline file, keys, windows).
 Global flags (--json, --quiet, --verbose) may follow the command.)";
@@ -617,6 +632,7 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   const bool yaml = code_dag == nullptr;
   std::string program =
       yaml ? "interloper" : fs::path(argc > 0 ? argv[0] : "app").filename().string();
+  args.program = program;
   CLI::App app(yaml ? "interloper: run data assets declared in a YAML pipeline, partition by "
                       "partition."
                     : program + ": run this program's data assets, partition by partition.",
@@ -777,6 +793,53 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
                   "2026-11-01..2026-11-30 --json",
                   program, yaml ? " pipeline.yaml" : ""));
 
+  if (yaml) {
+    auto* jobs = app.add_subcommand("jobs", "List the next fires of the pipeline's jobs");
+    jobs->fallthrough();
+    jobs->add_option("pipeline", args.pipeline, "The pipeline file (YAML)")
+        ->required()
+        ->type_name("PIPELINE");
+    jobs->add_option("--at", args.at, "Fires after this instant (default: now)")
+        ->type_name("INSTANT");
+    jobs->add_option("--count", args.count, "Fires per job")
+        ->type_name("N")
+        ->check(CLI::PositiveNumber)
+        ->default_str("5");
+    jobs->footer(
+        "INSTANT is RFC 3339 with an offset or Z. Each line names the job, the fire on the\n"
+        "job's wall clock and in UTC, and the window it runs; --json prints one object per\n"
+        "fire, with \"window\": null when the assets' start leaves nothing to run.\n\n"
+        "Examples:\n  interloper jobs pipeline.yaml --count 3\n"
+        "  interloper --json jobs pipeline.yaml --at 2026-03-28T12:00:00Z");
+
+    auto* schedule = app.add_subcommand("schedule", "Run the pipeline's jobs at their fires");
+    schedule->fallthrough();
+    schedule->add_option("pipeline", args.pipeline, "The pipeline file (YAML)")
+        ->required()
+        ->type_name("PIPELINE");
+    schedule
+        ->add_option("--catch-up", args.catch_up,
+                     "At start, run at most the last N fires missed since the last one")
+        ->type_name("N")
+        ->check(CLI::NonNegativeNumber)
+        ->default_str("0");
+    auto* once =
+        schedule->add_flag("--once", args.once, "Run what is due now (or at --now) and exit");
+    schedule->add_option("--now", args.now, "With --once: the instant to evaluate")
+        ->type_name("INSTANT")
+        ->needs(once);
+    schedule->add_option("--concurrency", args.concurrency, "Partitions run at once")
+        ->type_name("N")
+        ->check(CLI::PositiveNumber)
+        ->default_str("1");
+    schedule->footer(
+        "Every fire is recorded in the store (table schedule_fires) before it runs, so a\n"
+        "restarted scheduler, or a second one on the same store, never runs it again.\n"
+        "SIGTERM stops the scheduler between fires. Exit 1 when a fire failed.\n\n"
+        "Examples:\n  interloper schedule pipeline.yaml --catch-up 2\n"
+        "  interloper schedule pipeline.yaml --once --now 2026-03-29T01:00:00Z");
+  }
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -786,19 +849,23 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    print_error(e.what());
+    print_error(args, e.what());
     return kBadInput;
   }
 
-  std::vector<Command> commands = {{"materialize", run_materialize},
-                                   {"backfill", run_backfill},
-                                   {"status", run_status},
-                                   {"catalog", run_catalog},
-                                   {"check", run_check}};
+  std::vector<Command> commands = {
+      {"materialize", run_materialize}, {"backfill", run_backfill}, {"status", run_status},
+      {"catalog", run_catalog},         {"check", run_check},       {"jobs", run_jobs},
+      {"schedule", run_scheduler}};
+  // The exit code says what went wrong. Everything the project is built from (the pipeline
+  // file, --destination) is input: any failure there exits 2. Once a command runs, a failed
+  // run, a destination or store that cannot be read or written, or anything unexpected exits
+  // 1; only the errors that judge the command's own input (usage, keys, windows, validation)
+  // exit 2.
+  std::optional<Pipeline> pipeline;
+  std::unique_ptr<DAG> rebuilt;
+  Project project;
   try {
-    std::optional<Pipeline> pipeline;
-    std::unique_ptr<DAG> rebuilt;
-    Project project;
     if (yaml) {
       pipeline.emplace(Pipeline::load(args.pipeline));
       project.pipeline = &*pipeline;
@@ -812,24 +879,32 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       }
       project.store_path = args.store.empty() ? ".interloper/state.db" : args.store;
     }
+  } catch (const std::exception& e) {
+    print_error(args, e.what());
+    return kBadInput;
+  }
+  try {
     for (const auto& command : commands) {
       if (app.got_subcommand(command.name)) return command.run(project, args);
     }
     return kBadInput;
-  } catch (const RunError& e) {
-    print_error(e.what());
-    return kRunFailed;
-  } catch (const DestinationError& e) {
-    print_error(e.what());
-    return kRunFailed;
-  } catch (const Error& e) {
-    print_error(e.what());
+  } catch (const UsageError& e) {
+    print_error(args, e.what());
+    return kBadInput;
+  } catch (const PartitionError& e) {
+    print_error(args, e.what());
+    return kBadInput;
+  } catch (const PipelineError& e) {
+    print_error(args, e.what());
+    return kBadInput;
+  } catch (const DagError& e) {
+    print_error(args, e.what());
     return kBadInput;
   } catch (const std::invalid_argument& e) {
-    print_error(e.what());
+    print_error(args, e.what());
     return kBadInput;
   } catch (const std::exception& e) {
-    print_error(e.what());
+    print_error(args, e.what());
     return kRunFailed;
   }
 }

@@ -22,9 +22,7 @@ Filter Filter::membership(std::string column, std::vector<std::string> values) {
   return f;
 }
 
-bool Filter::matches(TimePoint t) const {
-  return kind_ == Kind::range && start_ <= t && t < end_;
-}
+bool Filter::matches(TimePoint t) const { return kind_ == Kind::range && start_ <= t && t < end_; }
 
 bool Filter::matches(std::string_view value) const {
   if (kind_ == Kind::membership) {

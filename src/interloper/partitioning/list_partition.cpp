@@ -90,8 +90,7 @@ ListPartitionConfig::ListPartitionConfig(std::string column, std::vector<std::st
                                          bool allow_window)
     : PartitionConfig(std::move(column), allow_window) {
   if (values.empty()) {
-    throw PartitionError("list partitioning of column '" + this->column() +
-                         "' declares no values");
+    throw PartitionError("list partitioning of column '" + this->column() + "' declares no values");
   }
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (values[i].empty()) {
@@ -100,8 +99,8 @@ ListPartitionConfig::ListPartitionConfig(std::string column, std::vector<std::st
     }
     if (std::find(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(i), values[i]) !=
         values.begin() + static_cast<std::ptrdiff_t>(i)) {
-      throw PartitionError("list partitioning of column '" + this->column() +
-                           "' declares value '" + values[i] + "' twice");
+      throw PartitionError("list partitioning of column '" + this->column() + "' declares value '" +
+                           values[i] + "' twice");
     }
   }
   values_ = std::make_shared<const std::vector<std::string>>(std::move(values));
@@ -110,8 +109,8 @@ ListPartitionConfig::ListPartitionConfig(std::string column, std::vector<std::st
 std::size_t ListPartitionConfig::index_of(std::string_view key) const {
   const auto it = std::find(values_->begin(), values_->end(), key);
   if (it == values_->end()) {
-    throw PartitionError("unknown list partition '" + std::string(key) + "' (declared: " +
-                         brief(*values_) + ")");
+    throw PartitionError("unknown list partition '" + std::string(key) +
+                         "' (declared: " + brief(*values_) + ")");
   }
   return static_cast<std::size_t>(it - values_->begin());
 }
@@ -129,12 +128,12 @@ void ListPartitionConfig::check(const PartitionWindow& window) const {
       !std::equal(keys.begin(), keys.end(),
                   values_->begin() + static_cast<std::ptrdiff_t>(first))) {
     throw PartitionError("window " + window.to_string() +
-                         " is not a contiguous range of the declared values (" +
-                         brief(*values_) + ")");
+                         " is not a contiguous range of the declared values (" + brief(*values_) +
+                         ")");
   }
   if (keys.size() > 1 && !allow_window()) {
-    throw PartitionError("window " + window.to_string() + " has " +
-                         std::to_string(keys.size()) + " partitions but allow_window is off");
+    throw PartitionError("window " + window.to_string() + " has " + std::to_string(keys.size()) +
+                         " partitions but allow_window is off");
   }
 }
 
@@ -174,6 +173,10 @@ std::string ListPartitionConfig::to_definition() const {
   j["values"] = *values_;
   j["allow_window"] = allow_window();
   return j.dump();
+}
+
+std::unique_ptr<PartitionWindow> ListPartitionConfig::default_window(TimePoint, std::size_t) const {
+  return std::make_unique<ListPartitionWindow>(values_, 0, values_->size() - 1);
 }
 
 std::unique_ptr<PartitionConfig> ListPartitionConfig::clone() const {

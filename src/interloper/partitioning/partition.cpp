@@ -21,4 +21,8 @@ std::unique_ptr<PartitionWindow> PartitionConfig::parse_window(std::string_view 
   return make_window(text.substr(0, dots), text.substr(dots + 2));
 }
 
+std::unique_ptr<PartitionWindow> PartitionConfig::default_window(TimePoint, std::size_t) const {
+  return nullptr;
+}
+
 }  // namespace interloper

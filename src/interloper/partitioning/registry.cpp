@@ -81,8 +81,7 @@ std::unique_ptr<PartitionConfig> PartitionConfig::from_definition(std::string_vi
     if (it == r.factories.end()) {
       std::string known;
       for (const auto& [name, f] : r.factories) known += (known.empty() ? "" : ", ") + name;
-      throw PartitionError("unknown partitioning kind '" + kind + "' (registered: " + known +
-                           ")");
+      throw PartitionError("unknown partitioning kind '" + kind + "' (registered: " + known + ")");
     }
     factory = it->second;
   }
@@ -92,8 +91,8 @@ std::unique_ptr<PartitionConfig> PartitionConfig::from_definition(std::string_vi
   } catch (const PartitionError&) {
     throw;
   } catch (const std::exception& e) {
-    throw PartitionError("malformed partition definition " + detail::quote_definition(json) +
-                         ": " + e.what());
+    throw PartitionError("malformed partition definition " + detail::quote_definition(json) + ": " +
+                         e.what());
   }
   if (!config) {
     throw PartitionError("the factory of partitioning kind '" + kind + "' returned nothing");

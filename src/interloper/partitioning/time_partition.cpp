@@ -44,8 +44,8 @@ TimePartitionWindow::TimePartitionWindow(TimePoint start, TimePoint end,
       granularity_(granularity) {
   const std::int64_t n = granularity.periods_between(start_, end_);
   if (n < 0) {
-    throw std::invalid_argument("time window ends before it starts: " +
-                                granularity.format(start_) + ".." + granularity.format(end_));
+    throw std::invalid_argument("time window ends before it starts: " + granularity.format(start_) +
+                                ".." + granularity.format(end_));
   }
   size_ = static_cast<std::size_t>(n) + 1;
 }
@@ -143,17 +143,16 @@ void TimePartitionConfig::check(const PartitionWindow& window) const {
                          "' given to a time-partitioned asset");
   }
   if (w->granularity() != granularity_) {
-    throw PartitionError("window " + w->to_string() + " is " + std::string(w->granularity().name()) +
-                         "-partitioned but the asset is " + std::string(granularity_.name()) +
-                         "-partitioned");
+    throw PartitionError("window " + w->to_string() + " is " +
+                         std::string(w->granularity().name()) + "-partitioned but the asset is " +
+                         std::string(granularity_.name()) + "-partitioned");
   }
   if (w->size() > 1 && !allow_window()) {
     throw PartitionError("window " + w->to_string() + " has " + std::to_string(w->size()) +
                          " partitions but allow_window is off");
   }
   if (start_ && w->start() < granularity_.truncate(*start_)) {
-    throw PartitionError("window " + w->to_string() + " reaches before start " +
-                         describe(*start_));
+    throw PartitionError("window " + w->to_string() + " reaches before start " + describe(*start_));
   }
 }
 
@@ -191,6 +190,15 @@ std::string TimePartitionConfig::to_definition() const {
   return j.dump();
 }
 
+std::unique_ptr<PartitionWindow> TimePartitionConfig::default_window(TimePoint now,
+                                                                     std::size_t recent) const {
+  const TimePoint end = granularity_.truncate(now);
+  const auto back = static_cast<std::int64_t>(std::max<std::size_t>(recent, 1)) - 1;
+  const TimePoint start =
+      start_ ? granularity_.truncate(*start_) : granularity_.advance(end, -back);
+  return std::make_unique<TimePartitionWindow>(start, std::max(start, end), granularity_);
+}
+
 std::unique_ptr<PartitionConfig> TimePartitionConfig::clone() const {
   return std::make_unique<TimePartitionConfig>(*this);
 }
@@ -200,8 +208,8 @@ namespace detail {
 std::unique_ptr<PartitionConfig> time_config_from_definition(std::string_view json) {
   const auto j = parse_definition(json, "time", {"column", "granularity", "allow_window", "start"});
   const auto& start = j["start"];
-  if (!j["column"].is_string() || !j["granularity"].is_string() || !j["allow_window"].is_boolean() ||
-      !(start.is_null() || start.is_string())) {
+  if (!j["column"].is_string() || !j["granularity"].is_string() ||
+      !j["allow_window"].is_boolean() || !(start.is_null() || start.is_string())) {
     throw PartitionError("malformed partition definition " + quote_definition(json) +
                          ": expected string column and granularity, boolean allow_window and "
                          "null or string start");

@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -14,6 +15,7 @@
 #include "interloper/data.hpp"
 #include "interloper/partitioning.hpp"
 #include "interloper/pipeline/assets.hpp"
+#include "interloper/pipeline/jobs.hpp"
 #include "interloper/pipeline/lazy_destination.hpp"
 
 namespace interloper {
@@ -28,6 +30,7 @@ struct Pipeline::State {
   std::map<std::string, std::shared_ptr<Destination>> source_destinations;
   std::vector<AssetDefinition> definitions;
   std::unique_ptr<DAG> dag;
+  std::vector<Job> jobs;
 };
 
 namespace {
@@ -84,6 +87,8 @@ class Loader {
   std::string resolve_path(const std::string& path) const;
   std::shared_ptr<Destination> destination(const YAML::Node& node);
   std::unique_ptr<PartitionConfig> partitioning(const YAML::Node& node) const;
+  nlohmann::ordered_json time_definition(const YAML::Node& node) const;
+  nlohmann::ordered_json list_definition(const YAML::Node& node) const;
   void read_asset(const YAML::Node& node, const SourceSpec& source);
   void check_graph() const;
 
@@ -214,58 +219,111 @@ std::shared_ptr<Destination> Loader::destination(const YAML::Node& node) {
   return shared;
 }
 
+// A YAML value as JSON, scalars typed the way YAML's core schema reads them (integers, booleans,
+// null), so a registered kind's factory receives its fields as it wrote them in to_definition.
+nlohmann::ordered_json yaml_to_json(const YAML::Node& node) {
+  if (node.IsSequence()) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& item : node) out.push_back(yaml_to_json(item));
+    return out;
+  }
+  if (node.IsMap()) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      out[it->first.Scalar()] = yaml_to_json(it->second);
+    }
+    return out;
+  }
+  if (!node.IsScalar()) return nullptr;
+  if (node.Tag() == "!") return node.Scalar();  // quoted: always text
+  const std::string& text = node.Scalar();
+  if (text == "~" || text == "null") return nullptr;
+  if (text == "true") return true;
+  if (text == "false") return false;
+  long long number = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (!text.empty() && error == std::errc() && end == text.data() + text.size()) return number;
+  return text;
+}
+
+// The definition of a time partitioning, its fields checked where the file spells them.
+nlohmann::ordered_json Loader::time_definition(const YAML::Node& node) const {
+  if (node["values"]) fail(node["values"], "'values' belongs to list partitioning, not time");
+  nlohmann::ordered_json definition = {{"kind", "time"},
+                                       {"column", nullptr},
+                                       {"granularity", "day"},
+                                       {"allow_window", false},
+                                       {"start", nullptr}};
+  if (node["granularity"]) {
+    std::string name = scalar(node["granularity"], "granularity");
+    try {
+      definition["granularity"] = TimeGranularity::from_name(name).name();
+    } catch (const std::exception&) {
+      fail(node["granularity"],
+           fmt::format("unknown granularity '{}' (expected hour, day, week, month, quarter or "
+                       "year)",
+                       name));
+    }
+  }
+  if (node["start"]) {
+    std::string text = scalar(node["start"], "start");
+    try {
+      TimePoint::parse(text);
+    } catch (const std::exception&) {
+      fail(node["start"], fmt::format("start '{}' is not a date (YYYY-MM-DD) or time "
+                                      "(YYYY-MM-DDTHH:MM:SS)",
+                                      text));
+    }
+    definition["start"] = text;
+  }
+  return definition;
+}
+
+// The definition of a list partitioning, its values checked where the file spells them.
+nlohmann::ordered_json Loader::list_definition(const YAML::Node& node) const {
+  if (node["granularity"]) fail(node["granularity"], "'granularity' belongs to time partitioning");
+  if (node["start"]) fail(node["start"], "'start' belongs to time partitioning");
+  const YAML::Node values = node["values"];
+  if (!values) fail(node, "list partitioning needs 'values'");
+  if (!values.IsSequence()) fail(values, "'values' must be a list");
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& v : values) list.push_back(scalar(v, "a list value"));
+  return {{"kind", "list"}, {"column", nullptr}, {"values", list}, {"allow_window", false}};
+}
+
+// Every kind is built through the kind registry from its definition. The built-in kinds get
+// their fields checked here first, so a mistake is reported at the field; another registered
+// kind receives the mapping as its definition and reports its own mistakes.
 std::unique_ptr<PartitionConfig> Loader::partitioning(const YAML::Node& node) const {
-  check_keys(node, "partitioning",
-             {"kind", "column", "granularity", "start", "allow_window", "values"});
+  if (!node.IsMap()) fail(node, "partitioning must be a mapping");
   if (!node["kind"]) fail(node, "partitioning needs 'kind: time' or 'kind: list'");
   std::string kind = scalar(node["kind"], "kind");
+  const bool built_in = kind == "time" || kind == "list";
+  if (built_in) {
+    check_keys(node, "partitioning",
+               {"kind", "column", "granularity", "start", "allow_window", "values"});
+  }
   if (!node["column"]) fail(node, "partitioning needs a 'column'");
   std::string column = scalar(node["column"], "column");
   if (column.empty()) fail(node["column"], "partitioning column must not be empty");
-  bool allow_window = node["allow_window"] ? boolean(node["allow_window"], "allow_window") : false;
-  if (kind == "time") {
-    if (node["values"]) fail(node["values"], "'values' belongs to list partitioning, not time");
-    TimePartitionOptions options;
-    options.allow_window = allow_window;
-    if (node["granularity"]) {
-      std::string name = scalar(node["granularity"], "granularity");
-      try {
-        options.granularity = TimeGranularity::from_name(name);
-      } catch (const std::exception&) {
-        fail(node["granularity"],
-             fmt::format("unknown granularity '{}' (expected hour, day, week, month, quarter or "
-                         "year)",
-                         name));
-      }
-    }
-    if (node["start"]) {
-      std::string text = scalar(node["start"], "start");
-      try {
-        options.start = TimePoint::parse(text);
-      } catch (const std::exception&) {
-        fail(node["start"], fmt::format("start '{}' is not a date (YYYY-MM-DD) or time "
-                                        "(YYYY-MM-DDTHH:MM:SS)",
-                                        text));
-      }
-    }
-    return std::make_unique<TimePartitionConfig>(column, options);
+  nlohmann::ordered_json definition = kind == "time"   ? time_definition(node)
+                                      : kind == "list" ? list_definition(node)
+                                                       : yaml_to_json(node);
+  definition["column"] = column;
+  if (node["allow_window"])
+    definition["allow_window"] = boolean(node["allow_window"], "allow_window");
+  std::string text;
+  try {
+    text = definition.dump();
+  } catch (const nlohmann::json::exception&) {
+    fail(node, "partitioning holds text that is not valid UTF-8");
   }
-  if (kind == "list") {
-    if (node["granularity"])
-      fail(node["granularity"], "'granularity' belongs to time partitioning");
-    if (node["start"]) fail(node["start"], "'start' belongs to time partitioning");
-    const YAML::Node values = node["values"];
-    if (!values) fail(node, "list partitioning needs 'values'");
-    if (!values.IsSequence()) fail(values, "'values' must be a list");
-    std::vector<std::string> list;
-    for (const auto& v : values) list.push_back(scalar(v, "a list value"));
-    try {
-      return std::make_unique<ListPartitionConfig>(column, list, allow_window);
-    } catch (const std::exception& e) {
-      fail(values, fmt::format("bad values: {}", e.what()));
-    }
+  try {
+    return PartitionConfig::from_definition(text);
+  } catch (const PartitionError& e) {
+    if (kind == "list") fail(node["values"], fmt::format("bad values: {}", e.what()));
+    fail(built_in ? node : node["kind"], e.what());
   }
-  fail(node["kind"], fmt::format("unknown partitioning kind '{}' (expected time or list)", kind));
 }
 
 void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
@@ -525,6 +583,7 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
   } catch (const Error& e) {
     fail(sources, e.what());
   }
+  state->jobs = pipeline::read_jobs(root["jobs"], path_, *state->dag);
   for (auto& spec : assets_) state->definitions.push_back(std::move(spec.definition));
   return state;
 }
@@ -554,6 +613,8 @@ std::shared_ptr<Destination> Pipeline::source_destination(const std::string& sou
 }
 
 const std::vector<AssetDefinition>& Pipeline::definitions() const { return state_->definitions; }
+
+const std::vector<Job>& Pipeline::jobs() const { return state_->jobs; }
 
 const AssetDefinition* Pipeline::definition(const std::string& asset) const {
   for (const auto& d : state_->definitions) {

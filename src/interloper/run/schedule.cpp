@@ -202,6 +202,7 @@ std::vector<FireRecord> run_due(const DAG& dag, const std::vector<Job>& jobs, Fi
     }
     record.finished = clock.now();
     log.finish(job.name, d.fire, record.outcome, record.finished);
+    if (options.on_fire) options.on_fire(record);
     claimed.push_back(std::move(record));
   }
   return claimed;

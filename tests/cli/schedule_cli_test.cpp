@@ -1,0 +1,280 @@
+// End-to-end tests of `interloper jobs` and `interloper schedule` on temporary pipelines.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "interloper/pipeline/process.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Outcome {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string binary() { return (fs::path(IL_TEST_BINARY_DIR) / "interloper").string(); }
+
+Outcome interloper(std::vector<std::string> args) {
+  interloper::pipeline::ProcessSpec spec;
+  spec.argv = {binary()};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.timeout_seconds = 120;
+  Outcome outcome;
+  spec.on_stderr_line = [&](std::string_view line) {
+    outcome.err += line;
+    outcome.err += '\n';
+  };
+  auto result = interloper::pipeline::run_process(spec);
+  outcome.code = result.signal != 0 ? 128 + result.signal : result.exit_code;
+  outcome.out = result.out;
+  return outcome;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> query(const fs::path& db, const std::string& sql) {
+  sqlite3* handle = nullptr;
+  std::vector<std::string> rows;
+  if (sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(handle);
+    ADD_FAILURE() << "cannot open " << db;
+    return rows;
+  }
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(handle, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
+    ADD_FAILURE() << sqlite3_errmsg(handle) << " in " << sql;
+    sqlite3_close(handle);
+    return rows;
+  }
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    std::string row;
+    for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
+      if (i > 0) row += '|';
+      const unsigned char* text = sqlite3_column_text(stmt, i);
+      row += text != nullptr ? reinterpret_cast<const char*>(text) : "NULL";
+    }
+    rows.push_back(row);
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(handle);
+  return rows;
+}
+
+class ScheduleCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "il_sched_XXXXXX").string();
+    dir_ = ::mkdtemp(pattern.data());
+    write("emit.sh",
+          "#!/bin/sh\n"
+          "echo \"$1\" >> calls.log\n"
+          "echo \"{\\\"date\\\":\\\"$1\\\",\\\"n\\\":1}\"\n",
+          true);
+    pipeline_ = write("pipeline.yaml",
+                      "sources:\n"
+                      "  - name: ads\n"
+                      "    assets:\n"
+                      "      - name: ads_stats\n"
+                      "        partitioning: {kind: time, column: date, granularity: day}\n"
+                      "        command: [./emit.sh, \"{partition.key}\"]\n"
+                      "      - name: late\n"
+                      "        partitioning: {kind: time, column: date, granularity: day, "
+                      "start: 2026-03-30}\n"
+                      "        command: [./emit.sh, \"late-{partition.key}\"]\n"
+                      "jobs:\n"
+                      "  - name: nightly_ads\n"
+                      "    cron: \"0 3 * * *\"\n"
+                      "    time_zone: Europe/Berlin\n"
+                      "    assets: [ads_stats]\n"
+                      "    lookback: 3\n"
+                      "    offset: 1\n"
+                      "  - name: from_april\n"
+                      "    cron: \"@daily\"\n"
+                      "    assets: [late]\n")
+                    .string();
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::path write(const std::string& name, const std::string& text, bool executable = false) {
+    fs::path file = dir_ / name;
+    std::ofstream(file) << text;
+    if (executable) fs::permissions(file, fs::perms::owner_all, fs::perm_options::add);
+    return file;
+  }
+  std::vector<std::string> calls() { return lines_of(read_file(dir_ / "calls.log")); }
+  fs::path state_db() const { return dir_ / ".interloper" / "state.db"; }
+
+  fs::path dir_;
+  std::string pipeline_;
+};
+
+TEST_F(ScheduleCli, JobsPrintsTheNextFiresAndTheirWindowsAsJson) {
+  Outcome o =
+      interloper({"--json", "jobs", pipeline_, "--at", "2026-03-28T12:00:00Z", "--count", "2"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(
+      lines_of(o.out),
+      (std::vector<std::string>{
+          R"({"job":"nightly_ads","fire":"2026-03-29T03:00:00+02:00","fire_utc":"2026-03-29T01:00:00Z","window":"2026-03-26..2026-03-28"})",
+          R"({"job":"nightly_ads","fire":"2026-03-30T03:00:00+02:00","fire_utc":"2026-03-30T01:00:00Z","window":"2026-03-27..2026-03-29"})",
+          R"({"job":"from_april","fire":"2026-03-29T00:00:00+00:00","fire_utc":"2026-03-29T00:00:00Z","window":null})",
+          R"({"job":"from_april","fire":"2026-03-30T00:00:00+00:00","fire_utc":"2026-03-30T00:00:00Z","window":"2026-03-30"})",
+      }));
+  // An offset instead of Z, and text output.
+  Outcome text =
+      interloper({"jobs", pipeline_, "--at", "2026-03-28T13:00:00+01:00", "--count", "1"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_EQ(lines_of(text.out), (std::vector<std::string>{
+                                    "nightly_ads  2026-03-29T03:00:00+02:00  2026-03-29T01:00:00Z  "
+                                    "2026-03-26..2026-03-28",
+                                    "from_april  2026-03-29T00:00:00+00:00  2026-03-29T00:00:00Z  "
+                                    "(before start: skipped)"}));
+}
+
+TEST_F(ScheduleCli, JobsRejectsAnInstantWithoutOffset) {
+  Outcome o = interloper({"jobs", pipeline_, "--at", "2026-03-28T12:00:00"});
+  EXPECT_EQ(o.code, 2);
+  ASSERT_EQ(lines_of(o.err).size(), 1u) << o.err;
+  EXPECT_NE(o.err.find("interloper: error: invalid instant '2026-03-28T12:00:00'"),
+            std::string::npos)
+      << o.err;
+}
+
+TEST_F(ScheduleCli, ABadJobIsReportedWithFileLineAndColumn) {
+  write("bad.yaml",
+        "sources:\n"
+        "  - name: s\n"
+        "    assets:\n"
+        "      - name: a\n"
+        "        partitioning: {kind: time, column: date, granularity: day}\n"
+        "        command: [./emit.sh]\n"
+        "jobs:\n"
+        "  - name: j\n"
+        "    cron: \"* * 31 2 *\"\n"
+        "    assets: [a]\n");
+  Outcome o = interloper({"jobs", (dir_ / "bad.yaml").string()});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("bad.yaml:9:16: invalid cron expression '* * 31 2 *'"), std::string::npos)
+      << o.err;
+}
+
+TEST_F(ScheduleCli, OnceRunsTheDueFireRecordsItAndNeverRepeatsIt) {
+  const std::vector<std::string> args = {"schedule", pipeline_, "--once", "--now",
+                                         "2026-03-29T01:00:00Z"};
+  Outcome first = interloper(args);
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_EQ(calls(), (std::vector<std::string>{"2026-03-28", "2026-03-27", "2026-03-26"}));
+  EXPECT_EQ(first.out.rfind("succeeded nightly_ads  2026-03-29T03:00:00+02:00  "
+                            "2026-03-26..2026-03-28  run-",
+                            0),
+            0u)
+      << first.out;
+  EXPECT_EQ(query(state_db(),
+                  "SELECT \"job\", \"fire\", \"window\", \"outcome\" FROM "
+                  "\"schedule_fires\""),
+            (std::vector<std::string>{"nightly_ads|1774746000|2026-03-26..2026-03-28|succeeded"}));
+  // Restarted: the fire is in the store, so nothing runs again.
+  Outcome again = interloper(args);
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(again.out, "");
+  EXPECT_EQ(calls().size(), 3u);
+  // Between fires nothing is due.
+  Outcome between = interloper({"schedule", pipeline_, "--once", "--now", "2026-03-29T01:30:00Z"});
+  EXPECT_EQ(between.code, 0);
+  EXPECT_EQ(calls().size(), 3u);
+}
+
+TEST_F(ScheduleCli, CatchUpRunsTheLatestMissedFiresOnly) {
+  ASSERT_EQ(interloper({"schedule", pipeline_, "--once", "--now", "2026-03-29T01:00:00Z"}).code, 0);
+  std::remove((dir_ / "calls.log").c_str());
+  // Down until 04-02 03:00 Berlin: the fires of 03-30, 03-31 and 04-01 were missed.
+  Outcome o = interloper({"--json", "schedule", pipeline_, "--once", "--now",
+                          "2026-04-02T01:00:00Z", "--catch-up", "1"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto lines = lines_of(o.out);
+  // from_april has never fired, so it missed nothing; it has no fire at 01:00Z.
+  ASSERT_EQ(lines.size(), 2u) << o.out;
+  EXPECT_NE(lines[0].find(R"("fire_utc":"2026-04-01T01:00:00Z","window":"2026-03-29..2026-03-31")"),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[1].find(R"("fire_utc":"2026-04-02T01:00:00Z","window":"2026-03-30..2026-04-01")"),
+            std::string::npos)
+      << lines[1];
+  EXPECT_NE(lines[1].find(R"("outcome":"succeeded")"), std::string::npos) << lines[1];
+  EXPECT_EQ(query(state_db(), "SELECT COUNT(*) FROM \"schedule_fires\""),
+            (std::vector<std::string>{"3"}));
+}
+
+TEST_F(ScheduleCli, AFireClampedAwayByStartIsSkippedWithOneInfoLine) {
+  Outcome o = interloper({"schedule", pipeline_, "--once", "--now", "2026-03-29T00:00:00Z"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(lines_of(o.err),
+            (std::vector<std::string>{
+                "interloper: info: job 'from_april': fire at 2026-03-29T00:00:00Z skipped: its "
+                "window lies before the assets' start 2026-03-30"}));
+  EXPECT_EQ(o.out.rfind("skipped   from_april  2026-03-29T00:00:00+00:00  -  run-", 0), 0u)
+      << o.out;
+  EXPECT_TRUE(calls().empty());
+}
+
+TEST_F(ScheduleCli, NowNeedsOnceAndPipelinesNeedJobs) {
+  EXPECT_EQ(interloper({"schedule", pipeline_, "--now", "2026-03-29T00:00:00Z"}).code, 2);
+  write("nojobs.yaml",
+        "sources:\n  - name: s\n    assets:\n      - name: a\n        command: [./emit.sh]\n");
+  Outcome o = interloper({"schedule", (dir_ / "nojobs.yaml").string(), "--once"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("the pipeline declares no jobs"), std::string::npos) << o.err;
+}
+
+// The long-running scheduler stops on SIGTERM (between fires) with exit status 0.
+TEST_F(ScheduleCli, SigtermStopsTheScheduler) {
+  const fs::path err = dir_ / "scheduler.err";
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int fd = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(fd, STDERR_FILENO);
+    const std::string bin = binary();
+    ::execl(bin.c_str(), bin.c_str(), "schedule", pipeline_.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // Wait (bounded) until it says it is scheduling.
+  for (int i = 0; i < 2000 && read_file(err).find("scheduling 2 jobs") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_NE(read_file(err).find("scheduling 2 jobs"), std::string::npos) << read_file(err);
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_NE(read_file(err).find("interloper: info: stopped"), std::string::npos) << read_file(err);
+}
+
+}  // namespace
