@@ -17,6 +17,7 @@
 // Thread safety: every destination is safe to use from several threads at once.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -76,6 +77,72 @@ class FileDestination final : public Destination {
   std::unique_ptr<State> state_;
 };
 
+// Objects in an S3-compatible store (AWS S3, MinIO, Ceph, R2, moto), laid out like
+// FileDestination under a bucket and prefix: PREFIX/SOURCE/ASSET/COLUMN=KEY/data.jsonl (or
+// data.csv), PREFIX/SOURCE/ASSET/data.jsonl unpartitioned, with the same key escaping, beside
+// PREFIX/SOURCE/ASSET/_schema.json.
+//
+// Each partition is one object, replaced by one PUT (or one completed multipart upload for
+// objects above `part_size`), so a reader sees the old or the new partition, never a mix. A
+// partition written with no rows is an empty object; a partition never written has no object.
+// Every object carries its row count in its metadata (x-amz-meta-rows), so counting never
+// downloads data. A window write replaces its partitions one after another: when the store
+// fails midway, the partitions already replaced stay replaced (writing the window again repairs
+// it); a row outside the window is refused before anything is sent.
+//
+// Credentials come from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN; they
+// never appear in url(), messages or logs.
+//
+//   S3Destination::Options options = S3Destination::parse_url(
+//       "s3://lake/raw?endpoint=http://127.0.0.1:9000&region=eu-west-1&path_style=1");
+//   S3Destination destination(options);
+class S3Destination final : public Destination {
+ public:
+  struct Options {
+    std::string bucket;
+    std::string prefix;    // without leading or trailing '/'; "" for the bucket's root
+    std::string endpoint;  // "http://host:port"; "" for AWS (https://s3.REGION.amazonaws.com)
+    std::string region;    // "" for AWS_REGION, else us-east-1
+    // ENDPOINT/BUCKET/KEY rather than BUCKET.HOST/KEY; unset: path style when an endpoint is
+    // given, virtual-hosted style on AWS.
+    std::optional<bool> path_style;
+    FileDestination::Format format = FileDestination::Format::jsonl;
+    std::size_t part_size = std::size_t{64} << 20;  // objects larger go up in parts this size
+    int attempts = 5;                               // tries per request (5xx, timeouts)
+  };
+
+  // Reads the credentials from the environment; contacts nothing. Throws DestinationError when
+  // the credentials are missing or the options are malformed (no bucket, part_size < 5 MiB).
+  explicit S3Destination(Options options);
+  ~S3Destination() override;
+
+  // "s3://BUCKET[/PREFIX][?endpoint=URL&region=R&format=jsonl|csv&path_style=0|1]". Throws
+  // DestinationError naming an unknown parameter or a malformed part.
+  static Options parse_url(std::string_view url);
+
+  std::string url() const override;
+  std::unique_ptr<WindowWriter> open_writer(const DatasetRef& dataset,
+                                            const PartitionWindow* window) override;
+  std::int64_t write(const DatasetRef& dataset, const PartitionWindow* window,
+                     const Table& table) override;
+  Table read(const DatasetRef& dataset, const PartitionWindow* window) override;
+  std::int64_t row_count(const DatasetRef& dataset, const Partition* partition) override;
+  std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
+                                               const PartitionWindow& window) override;
+  std::optional<Schema> schema(const DatasetRef& dataset) override;
+
+  // The keys of the partitions stored for a partitioned dataset, in key order (one listing of
+  // the asset's prefix). Empty for an unpartitioned or never-written dataset.
+  std::vector<std::string> partition_keys(const DatasetRef& dataset);
+
+  // Creates the bucket unless it exists already (for set-up and tests).
+  void create_bucket();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
 // An embedded SQLite database: one table per asset, typed columns, a window write in one
 // transaction. See docs/destinations.md for the table naming and value encoding.
 class SqliteDestination final : public Destination {
@@ -112,7 +179,8 @@ class SqliteDestination final : public Destination {
 std::vector<Table> split_by_partition(const DatasetRef& dataset, const PartitionWindow& window,
                                       const Table& table);
 
-// Opens a destination from a URL: "memory://", "sqlite:///path.db", "file:///dir?format=csv".
+// Opens a destination from a URL: "memory://", "sqlite:///path.db", "file:///dir?format=csv",
+// "s3://bucket/prefix?endpoint=http://127.0.0.1:9000" (see S3Destination::parse_url).
 // Throws DestinationError naming an unknown scheme or a malformed URL.
 std::shared_ptr<Destination> open_destination(std::string_view url);
 

@@ -21,6 +21,7 @@ void DestinationContract::SetUp() {
               ("il-destination-" + std::to_string(device()) + "-" + std::to_string(++counter));
   std::filesystem::create_directories(temp_dir_);
   destination_ = GetParam().make(temp_dir_.string());
+  if (IsSkipped()) return;  // the factory found the service it needs missing
   ASSERT_NE(destination_, nullptr);
 }
 

@@ -92,8 +92,9 @@ std::shared_ptr<Destination> open_destination(std::string_view url) {
     }
     return std::make_shared<FileDestination>(parsed.path, format);
   }
-  throw DestinationError(
-      fmt::format("destination URL '{}': unknown scheme '{}' (memory, sqlite, file)", url, scheme));
+  if (scheme == "s3") return std::make_shared<S3Destination>(S3Destination::parse_url(url));
+  throw DestinationError(fmt::format(
+      "destination URL '{}': unknown scheme '{}' (memory, sqlite, file, s3)", url, scheme));
 }
 
 }  // namespace interloper

@@ -203,9 +203,15 @@ std::shared_ptr<Destination> Loader::destination(const YAML::Node& node) {
     if (rest.empty()) fail(node, fmt::format("destination '{}' names no path", text));
     local = resolve_path(rest);
     url = scheme + "://" + local + query;
+  } else if (scheme == "s3") {
+    try {
+      S3Destination::parse_url(text);  // credentials are read when the destination opens
+    } catch (const DestinationError& e) {
+      fail(node, e.what());
+    }
   } else if (scheme != "memory") {
-    fail(node, fmt::format("destination '{}' has an unknown scheme '{}' (expected sqlite, file "
-                           "or memory)",
+    fail(node, fmt::format("destination '{}' has an unknown scheme '{}' (expected sqlite, file, "
+                           "s3 or memory)",
                            text, scheme));
   }
   // Sources naming the same URL share one destination object (one SQLite connection).
@@ -431,9 +437,9 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
     if (node["format"]) fail(node["format"], "'format' applies to command assets only");
     if (node["timeout"]) fail(node["timeout"], "'timeout' applies to command assets only");
     if (def.destination_url.rfind("sqlite:", 0) != 0) {
-      fail(sql, fmt::format("sql assets run inside a SQLite destination, but source '{}' writes "
-                            "to {}",
-                            source.name, def.destination_url));
+      fail(sql, fmt::format("asset '{}': sql assets run inside a SQLite destination, but source "
+                            "'{}' writes to {}",
+                            def.name, source.name, def.destination_url));
     }
   }
   asset_index_[def.name] = assets_.size();

@@ -1,0 +1,367 @@
+// S3Layout: naming, listing, counting and reading a dataset's objects.
+#include "interloper/destination/s3_layout.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <exception>
+#include <thread>
+#include <unordered_map>
+
+#include "interloper/destination/dataset_name.hpp"
+#include "interloper/destination/window_index.hpp"
+
+namespace interloper::detail {
+
+namespace {
+
+constexpr const char* schema_name = "_schema.json";
+constexpr const char* rows_meta = "rows";
+constexpr const char* key_meta = "partition-key";
+
+bool hashed(const std::string& component) { return component.find('~') != std::string::npos; }
+
+std::optional<std::int64_t> parse_count(const std::optional<std::string>& text) {
+  if (!text) return std::nullopt;
+  std::int64_t n = 0;
+  auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), n);
+  if (ec != std::errc() || end != text->data() + text->size() || n < 0) return std::nullopt;
+  return n;
+}
+
+}  // namespace
+
+void parallel_for(std::size_t n, std::size_t threads, const std::function<void(std::size_t)>& fn) {
+  threads = std::min(n, threads);
+  if (threads <= 1) {
+    for (std::size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::mutex mutex;
+  std::exception_ptr error;
+  auto work = [&] {
+    for (std::size_t i; (i = next++) < n;) {
+      try {
+        fn(i);
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (!error) error = std::current_exception();
+        next = n;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& thread : pool) thread.join();
+  if (error) std::rethrow_exception(error);
+}
+
+struct S3Layout::Candidate {
+  TimePoint start;
+  std::string key;
+  std::string object;
+};
+
+S3Layout::S3Layout(S3Client& client, std::string prefix, FileDestination::Format format,
+                   std::size_t part_size)
+    : client_(client), prefix_(std::move(prefix)), format_(format), part_size_(part_size) {
+  if (!prefix_.empty()) prefix_ += '/';
+}
+
+std::string S3Layout::dataset_prefix(const DatasetRef& dataset) const {
+  std::string out = prefix_;
+  if (!dataset.source.empty()) out += FileDestination::escape_key(dataset.source) + "/";
+  return out + FileDestination::escape_key(dataset.asset) + "/";
+}
+
+std::string S3Layout::partition_object(const DatasetRef& dataset, const std::string& key) const {
+  return fmt::format("{}{}={}/{}", dataset_prefix(dataset),
+                     FileDestination::escape_key(dataset.partitioning->column()),
+                     FileDestination::escape_key(key),
+                     format_ == FileDestination::Format::csv ? "data.csv" : "data.jsonl");
+}
+
+std::string S3Layout::whole_object(const DatasetRef& dataset) const {
+  return dataset_prefix(dataset) +
+         (format_ == FileDestination::Format::csv ? "data.csv" : "data.jsonl");
+}
+
+S3Metadata S3Layout::metadata(const std::string& key, std::int64_t rows) const {
+  S3Metadata out{{rows_meta, std::to_string(rows)}};
+  if (hashed(FileDestination::escape_key(key))) {
+    out.emplace_back(key_meta, s3_uri_encode(key, false));
+  }
+  return out;
+}
+
+std::optional<Schema> S3Layout::stored_schema(const DatasetRef& dataset) {
+  const std::string object = dataset_prefix(dataset) + schema_name;
+  auto text = client_.get(object);
+  if (!text) return std::nullopt;
+  try {
+    return schema_from_json(*text);
+  } catch (const DataError& e) {
+    throw DestinationError(fmt::format("s3 destination: '{}': {}", object, e.what()));
+  }
+}
+
+Schema S3Layout::store_schema(const DatasetRef& dataset, const Schema& written) {
+  std::lock_guard lock(schema_mutex_);
+  auto stored = stored_schema(dataset);
+  Schema merged = written;
+  if (stored) {
+    try {
+      merged = Schema::unify(*stored, written);
+    } catch (const DataError& e) {
+      throw DestinationError(fmt::format("dataset '{}': {}", dataset_name(dataset), e.what()));
+    }
+    if (merged == *stored) return merged;
+  }
+  client_.put(dataset_prefix(dataset) + schema_name, schema_to_json(merged));
+  return merged;
+}
+
+std::string S3Layout::encode(const Table& table) const {
+  if (table.num_rows() == 0) return {};  // an empty partition is an empty object
+  try {
+    return format_ == FileDestination::Format::csv ? to_csv(table) : to_json_lines(table);
+  } catch (const DataError& e) {
+    throw DestinationError(fmt::format("s3 destination: {}", e.what()));
+  }
+}
+
+Table S3Layout::decode(const std::string& object, const std::string& text,
+                       const Schema* schema) const {
+  if (text.empty()) return schema ? Table(*schema) : Table();
+  try {
+    return format_ == FileDestination::Format::csv ? parse_csv(text, schema)
+                                                   : parse_json_lines(text, schema);
+  } catch (const DataError& e) {
+    throw DestinationError(fmt::format("s3 destination: '{}': {}", object, e.what()));
+  }
+}
+
+void S3Layout::upload(const std::string& object, Spool& bytes, const S3Metadata& metadata) {
+  if (bytes.size() <= part_size_) {
+    client_.put(object, bytes.read_all(), metadata);
+    return;
+  }
+  const std::string id = client_.start_multipart(object, metadata);
+  try {
+    std::vector<std::string> etags;
+    bytes.for_each_chunk(part_size_, [&](std::string_view part) {
+      etags.push_back(client_.upload_part(object, id, static_cast<int>(etags.size()) + 1, part));
+    });
+    client_.complete_multipart(object, id, etags);
+  } catch (...) {
+    client_.abort_multipart(object, id);
+    throw;
+  }
+}
+
+std::vector<StoredPartition> S3Layout::stored_partitions(const DatasetRef& dataset) {
+  const std::string prefix =
+      dataset_prefix(dataset) + FileDestination::escape_key(dataset.partitioning->column()) + "=";
+  const std::string suffix = format_ == FileDestination::Format::csv ? "/data.csv" : "/data.jsonl";
+  std::vector<StoredPartition> out;
+  for (const S3ObjectInfo& info : client_.list(prefix)) {
+    std::string_view rest = std::string_view(info.key).substr(prefix.size());
+    auto slash = rest.find('/');
+    if (slash == std::string_view::npos || rest.substr(slash) != suffix) continue;
+    std::string component(rest.substr(0, slash));
+    std::string key;
+    if (hashed(component)) {
+      auto head = client_.head(info.key);
+      auto stored = head ? head->meta(key_meta) : std::nullopt;
+      if (!stored) continue;  // not one of ours
+      key = s3_uri_decode(*stored);
+    } else {
+      try {
+        key = FileDestination::unescape_key(component);
+      } catch (const DestinationError&) {
+        continue;  // not one of ours
+      }
+    }
+    out.push_back({std::move(key), info.key});
+  }
+  return out;
+}
+
+std::optional<std::int64_t> S3Layout::rows_of(const std::string& object) {
+  auto head = client_.head(object);
+  if (!head) return std::nullopt;
+  if (auto rows = parse_count(head->meta(rows_meta))) return rows;
+  // An object written by another tool: count what it holds.
+  auto text = client_.get(object);
+  if (!text) return std::nullopt;
+  return static_cast<std::int64_t>(decode(object, *text, nullptr).num_rows());
+}
+
+std::vector<S3Layout::Candidate> S3Layout::candidates(const DatasetRef& dataset,
+                                                      WindowIndex& index) {
+  std::vector<Candidate> out;
+  if (index.is_list()) {
+    for (const auto& key : index.keys())
+      out.push_back({TimePoint(), key, partition_object(dataset, key)});
+    return out;
+  }
+  for (auto& stored : stored_partitions(dataset)) {
+    TimePoint start;
+    if (index.is_time()) {
+      // Any granularity: a monthly object may hold rows of a daily window.
+      auto granularity = TimeGranularity::infer(stored.key);
+      if (!granularity) continue;
+      Bounds b;
+      try {
+        b = granularity->bounds(granularity->parse(stored.key));
+      } catch (const std::exception&) {
+        continue;
+      }
+      if (!(b.start < index.bounds()->end) || !(index.bounds()->start < b.end)) continue;
+      start = b.start;
+    }
+    out.push_back({start, std::move(stored.key), std::move(stored.object)});
+  }
+  std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
+    return a.start < b.start || (a.start == b.start && a.key < b.key);
+  });
+  return out;
+}
+
+S3Layout::Collected S3Layout::collect(const DatasetRef& dataset, const PartitionWindow& window) {
+  const std::string& column = dataset.partitioning->column();
+  auto schema = stored_schema(dataset);
+  const Schema* declared = schema ? &*schema : nullptr;
+  WindowIndex index(window, column);
+  Collected out;
+  out.counts.assign(index.size(), 0);
+  out.written.assign(index.size(), false);
+  std::unordered_map<std::string, std::size_t> slot;
+  std::vector<std::string> keys = window.keys();
+  for (std::size_t i = 0; i < keys.size(); ++i) slot.emplace(keys[i], i);
+
+  // Fetch and decode every candidate, several at a time.
+  const std::vector<Candidate> found = candidates(dataset, index);
+  std::vector<std::optional<Table>> pieces(found.size());
+  parallel_for(found.size(), s3_parallel_requests, [&](std::size_t i) {
+    if (auto text = client_.get(found[i].object)) {
+      pieces[i] = decode(found[i].object, *text, declared);
+    }
+  });
+  // Rows of every piece, bucketed per partition of the window in window order.
+  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> buckets(index.size());
+  bool own_rows_only = true;  // each piece holds only rows of its own partition of the window
+  for (std::size_t p = 0; p < found.size(); ++p) {
+    if (!pieces[p]) continue;
+    auto it = slot.find(found[p].key);
+    if (it != slot.end()) out.written[it->second] = true;
+    auto c = pieces[p]->column_index(column);
+    if (!c) {
+      own_rows_only = own_rows_only && pieces[p]->num_rows() == 0;
+      continue;
+    }
+    const auto& cells = pieces[p]->column(*c);
+    for (std::size_t r = 0; r < cells.size(); ++r) {
+      std::size_t i = cells[r].is_null() ? WindowIndex::npos : index.locate(cells[r]);
+      if (i != WindowIndex::npos) buckets[i].emplace_back(p, r);
+      own_rows_only = own_rows_only && it != slot.end() && i == it->second;
+    }
+  }
+  out.rows = declared ? Table(*declared) : Table();
+  for (const auto& piece : pieces) {
+    if (piece && !declared) out.rows.append_table(Table(piece->schema()));
+  }
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    out.counts[i] = buckets[i].size();
+    total += buckets[i].size();
+  }
+  out.rows.reserve(total);
+  if (own_rows_only) {
+    // Candidates come in window order: whole pieces, one after the other.
+    for (const auto& piece : pieces) {
+      if (piece) out.rows.append_table(*piece);
+    }
+    return out;
+  }
+  const Schema& result = out.rows.schema();
+  for (const auto& bucket : buckets) {
+    for (const auto& [p, r] : bucket) {
+      std::vector<Value> row;
+      row.reserve(result.size());
+      for (const Field& f : result.fields()) {
+        auto c = pieces[p]->column_index(f.name);
+        row.push_back(c ? pieces[p]->column(*c)[r] : Value());
+      }
+      out.rows.append_row(std::move(row));
+    }
+  }
+  return out;
+}
+
+std::vector<PartitionCount> S3Layout::counts(const DatasetRef& dataset,
+                                             const PartitionWindow& window) {
+  WindowIndex index(window, dataset.partitioning->column());
+  std::vector<std::string> keys = window.keys();
+  std::unordered_map<std::string, std::size_t> slot;
+  for (std::size_t i = 0; i < keys.size(); ++i) slot.emplace(keys[i], i);
+  std::vector<PartitionCount> out(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) out[i].key = keys[i];
+
+  auto found = candidates(dataset, index);
+  const bool exact = std::all_of(found.begin(), found.end(),
+                                 [&](const Candidate& c) { return slot.count(c.key) != 0; });
+  if (exact) {
+    // Each object holds exactly its partition's rows: its metadata answers.
+    parallel_for(found.size(), s3_parallel_requests, [&](std::size_t i) {
+      PartitionCount& count = out[slot.at(found[i].key)];
+      if (auto rows = rows_of(found[i].object)) {
+        count.rows = *rows;
+        count.written = true;
+      }
+    });
+    return out;
+  }
+  // Objects of another granularity overlap the window: place their rows one by one.
+  Collected collected = collect(dataset, window);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    out[i].rows = static_cast<std::int64_t>(collected.counts[i]);
+    out[i].written = collected.written[i] || collected.counts[i] > 0;
+  }
+  return out;
+}
+
+Table S3Layout::read_whole(const DatasetRef& dataset) {
+  auto schema = stored_schema(dataset);
+  const std::string object = whole_object(dataset);
+  auto text = client_.get(object);
+  if (!text) return schema ? Table(*schema) : Table();
+  return decode(object, *text, schema ? &*schema : nullptr);
+}
+
+Table S3Layout::read_everything(const DatasetRef& dataset) {
+  auto schema = stored_schema(dataset);
+  const Schema* declared = schema ? &*schema : nullptr;
+  Table out = schema ? Table(*schema) : Table();
+  auto stored = stored_partitions(dataset);
+  std::sort(stored.begin(), stored.end(),
+            [](const StoredPartition& a, const StoredPartition& b) { return a.key < b.key; });
+  for (const StoredPartition& partition : stored) {
+    if (auto text = client_.get(partition.object)) {
+      out.append_table(decode(partition.object, *text, declared));
+    }
+  }
+  const std::string object = whole_object(dataset);
+  if (auto text = client_.get(object)) out.append_table(decode(object, *text, declared));
+  return out;
+}
+
+std::int64_t S3Layout::whole_count(const DatasetRef& dataset) {
+  return rows_of(whole_object(dataset)).value_or(0);
+}
+
+}  // namespace interloper::detail

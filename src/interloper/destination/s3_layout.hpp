@@ -1,0 +1,138 @@
+// Internal: where S3Destination keeps a dataset's objects, and how it reads and writes them.
+//
+//   PREFIX/SOURCE/ASSET/_schema.json           the schema last written
+//   PREFIX/SOURCE/ASSET/COLUMN=KEY/data.jsonl   one partition (data.csv in csv format)
+//   PREFIX/SOURCE/ASSET/data.jsonl              an unpartitioned dataset
+//
+// Components are escaped exactly as the file destination escapes directory names. Object
+// metadata: "rows" (the row count) on every data object, "partition-key" (the key,
+// percent-encoded) when the escaped key is a hash.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "interloper/destination.hpp"
+#include "interloper/s3/client.hpp"
+
+namespace interloper::detail {
+
+class WindowIndex;
+
+struct StoredPartition {
+  std::string key;
+  std::string object;
+};
+
+// The bytes of one object being written: in memory at first, in an unlinked temporary file once
+// they pass a few MiB, so a writer's memory stays bounded whatever the partition size.
+class Spool {
+ public:
+  Spool() = default;
+  explicit Spool(std::string bytes) : memory_(std::move(bytes)) {}
+  ~Spool();
+  Spool(Spool&& other) noexcept;
+  Spool& operator=(Spool&&) = delete;
+  Spool(const Spool&) = delete;
+
+  void append(std::string_view bytes);
+  void append(std::string&& bytes);  // takes the buffer over when the spool is empty
+  std::size_t size() const { return file_size_ + memory_.size(); }
+  // Every byte, in memory. Throws DestinationError when the temporary file cannot be read.
+  std::string read_all();
+  // Calls `consume(chunk)` for consecutive chunks of at most `chunk_size` bytes.
+  template <typename Consume>
+  void for_each_chunk(std::size_t chunk_size, Consume consume);
+
+ private:
+  void spill();
+  std::string read_at(std::size_t offset, std::size_t size) const;
+
+  std::string memory_;
+  int fd_ = -1;
+  std::size_t file_size_ = 0;
+};
+
+template <typename Consume>
+void Spool::for_each_chunk(std::size_t chunk_size, Consume consume) {
+  if (fd_ < 0) {
+    for (std::size_t at = 0; at < memory_.size(); at += chunk_size) {
+      consume(std::string_view(memory_).substr(at, chunk_size));
+    }
+    return;
+  }
+  spill();
+  for (std::size_t at = 0; at < file_size_; at += chunk_size) {
+    consume(std::string_view(read_at(at, std::min(chunk_size, file_size_ - at))));
+  }
+}
+
+// Runs fn(0) ... fn(n - 1) on up to `threads` threads (the caller's included), so that requests
+// to the store overlap each other and the encoding or decoding around them. Rethrows the first
+// exception once every thread has stopped; indices not yet started are then skipped.
+void parallel_for(std::size_t n, std::size_t threads, const std::function<void(std::size_t)>& fn);
+
+// Requests a destination keeps in flight at once.
+constexpr std::size_t s3_parallel_requests = 4;
+
+class S3Layout {
+ public:
+  S3Layout(S3Client& client, std::string prefix, FileDestination::Format format,
+           std::size_t part_size);
+
+  S3Client& client() { return client_; }
+  FileDestination::Format format() const { return format_; }
+
+  std::string dataset_prefix(const DatasetRef& dataset) const;  // ends with '/'
+  std::string partition_object(const DatasetRef& dataset, const std::string& key) const;
+  std::string whole_object(const DatasetRef& dataset) const;
+  // The metadata a data object of `rows` rows for partition `key` carries ("" unpartitioned).
+  S3Metadata metadata(const std::string& key, std::int64_t rows) const;
+
+  std::optional<Schema> stored_schema(const DatasetRef& dataset);
+  // Stores the union of the stored schema and `written`; returns it. Throws DestinationError
+  // when the types clash.
+  Schema store_schema(const DatasetRef& dataset, const Schema& written);
+
+  std::string encode(const Table& table) const;  // in the destination's format
+  Table decode(const std::string& object, const std::string& text, const Schema* schema) const;
+
+  // One upload: a single PUT up to the part size, a multipart upload beyond.
+  void upload(const std::string& object, Spool& bytes, const S3Metadata& metadata);
+
+  // Every partition object of the dataset (one listing).
+  std::vector<StoredPartition> stored_partitions(const DatasetRef& dataset);
+  // The rows an object holds (from its metadata), or nullopt when there is no such object.
+  std::optional<std::int64_t> rows_of(const std::string& object);
+
+  struct Collected {
+    Table rows;
+    std::vector<std::size_t> counts;
+    std::vector<bool> written;  // the partition's own object exists
+  };
+  Collected collect(const DatasetRef& dataset, const PartitionWindow& window);
+  std::vector<PartitionCount> counts(const DatasetRef& dataset, const PartitionWindow& window);
+  Table read_whole(const DatasetRef& dataset);
+  Table read_everything(const DatasetRef& dataset);
+  std::int64_t whole_count(const DatasetRef& dataset);
+
+  std::unique_ptr<WindowWriter> open_writer(const DatasetRef& dataset,
+                                            const PartitionWindow* window);
+
+ private:
+  struct Candidate;
+  std::vector<Candidate> candidates(const DatasetRef& dataset, WindowIndex& index);
+
+  S3Client& client_;
+  std::string prefix_;  // "" or ending with '/'
+  FileDestination::Format format_;
+  std::size_t part_size_;
+  std::mutex schema_mutex_;
+};
+
+}  // namespace interloper::detail

@@ -1,0 +1,209 @@
+// The S3 destination's streaming writer: each partition's rows are encoded as they arrive into
+// a spool (memory, then an unlinked temporary file), and commit uploads every partition.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include "interloper/destination/dataset_name.hpp"
+#include "interloper/destination/s3_layout.hpp"
+#include "interloper/destination/window_index.hpp"
+
+namespace interloper::detail {
+
+namespace {
+
+constexpr std::size_t spill_size = std::size_t{4} << 20;
+
+[[noreturn]] void fail_spool(std::string_view what) {
+  throw DestinationError(
+      fmt::format("s3 destination: temporary file: {}: {}", what, std::strerror(errno)));
+}
+
+void write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail_spool("cannot write");
+    }
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace
+
+Spool::~Spool() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Spool::Spool(Spool&& other) noexcept
+    : memory_(std::move(other.memory_)), fd_(other.fd_), file_size_(other.file_size_) {
+  other.fd_ = -1;
+  other.file_size_ = 0;
+}
+
+void Spool::append(std::string_view bytes) {
+  memory_.append(bytes);
+  if (memory_.size() >= spill_size) spill();
+}
+
+void Spool::append(std::string&& bytes) {
+  if (memory_.empty()) {
+    memory_ = std::move(bytes);
+    if (memory_.size() >= spill_size) spill();
+  } else {
+    append(std::string_view(bytes));
+  }
+}
+
+void Spool::spill() {
+  if (memory_.empty()) return;
+  if (fd_ < 0) {
+    std::string path = (std::filesystem::temp_directory_path() / "il-s3-XXXXXX").string();
+    fd_ = ::mkostemp(path.data(), O_CLOEXEC);
+    if (fd_ < 0) fail_spool("cannot create");
+    ::unlink(path.c_str());  // nothing to clean up, whatever happens to this process
+  }
+  write_all(fd_, memory_);
+  file_size_ += memory_.size();
+  memory_.clear();
+}
+
+std::string Spool::read_at(std::size_t offset, std::size_t size) const {
+  std::string out(size, '\0');
+  std::size_t done = 0;
+  while (done < size) {
+    ssize_t n = ::pread(fd_, out.data() + done, size - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail_spool("cannot read");
+    done += static_cast<std::size_t>(n);
+  }
+  return out;
+}
+
+std::string Spool::read_all() {
+  if (fd_ < 0) return std::move(memory_);
+  return read_at(0, file_size_) + memory_;
+}
+
+namespace {
+
+class S3WindowWriter final : public WindowWriter {
+ public:
+  S3WindowWriter(S3Layout& layout, DatasetRef dataset, const PartitionWindow* window)
+      : layout_(layout), dataset_(std::move(dataset)) {
+    if (window != nullptr && dataset_.partitioning != nullptr) {
+      index_.emplace(*window, dataset_.partitioning->column());
+      keys_ = window->keys();
+    }
+    spools_.resize(index_ ? keys_.size() : 1);
+    rows_.assign(spools_.size(), 0);
+  }
+
+  void append(const Table& batch) override {
+    if (unusable_) {
+      throw DestinationError(
+          fmt::format("dataset '{}': the writer failed or was committed", dataset_name(dataset_)));
+    }
+    unusable_ = true;  // until this batch is in
+    Schema next;
+    try {
+      next = started_ ? Schema::unify(schema_, batch.schema()) : batch.schema();
+    } catch (const DataError& e) {
+      throw DestinationError(fmt::format("dataset '{}': {}", dataset_name(dataset_), e.what()));
+    }
+    if (!index_) {
+      add(0, batch);
+    } else {
+      auto parts = index_->split(dataset_, batch);  // throws before anything is added
+      // Partitions are encoded side by side: each has its own spool.
+      parallel_for(parts.size(), s3_parallel_requests, [&](std::size_t i) {
+        if (parts[i].empty()) return;
+        if (parts[i].size() == batch.num_rows()) {
+          add(i, batch);
+        } else {
+          add(i, batch.select_rows(parts[i]));
+        }
+      });
+    }
+    schema_ = std::move(next);
+    started_ = true;
+    unusable_ = false;
+  }
+
+  std::int64_t commit() override {
+    if (unusable_) {
+      throw DestinationError(
+          fmt::format("dataset '{}': the writer failed or was committed", dataset_name(dataset_)));
+    }
+    unusable_ = true;
+    const Schema schema = layout_.store_schema(dataset_, schema_);
+    if (!index_ && dataset_.partitioning) {
+      // The whole dataset is replaced: its partitions go first.
+      std::vector<std::string> objects;
+      for (auto& stored : layout_.stored_partitions(dataset_)) objects.push_back(stored.object);
+      layout_.client().remove(objects);
+    }
+    // Partitions go up several at a time; each is one PUT (or one multipart upload).
+    parallel_for(spools_.size(), s3_parallel_requests, [&](std::size_t i) {
+      const std::string key = index_ ? keys_[i] : std::string();
+      const std::string object =
+          index_ ? layout_.partition_object(dataset_, key) : layout_.whole_object(dataset_);
+      if (layout_.format() == FileDestination::Format::csv) {
+        Spool csv(layout_.encode(respool(spools_[i], schema)));
+        layout_.upload(object, csv, layout_.metadata(key, rows_[i]));
+      } else {
+        layout_.upload(object, spools_[i], layout_.metadata(key, rows_[i]));
+      }
+    });
+    std::int64_t total = 0;
+    for (std::int64_t rows : rows_) total += rows;
+    return total;
+  }
+
+ private:
+  Table respool(Spool& spool, const Schema& schema) {
+    try {
+      return parse_json_lines(spool.read_all(), &schema);
+    } catch (const DataError& e) {
+      throw DestinationError(fmt::format("dataset '{}': {}", dataset_name(dataset_), e.what()));
+    }
+  }
+
+  // The spool holds JSON lines whatever the format: they need no header, so batches whose
+  // columns differ concatenate; csv is encoded once, at commit, from the unified schema.
+  void add(std::size_t i, const Table& rows) {
+    if (rows.num_rows() == 0) return;
+    try {
+      spools_[i].append(to_json_lines(rows));
+    } catch (const DataError& e) {
+      throw DestinationError(fmt::format("dataset '{}': {}", dataset_name(dataset_), e.what()));
+    }
+    rows_[i] += static_cast<std::int64_t>(rows.num_rows());
+  }
+
+  S3Layout& layout_;
+  DatasetRef dataset_;
+  std::optional<WindowIndex> index_;
+  std::vector<std::string> keys_;
+  std::vector<Spool> spools_;
+  std::vector<std::int64_t> rows_;
+  Schema schema_;
+  bool started_ = false;
+  bool unusable_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<WindowWriter> S3Layout::open_writer(const DatasetRef& dataset,
+                                                    const PartitionWindow* window) {
+  return std::make_unique<S3WindowWriter>(*this, dataset, window);
+}
+
+}  // namespace interloper::detail

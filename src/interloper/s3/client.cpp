@@ -1,0 +1,596 @@
+// S3Client: requests, signing, retries and the few XML answers S3 gives.
+#include "interloper/s3/client.hpp"
+
+#include <curl/curl.h>
+#include <fmt/format.h>
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "interloper/error.hpp"
+
+namespace interloper::detail {
+
+namespace {
+
+std::string hex(const unsigned char* bytes, unsigned size) {
+  static constexpr char digits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(size * 2);
+  for (unsigned i = 0; i < size; ++i) {
+    out += digits[bytes[i] >> 4];
+    out += digits[bytes[i] & 15];
+  }
+  return out;
+}
+
+std::string base64(const unsigned char* bytes, unsigned size) {
+  std::string out(4 * ((size + 2) / 3) + 1, '\0');
+  int n =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()), bytes, static_cast<int>(size));
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
+std::string md5_base64(std::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned size = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_md5(), nullptr) != 1) {
+    throw DestinationError("s3: MD5 is not available");
+  }
+  return base64(digest, size);
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) {
+    text.remove_suffix(1);
+  }
+  return std::string(text);
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::string s3_uri_decode(std::string_view text, bool plus_is_space) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    int hi = -1, lo = -1;
+    if (text[i] == '%' && i + 2 < text.size()) {
+      hi = hex_value(text[i + 1]);
+      lo = hex_value(text[i + 2]);
+    }
+    if (hi >= 0 && lo >= 0) {
+      out += static_cast<char>(hi * 16 + lo);
+      i += 2;
+    } else {
+      out += plus_is_space && text[i] == '+' ? ' ' : text[i];
+    }
+  }
+  return out;
+}
+
+namespace {
+
+std::string xml_unescape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '&') {
+      out += text[i];
+      continue;
+    }
+    std::size_t semi = text.find(';', i);
+    if (semi == std::string_view::npos) {
+      out += text[i];
+      continue;
+    }
+    std::string_view entity = text.substr(i + 1, semi - i - 1);
+    if (entity == "amp") {
+      out += '&';
+    } else if (entity == "lt") {
+      out += '<';
+    } else if (entity == "gt") {
+      out += '>';
+    } else if (entity == "quot") {
+      out += '"';
+    } else if (entity == "apos") {
+      out += '\'';
+    } else if (entity.size() > 1 && entity[0] == '#') {
+      unsigned long code = entity[1] == 'x'
+                               ? std::strtoul(std::string(entity.substr(2)).c_str(), nullptr, 16)
+                               : std::strtoul(std::string(entity.substr(1)).c_str(), nullptr, 10);
+      if (code < 0x80) out += static_cast<char>(code);
+    } else {
+      out.append(text.substr(i, semi - i + 1));
+    }
+    i = semi;
+  }
+  return out;
+}
+
+// The text of every <tag>...</tag> element in `xml`, in order (flat: S3's answers nest little).
+std::vector<std::string_view> elements(std::string_view xml, std::string_view tag) {
+  std::vector<std::string_view> out;
+  const std::string open = fmt::format("<{}>", tag), close = fmt::format("</{}>", tag);
+  std::size_t at = 0;
+  while ((at = xml.find(open, at)) != std::string_view::npos) {
+    std::size_t start = at + open.size();
+    std::size_t end = xml.find(close, start);
+    if (end == std::string_view::npos) break;
+    out.push_back(xml.substr(start, end - start));
+    at = end + close.size();
+  }
+  return out;
+}
+
+std::string element(std::string_view xml, std::string_view tag) {
+  auto found = elements(xml, tag);
+  return found.empty() ? std::string() : xml_unescape(found.front());
+}
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+const std::string empty_sha256 = sha256_hex("");
+
+struct CurlGlobal {
+  CurlGlobal() { curl_global_init(CURL_GLOBAL_DEFAULT); }
+};
+
+std::size_t collect_body(char* data, std::size_t size, std::size_t count, void* out) {
+  static_cast<std::string*>(out)->append(data, size * count);
+  return size * count;
+}
+
+}  // namespace
+
+std::string s3_uri_encode(std::string_view text, bool keep_slash) {
+  static constexpr char digits[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || c == '-' || c == '_' || c == '.' || c == '~' ||
+        (keep_slash && c == '/')) {
+      out += c;
+    } else {
+      out += '%';
+      out += digits[u >> 4];
+      out += digits[u & 15];
+    }
+  }
+  return out;
+}
+
+std::string sha256_hex(std::string_view bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned size = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr) != 1) {
+    throw DestinationError("s3: SHA-256 is not available");
+  }
+  return hex(digest, size);
+}
+
+std::optional<std::string> S3Head::meta(std::string_view name) const {
+  for (const auto& [key, value] : metadata) {
+    if (key == name) return value;
+  }
+  return std::nullopt;
+}
+
+S3Credentials S3Credentials::from_environment() {
+  auto get = [](const char* name) -> std::string {
+    const char* value = std::getenv(name);
+    return value ? std::string(value) : std::string();
+  };
+  S3Credentials out{get("AWS_ACCESS_KEY_ID"), get("AWS_SECRET_ACCESS_KEY"),
+                    get("AWS_SESSION_TOKEN")};
+  if (out.access_key_id.empty() || out.secret_access_key.empty()) {
+    throw DestinationError(fmt::format(
+        "s3 destination: no credentials: set {} (and AWS_SESSION_TOKEN for temporary ones)",
+        out.access_key_id.empty() ? "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+                                  : "AWS_SECRET_ACCESS_KEY"));
+  }
+  return out;
+}
+
+struct S3Client::Request {
+  const char* method = "GET";
+  std::string key{};  // empty: the bucket itself
+  std::vector<std::pair<std::string, std::string>> query{};
+  std::vector<std::string> headers{};
+  std::string_view body{};
+};
+
+struct S3Client::Response {
+  long status = 0;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // names in lower case
+
+  std::string header(std::string_view name) const {
+    for (const auto& [key, value] : headers) {
+      if (key == name) return value;
+    }
+    return {};
+  }
+};
+
+struct S3Client::Pool {
+  std::mutex mutex;
+  std::vector<CURL*> idle;
+  ~Pool() {
+    for (CURL* handle : idle) curl_easy_cleanup(handle);
+  }
+  CURL* acquire() {
+    {
+      std::lock_guard lock(mutex);
+      if (!idle.empty()) {
+        CURL* handle = idle.back();
+        idle.pop_back();
+        curl_easy_reset(handle);
+        return handle;
+      }
+    }
+    static CurlGlobal global;
+    CURL* handle = curl_easy_init();
+    if (!handle) throw DestinationError("s3: cannot start a curl session");
+    return handle;
+  }
+  void release(CURL* handle) {
+    std::lock_guard lock(mutex);
+    idle.push_back(handle);
+  }
+};
+
+S3Client::S3Client(S3Location location, S3Credentials credentials, S3RetryPolicy retry)
+    : location_(std::move(location)),
+      credentials_(std::move(credentials)),
+      retry_(retry),
+      pool_(std::make_unique<Pool>()) {
+  host_ = location_.endpoint.empty() ? fmt::format("https://s3.{}.amazonaws.com", location_.region)
+                                     : location_.endpoint;
+  while (!host_.empty() && host_.back() == '/') host_.pop_back();
+}
+
+S3Client::~S3Client() = default;
+
+std::string S3Client::describe() const {
+  return fmt::format("s3://{} at {}", location_.bucket, host_);
+}
+
+std::string S3Client::url_for(const Request& request) const {
+  std::string url;
+  if (location_.path_style) {
+    url = fmt::format("{}/{}", host_, location_.bucket);
+  } else {
+    auto scheme_end = host_.find("://");
+    std::size_t host_start = scheme_end == std::string::npos ? 0 : scheme_end + 3;
+    url = host_.substr(0, host_start) + location_.bucket + "." + host_.substr(host_start);
+  }
+  if (!request.key.empty() || !location_.path_style) url += '/';
+  url += s3_uri_encode(request.key, true);
+  // SigV4 signs the query as sorted, encoded name=value pairs; send it exactly so.
+  auto query = request.query;
+  for (auto& [name, value] : query) {
+    name = s3_uri_encode(name, false);
+    value = s3_uri_encode(value, false);
+  }
+  std::sort(query.begin(), query.end());
+  for (std::size_t i = 0; i < query.size(); ++i) {
+    url += i == 0 ? '?' : '&';
+    url += query[i].first + "=" + query[i].second;
+  }
+  return url;
+}
+
+S3Client::Response S3Client::perform_once(const Request& request, std::string& transport_error) {
+  CURL* handle = pool_->acquire();
+  struct Release {
+    Pool& pool;
+    CURL* handle;
+    curl_slist* headers = nullptr;
+    ~Release() {
+      curl_slist_free_all(headers);
+      pool.release(handle);
+    }
+  } guard{*pool_, handle};
+
+  Response response;
+  std::string url = url_for(request);
+  std::string sigv4 = fmt::format("aws:amz:{}:s3", location_.region);
+  std::string user = credentials_.access_key_id + ":" + credentials_.secret_access_key;
+  auto add = [&](const std::string& line) {
+    curl_slist* next = curl_slist_append(guard.headers, line.c_str());
+    if (!next) throw DestinationError("s3: out of memory");
+    guard.headers = next;
+  };
+  add("x-amz-content-sha256: " + (request.body.empty() ? empty_sha256 : sha256_hex(request.body)));
+  if (!credentials_.session_token.empty()) {
+    add("x-amz-security-token: " + credentials_.session_token);
+  }
+  add("Content-Type: application/octet-stream");
+  for (const auto& line : request.headers) add(line);
+
+  curl_easy_setopt(handle, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(handle, CURLOPT_AWS_SIGV4, sigv4.c_str());
+  curl_easy_setopt(handle, CURLOPT_USERPWD, user.c_str());
+  curl_easy_setopt(handle, CURLOPT_HTTPHEADER, guard.headers);
+  curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, retry_.connect_timeout_ms);
+  curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME, retry_.stall_seconds);
+  if (std::strcmp(request.method, "HEAD") == 0) {
+    curl_easy_setopt(handle, CURLOPT_NOBODY, 1L);
+  } else if (std::strcmp(request.method, "GET") != 0) {
+    curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, request.method);
+    // The body goes as "post fields" (no copy) under the request's own method.
+    curl_easy_setopt(handle, CURLOPT_POSTFIELDS, request.body.empty() ? "" : request.body.data());
+    curl_easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE,
+                     static_cast<curl_off_t>(request.body.size()));
+  }
+  curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, collect_body);
+  curl_easy_setopt(handle, CURLOPT_WRITEDATA, &response.body);
+  curl_easy_setopt(
+      handle, CURLOPT_HEADERFUNCTION,
+      +[](char* data, std::size_t size, std::size_t count, void* out) -> std::size_t {
+        std::string_view line(data, size * count);
+        auto colon = line.find(':');
+        if (colon != std::string_view::npos) {
+          static_cast<Response*>(out)->headers.emplace_back(lower(trim(line.substr(0, colon))),
+                                                            trim(line.substr(colon + 1)));
+        }
+        return size * count;
+      });
+  curl_easy_setopt(handle, CURLOPT_HEADERDATA, &response);
+
+  CURLcode code = curl_easy_perform(handle);
+  if (code != CURLE_OK) {
+    transport_error = curl_easy_strerror(code);
+    response.status = 0;
+    return response;
+  }
+  curl_easy_getinfo(handle, CURLINFO_RESPONSE_CODE, &response.status);
+  return response;
+}
+
+S3Client::Response S3Client::perform(const Request& request) {
+  std::chrono::milliseconds delay = retry_.first_delay;
+  std::string transport_error;
+  for (int attempt = 1;; ++attempt) {
+    transport_error.clear();
+    Response response = perform_once(request, transport_error);
+    const bool retry = response.status == 0 || response.status >= 500;
+    if (!retry) return response;
+    if (attempt >= retry_.attempts) {
+      if (response.status == 0) {
+        throw DestinationError(fmt::format(
+            "s3 destination: cannot reach {} ({} {} '{}'): {} (after {} attempts)", describe(),
+            request.method, location_.bucket, request.key, transport_error, attempt));
+      }
+      try {
+        fail(request, response);
+      } catch (const DestinationError& e) {
+        throw DestinationError(fmt::format("{} (after {} attempts)", e.what(), attempt));
+      }
+    }
+    std::this_thread::sleep_for(delay);
+    delay = std::min(delay * 2, retry_.max_delay);
+  }
+}
+
+void S3Client::fail(const Request& request, const Response& response) const {
+  std::string code = element(response.body, "Code");
+  std::string message = element(response.body, "Message");
+  std::string what =
+      fmt::format("{} '{}'", request.method, request.key.empty() ? location_.bucket : request.key);
+  std::string detail = code.empty() ? fmt::format("HTTP {}", response.status)
+                                    : fmt::format("HTTP {} {}: {}", response.status, code, message);
+  if (response.status == 403) {
+    throw DestinationError(
+        fmt::format("s3 destination: access denied by {} ({}): {}; check AWS_ACCESS_KEY_ID, "
+                    "AWS_SECRET_ACCESS_KEY and the region",
+                    describe(), what, detail));
+  }
+  if (code == "NoSuchBucket") {
+    throw DestinationError(
+        fmt::format("s3 destination: bucket '{}' does not exist at {}", location_.bucket, host_));
+  }
+  throw DestinationError(
+      fmt::format("s3 destination: {} failed on {}: {}", what, describe(), detail));
+}
+
+void S3Client::put(std::string_view key, std::string_view body, const S3Metadata& metadata) {
+  Request request{.method = "PUT", .key = std::string(key), .body = body};
+  for (const auto& [name, value] : metadata) {
+    request.headers.push_back(fmt::format("x-amz-meta-{}: {}", name, value));
+  }
+  Response response = perform(request);
+  if (response.status != 200) fail(request, response);
+}
+
+std::optional<std::string> S3Client::get(std::string_view key) {
+  Request request{.method = "GET", .key = std::string(key)};
+  Response response = perform(request);
+  if (response.status == 404 && element(response.body, "Code") != "NoSuchBucket") {
+    return std::nullopt;
+  }
+  if (response.status != 200) fail(request, response);
+  return std::move(response.body);
+}
+
+std::optional<S3Head> S3Client::head(std::string_view key) {
+  Request request{.method = "HEAD", .key = std::string(key)};
+  Response response = perform(request);
+  if (response.status == 404) {
+    // HEAD answers carry no body: ask the bucket whether it is the bucket that is missing.
+    Request bucket{.method = "HEAD"};
+    Response answer = perform(bucket);
+    if (answer.status == 404) {
+      throw DestinationError(
+          fmt::format("s3 destination: bucket '{}' does not exist at {}", location_.bucket, host_));
+    }
+    return std::nullopt;
+  }
+  if (response.status != 200) fail(request, response);
+  S3Head out;
+  out.size = std::atoll(response.header("content-length").c_str());
+  for (const auto& [name, value] : response.headers) {
+    if (name.rfind("x-amz-meta-", 0) == 0) out.metadata.emplace_back(name.substr(11), value);
+  }
+  return out;
+}
+
+std::vector<S3ObjectInfo> S3Client::list(std::string_view prefix) {
+  std::vector<S3ObjectInfo> out;
+  std::string token;
+  for (;;) {
+    Request request{.method = "GET"};
+    request.query = {{"list-type", "2"}, {"prefix", std::string(prefix)}, {"encoding-type", "url"}};
+    if (!token.empty()) request.query.emplace_back("continuation-token", token);
+    Response response = perform(request);
+    if (response.status != 200) fail(request, response);
+    for (std::string_view contents : elements(response.body, "Contents")) {
+      S3ObjectInfo info;
+      info.key = s3_uri_decode(element(contents, "Key"), true);
+      info.size = std::atoll(element(contents, "Size").c_str());
+      out.push_back(std::move(info));
+    }
+    if (element(response.body, "IsTruncated") != "true") break;
+    token = element(response.body, "NextContinuationToken");
+    if (token.empty()) break;
+  }
+  std::sort(out.begin(), out.end(),
+            [](const S3ObjectInfo& a, const S3ObjectInfo& b) { return a.key < b.key; });
+  return out;
+}
+
+void S3Client::remove(const std::vector<std::string>& keys) {
+  for (std::size_t from = 0; from < keys.size(); from += 1000) {
+    std::string body = "<Delete><Quiet>true</Quiet>";
+    for (std::size_t i = from; i < std::min(keys.size(), from + 1000); ++i) {
+      body += "<Object><Key>" + xml_escape(keys[i]) + "</Key></Object>";
+    }
+    body += "</Delete>";
+    Request request{.method = "POST", .query = {{"delete", ""}}, .body = body};
+    request.headers.push_back("Content-MD5: " + md5_base64(body));
+    Response response = perform(request);
+    if (response.status != 200) fail(request, response);
+    auto errors = elements(response.body, "Error");
+    if (!errors.empty()) {
+      throw DestinationError(fmt::format("s3 destination: cannot delete '{}' from {}: {}",
+                                         element(errors.front(), "Key"), describe(),
+                                         element(errors.front(), "Message")));
+    }
+  }
+}
+
+std::string S3Client::start_multipart(std::string_view key, const S3Metadata& metadata) {
+  Request request{.method = "POST", .key = std::string(key), .query = {{"uploads", ""}}};
+  for (const auto& [name, value] : metadata) {
+    request.headers.push_back(fmt::format("x-amz-meta-{}: {}", name, value));
+  }
+  Response response = perform(request);
+  if (response.status != 200) fail(request, response);
+  std::string id = element(response.body, "UploadId");
+  if (id.empty()) {
+    throw DestinationError(
+        fmt::format("s3 destination: {} gave no upload id for '{}'", describe(), key));
+  }
+  return id;
+}
+
+std::string S3Client::upload_part(std::string_view key, const std::string& upload_id, int number,
+                                  std::string_view body) {
+  Request request{.method = "PUT",
+                  .key = std::string(key),
+                  .query = {{"partNumber", std::to_string(number)}, {"uploadId", upload_id}},
+                  .body = body};
+  Response response = perform(request);
+  if (response.status != 200) fail(request, response);
+  return response.header("etag");
+}
+
+void S3Client::complete_multipart(std::string_view key, const std::string& upload_id,
+                                  const std::vector<std::string>& etags) {
+  std::string body = "<CompleteMultipartUpload>";
+  for (std::size_t i = 0; i < etags.size(); ++i) {
+    body += fmt::format("<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>", i + 1,
+                        xml_escape(etags[i]));
+  }
+  body += "</CompleteMultipartUpload>";
+  Request request{
+      .method = "POST", .key = std::string(key), .query = {{"uploadId", upload_id}}, .body = body};
+  Response response = perform(request);
+  // S3 may report a failed completion inside a 200 answer.
+  if (response.status != 200 || !element(response.body, "Code").empty()) fail(request, response);
+}
+
+void S3Client::abort_multipart(std::string_view key, const std::string& upload_id) noexcept {
+  try {
+    Request request{
+        .method = "DELETE", .key = std::string(key), .query = {{"uploadId", upload_id}}};
+    perform(request);
+  } catch (...) {
+    // Best effort: an upload never completed stays invisible; the store expires it.
+  }
+}
+
+void S3Client::create_bucket() {
+  Request request{.method = "PUT"};
+  std::string body;
+  if (location_.region != "us-east-1") {
+    body = fmt::format(
+        "<CreateBucketConfiguration><LocationConstraint>{}</LocationConstraint>"
+        "</CreateBucketConfiguration>",
+        xml_escape(location_.region));
+    request.body = body;
+  }
+  Response response = perform(request);
+  if (response.status == 200) return;
+  std::string code = element(response.body, "Code");
+  if (code == "BucketAlreadyOwnedByYou") return;
+  fail(request, response);
+}
+
+}  // namespace interloper::detail

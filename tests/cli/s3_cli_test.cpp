@@ -1,0 +1,112 @@
+// The `interloper` binary on a pipeline whose destination is an S3-compatible store (moto on
+// loopback, see scripts/with-moto): materialize, status and catalog work as with files, and the
+// credentials appear in none of their output.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "destination/s3_fixtures.hpp"
+#include "destination/storage_fixtures.hpp"
+#include "interloper/destination.hpp"
+#include "interloper/pipeline/process.hpp"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+struct Outcome {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+Outcome run_cli(const fs::path& dir, std::vector<std::string> args) {
+  interloper::pipeline::ProcessSpec spec;
+  spec.argv = {(fs::path(IL_TEST_BINARY_DIR) / "interloper").string()};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.working_directory = dir.string();
+  spec.timeout_seconds = 120;
+  Outcome outcome;
+  spec.on_stderr_line = [&](std::string_view line) {
+    outcome.err += line;
+    outcome.err += '\n';
+  };
+  auto result = interloper::pipeline::run_process(spec);
+  outcome.code = result.signal != 0 ? 128 + result.signal : result.exit_code;
+  outcome.out = result.out;
+  return outcome;
+}
+
+TEST(S3Cli, MaterializeStatusAndCatalogOnAnObjectStore) {
+  IL_REQUIRE_S3(server);
+  interloper::testing::TempDir dir;
+  auto store = interloper::testing::test_s3_destination(server, "cli");  // makes the bucket
+  const std::string prefix = interloper::S3Destination::parse_url(store->url()).prefix;
+  // The open server takes any keys: these only have to stay out of every output.
+  ::setenv("AWS_ACCESS_KEY_ID", "AKIACLITESTKEYID0000", 1);
+  ::setenv("AWS_SECRET_ACCESS_KEY", "cli-secret-never-printed", 1);
+  const std::string pipeline = dir / "pipeline.yaml";
+  std::ofstream(pipeline)
+      << "destination: s3://interloper-test/" << prefix << "?endpoint=${IL_TEST_S3_ENDPOINT}\n"
+      << "sources:\n"
+         "  - name: shop\n"
+         "    assets:\n"
+         "      - name: regions\n"
+         "        partitioning: {kind: list, column: region, values: [eu, \"a/b\", us], "
+         "allow_window: true}\n"
+         "        command: [/bin/sh, -c, 'for r in $IL_PARTITION_VALUES; do echo "
+         "\"{{\\\"region\\\":\\\"$r\\\",\\\"n\\\":1}}\"; done']\n";
+
+  auto check_quiet = [](const Outcome& o) {
+    for (const std::string& text : {o.out, o.err}) {
+      EXPECT_EQ(text.find("cli-secret-never-printed"), std::string::npos) << text;
+      EXPECT_EQ(text.find("AKIACLITESTKEYID0000"), std::string::npos) << text;
+    }
+  };
+  Outcome run = run_cli(dir.path(), {"materialize", pipeline, "--window", "eu..a/b"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  check_quiet(run);
+
+  Outcome status = run_cli(dir.path(), {"--json", "status", pipeline});
+  ASSERT_EQ(status.code, 0) << status.err;
+  check_quiet(status);
+  EXPECT_EQ(json::parse(status.out)[0]["materialized"], json({"eu..a/b"})) << status.out;
+
+  Outcome catalog = run_cli(dir.path(), {"catalog", pipeline});
+  ASSERT_EQ(catalog.code, 0) << catalog.err;
+  check_quiet(catalog);
+  json entry = json::parse(catalog.out)[0];
+  EXPECT_EQ(entry["destination"],
+            "s3://interloper-test/" + prefix + "?endpoint=" + server.endpoint);
+  EXPECT_EQ(entry["schema"],
+            json::parse(R"([{"name":"region","type":"string"},{"name":"n","type":"int"}])"));
+
+  // What landed, read back through the library.
+  interloper::testing::use_test_credentials(server);
+  interloper::ListPartitionConfig config("region", {"eu", "a/b", "us"}, true);
+  interloper::DatasetRef ref{"shop", "regions", &config};
+  EXPECT_EQ(store->partition_keys(ref), (std::vector<std::string>{"a/b", "eu"}));
+  EXPECT_EQ(store->row_count(ref, nullptr), 2);
+
+  // An unreachable store fails the run with one line and no credentials.
+  ::setenv("AWS_SECRET_ACCESS_KEY", "cli-secret-never-printed", 1);
+  const std::string unreachable = dir / "unreachable.yaml";
+  std::ofstream(unreachable) << "destination: s3://interloper-test/x?endpoint=http://127.0.0.1:1\n"
+                             << "sources:\n"
+                                "  - name: shop\n"
+                                "    assets:\n"
+                                "      - name: one\n"
+                                "        command: [/bin/echo, '{{\"k\":1}}']\n";
+  Outcome failed = run_cli(dir.path(), {"materialize", unreachable});
+  EXPECT_EQ(failed.code, 1) << failed.err;
+  EXPECT_NE(failed.err.find("cannot reach s3://interloper-test at http://127.0.0.1:1"),
+            std::string::npos)
+      << failed.err;
+  check_quiet(failed);
+}
+
+}  // namespace
