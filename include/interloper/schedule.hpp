@@ -11,7 +11,7 @@
 //   job.lookback = 3;
 //   job.offset = 1;
 //   const il::TimePoint fire = job.next_fire(il::TimePoint::parse("2026-03-28T12:00:00"));
-//   job.window(fire)->to_string();   // "2026-03-25..2026-03-27"
+//   job.window(fire)->to_string();   // "2026-03-26..2026-03-28" (fire: 03:00 on 03-29)
 //
 // Every fire a scheduler runs is first claimed in a FireLog (a table in the materialization
 // store's SQLite file): the claim is one INSERT, so of several schedulers sharing a file only

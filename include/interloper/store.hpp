@@ -26,6 +26,7 @@
 //     failed record share that record, and a later record of some of them splits it;
 //   * adjacent ranges in the same state are merged (failed ones only when they share their
 //     failure), so the stored ranges are as few as the state changes;
+//   * error text is kept bounded (bound_error); the run history keeps a bounded number of runs;
 //   * a claim holds partitions for one owner until it expires; claims never overlap across
 //     owners, and taking one is all or nothing.
 //
@@ -75,6 +76,37 @@ struct WindowStatus {
   std::size_t count(const std::vector<PartitionRange>& ranges) const;
 };
 
+// A stretch of failed partitions of a window that share one failure.
+struct FailedRange {
+  PartitionRange range;          // by index in the window, as in WindowStatus
+  MaterializationRecord record;  // the failing run: run id, times, error
+};
+
+// Error text is stored bounded: at most kMaxStoredError bytes, its beginning and its end (where
+// a failing command's stderr tail is) kept and the middle replaced by "[... N bytes cut ...]".
+// Every store applies bound_error() to the error of what it records.
+inline constexpr std::size_t kMaxStoredError = 4096;
+std::string bound_error(std::string_view error, std::size_t max = kMaxStoredError);
+
+// One run (a `materialize` or a `backfill`) in the run history.
+enum class RunState : std::uint8_t { running, succeeded, failed };
+std::string_view run_state_name(RunState state);
+
+struct RunRecord {
+  std::string run_id;
+  std::string pipeline;      // what it ran: the pipeline file, or the program's name
+  std::string command_line;  // the arguments, space-separated
+  std::string window;        // "" when none
+  TimePoint started;
+  TimePoint finished;  // equal to started while running
+  RunState state = RunState::running;
+  std::int64_t partitions = 0;  // partitions of the window (1 for a run without one)
+  std::int64_t succeeded = 0;   // partition runs (backfill) or assets (materialize)
+  std::int64_t failed = 0;
+  std::int64_t skipped = 0;  // already materialized, claimed by another run, or not started
+  friend bool operator==(const RunRecord&, const RunRecord&) = default;
+};
+
 // A claim on partitions: `owner` is running them, until `expires` unless renewed.
 struct Claim {
   std::string owner;  // who runs them, e.g. "host:pid:run id"
@@ -115,6 +147,17 @@ class MaterializationStore {
                        std::string_view owner) = 0;
   // Moves the expiry of every claim `owner` holds to `expires` (the heartbeat of a long run).
   virtual void renew(std::string_view owner, TimePoint expires) = 0;
+
+  // The failed stretches of `window`, oldest first, at most `limit` of them.
+  virtual std::vector<FailedRange> failures(const DatasetRef& dataset,
+                                            const PartitionWindow& window, std::size_t limit) = 0;
+
+  // The run history. record_run() adds `run`, or replaces the run with its run id (a run is
+  // recorded when it starts and again when it ends), then keeps only the newest `keep` runs of
+  // its pipeline (keep >= 1).
+  virtual void record_run(const RunRecord& run, std::size_t keep) = 0;
+  // The newest `last` runs of `pipeline` (every pipeline when empty), newest first.
+  virtual std::vector<RunRecord> runs(std::string_view pipeline, std::size_t last) = 0;
 };
 
 // Keeps records in memory (tests, one-off runs).
@@ -132,6 +175,10 @@ class MemoryStore final : public MaterializationStore {
   void release(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
                std::string_view owner) override;
   void renew(std::string_view owner, TimePoint expires) override;
+  std::vector<FailedRange> failures(const DatasetRef& dataset, const PartitionWindow& window,
+                                    std::size_t limit) override;
+  void record_run(const RunRecord& run, std::size_t keep) override;
+  std::vector<RunRecord> runs(std::string_view pipeline, std::size_t last) override;
 
  private:
   struct State;
@@ -164,6 +211,10 @@ class SqliteStore final : public MaterializationStore {
   void release(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
                std::string_view owner) override;
   void renew(std::string_view owner, TimePoint expires) override;
+  std::vector<FailedRange> failures(const DatasetRef& dataset, const PartitionWindow& window,
+                                    std::size_t limit) override;
+  void record_run(const RunRecord& run, std::size_t keep) override;
+  std::vector<RunRecord> runs(std::string_view pipeline, std::size_t last) override;
 
  private:
   struct State;

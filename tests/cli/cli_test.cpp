@@ -159,7 +159,8 @@ TEST_F(Cli, HelpMatchesGoldenFiles) {
   fs::path golden = source_dir() / "tests" / "cli" / "golden";
   const char* update = std::getenv("IL_UPDATE_GOLDEN");
   for (const std::string command :
-       {"", "materialize", "backfill", "status", "catalog", "check", "jobs", "schedule"}) {
+       {"", "materialize", "backfill", "status", "runs", "catalog", "check", "jobs",
+        "schedule"}) {
     std::vector<std::string> args;
     if (!command.empty()) args.push_back(command);
     args.push_back("--help");
@@ -320,11 +321,117 @@ TEST_F(Cli, StatusTextSummarisesLongHistories) {
             std::string::npos)
       << brief.out;
   EXPECT_EQ(brief.out.find("2026-11-12"), std::string::npos) << brief.out;
+  EXPECT_NE(brief.out.find("\n    2026-11-10  command '"), std::string::npos) << brief.out;
+  EXPECT_NE(brief.out.find("\n    ... more failures (--all or --json shows every one)\n"),
+            std::string::npos)
+      << brief.out;
   Outcome all = interloper(
       {"status", path, "--window", "2026-11-01..2026-11-20", "--asset", "events", "--all"});
   ASSERT_EQ(all.code, 0) << all.err;
   EXPECT_NE(all.out.find("2026-11-16, 2026-11-18, 2026-11-20\n"), std::string::npos) << all.out;
   EXPECT_EQ(all.out.find("more ranges"), std::string::npos) << all.out;
+  EXPECT_NE(all.out.find("\n    2026-11-20  command '"), std::string::npos) << all.out;
+  EXPECT_EQ(all.out.find("more failures"), std::string::npos) << all.out;
+}
+
+TEST_F(Cli, StatusShowsFailuresWithTheirErrors) {
+  std::string path = shop_pipeline();
+  write("fail.txt", "2026-11-02\n");
+  Outcome run = interloper({"backfill", path, "--window", "2026-11-01..2026-11-03"});
+  EXPECT_EQ(run.code, 1) << run.err;
+  Outcome text =
+      interloper({"status", path, "--window", "2026-11-01..2026-11-03", "--asset", "events"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("\n    2026-11-02  command '"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("exited with status 3: preparing 2026-11-02 | no data for 2026-11-02\n"),
+            std::string::npos)
+      << text.out;
+  Outcome js = interloper(
+      {"--json", "status", path, "--window", "2026-11-01..2026-11-03", "--asset", "events"});
+  ASSERT_EQ(js.code, 0) << js.err;
+  json failures = json::parse(js.out)[0]["failures"];
+  ASSERT_EQ(failures.size(), 1u) << js.out;
+  EXPECT_EQ(failures[0]["partitions"], "2026-11-02");
+  EXPECT_NE(failures[0]["error"].get<std::string>().find("no data for 2026-11-02"),
+            std::string::npos);
+  EXPECT_EQ(failures[0]["run_id"].get<std::string>().rfind("run-", 0), 0u);
+}
+
+TEST_F(Cli, RunHistoryAndSummaryEvent) {
+  std::string path = shop_pipeline();
+  write("fail.txt", "2026-11-02\n");
+  Outcome first = interloper({"materialize", path, "--partition", "2026-11-01", "--asset",
+                              "events", "--keep-runs", "2"});
+  EXPECT_EQ(first.code, 0) << first.err;
+  Outcome second = interloper(
+      {"--json", "backfill", path, "--window", "2026-11-01..2026-11-03", "--keep-runs", "2"});
+  EXPECT_EQ(second.code, 1) << second.err;
+  // The last line of --json output sums the run up.
+  json summary = json::parse(lines_of(second.out).back());
+  EXPECT_EQ(summary["type"], "run_summary");
+  EXPECT_EQ(summary["status"], "failed");
+  EXPECT_EQ(summary["partitions"], 3);
+  EXPECT_EQ(summary["succeeded"], 2);
+  EXPECT_EQ(summary["failed"], 1);
+
+  Outcome runs = interloper({"--json", "runs", path});
+  ASSERT_EQ(runs.code, 0) << runs.err;
+  json history = json::parse(runs.out);
+  ASSERT_EQ(history.size(), 2u) << runs.out;
+  EXPECT_EQ(history[0]["run_id"], summary["run_id"]);  // newest first
+  EXPECT_EQ(history[0]["command_line"],
+            "--json backfill " + path + " --window 2026-11-01..2026-11-03 --keep-runs 2");
+  EXPECT_EQ(history[0]["window"], "2026-11-01..2026-11-03");
+  EXPECT_EQ(history[0]["status"], "failed");
+  EXPECT_EQ(history[1]["status"], "succeeded");
+  EXPECT_EQ(history[1]["window"], "2026-11-01");
+  // The failure in the store names the run it belongs to.
+  Outcome status = interloper(
+      {"--json", "status", path, "--window", "2026-11-02..2026-11-02", "--asset", "events"});
+  EXPECT_EQ(json::parse(status.out)[0]["failures"][0]["run_id"],
+            summary["run_id"].get<std::string>() + "-2026-11-02");
+
+  // Retention: --keep-runs 2 keeps the newest two.
+  Outcome third = interloper({"materialize", path, "--partition", "2026-11-03", "--asset",
+                              "events", "--keep-runs", "2"});
+  EXPECT_EQ(third.code, 0) << third.err;
+  history = json::parse(interloper({"--json", "runs", path}).out);
+  ASSERT_EQ(history.size(), 2u);
+  EXPECT_EQ(history[1]["run_id"], summary["run_id"]);
+  EXPECT_EQ(json::parse(interloper({"--json", "runs", path, "--last", "1"}).out).size(), 1u);
+  Outcome text = interloper({"runs", path});
+  EXPECT_NE(text.out.find("succeeded"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("    materialize " + path), std::string::npos) << text.out;
+}
+
+TEST_F(Cli, StatusVerifyFindsPartitionsGoneFromTheDestination) {
+  std::string path = shop_pipeline();
+  Outcome run = interloper(
+      {"backfill", path, "--window", "2026-11-01..2026-11-04", "--asset", "events"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  std::vector<std::string> args{"status", path, "--window", "2026-11-01..2026-11-04",
+                                "--asset", "events", "--verify"};
+  Outcome clean = interloper(args);
+  EXPECT_EQ(clean.code, 0) << clean.err;
+  EXPECT_NE(clean.out.find("  gone              0  -"), std::string::npos) << clean.out;
+  // Someone deletes a day behind interloper's back.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(data_db().c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "DELETE FROM shop__events WHERE date LIKE '2026-11-03%';"
+                         "DELETE FROM _interloper_partitions WHERE key = '2026-11-03'",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  Outcome found = interloper(args);
+  EXPECT_EQ(found.code, 1);
+  EXPECT_NE(found.out.find("  gone              1  2026-11-03"), std::string::npos) << found.out;
+  EXPECT_NE(found.err.find("gone from the destination"), std::string::npos) << found.err;
+  args.insert(args.begin(), "--json");
+  Outcome js = interloper(args);
+  EXPECT_EQ(js.code, 1);
+  EXPECT_EQ(json::parse(js.out)[0]["gone"], json({"2026-11-03"}));
 }
 
 // A daily command asset that logs each key it runs to calls.log and takes a while.

@@ -210,6 +210,22 @@ TEST_F(ScheduleCli, OnceRunsTheDueFireRecordsItAndNeverRepeatsIt) {
   EXPECT_EQ(calls().size(), 3u);
 }
 
+// Two scheduler processes evaluating the same instant over one store: the fire runs once.
+TEST_F(ScheduleCli, TwoSchedulersOnOneStoreRunAFireOnce) {
+  const std::vector<std::string> args = {"--json", "schedule", pipeline_,
+                                         "--once", "--now",    "2026-03-29T01:00:00Z"};
+  Outcome a, b;
+  std::thread other([&] { a = interloper(args); });
+  b = interloper(args);
+  other.join();
+  ASSERT_EQ(a.code, 0) << a.err;
+  ASSERT_EQ(b.code, 0) << b.err;
+  EXPECT_EQ(lines_of(a.out).size() + lines_of(b.out).size(), 1u) << a.out << b.out;
+  EXPECT_EQ(calls(), (std::vector<std::string>{"2026-03-28", "2026-03-27", "2026-03-26"}));
+  EXPECT_EQ(query(state_db(), "SELECT COUNT(*) FROM \"schedule_fires\""),
+            (std::vector<std::string>{"1"}));
+}
+
 TEST_F(ScheduleCli, CatchUpRunsTheLatestMissedFiresOnly) {
   ASSERT_EQ(interloper({"schedule", pipeline_, "--once", "--now", "2026-03-29T01:00:00Z"}).code, 0);
   std::remove((dir_ / "calls.log").c_str());

@@ -299,6 +299,92 @@ TEST_P(StoreTest, ClaimsKeepOtherOwnersOutUntilReleasedOrLapsed) {
   EXPECT_TRUE(store->claim({dims}, nullptr, {"h", later}, now).has_value());
 }
 
+TEST_P(StoreTest, FailuresOfAWindowWithTheirErrors) {
+  TimePartitionWindow month(day(2026, 4, 1), day(2026, 4, 30));
+  store->record(stats, &month, done("r1"));
+  TimePartitionWindow early(day(2026, 3, 30), day(2026, 4, 2));
+  store->record(stats, &early, failed("r2", "disk full"));
+  TimePartitionWindow mid(day(2026, 4, 10), day(2026, 4, 10));
+  store->record(stats, &mid, failed("r3", "timeout"));
+  TimePartitionWindow late(day(2026, 4, 11), day(2026, 4, 12));
+  store->record(stats, &late, failed("r4", "bad row"));
+  std::vector<FailedRange> f = store->failures(stats, month, 10);
+  ASSERT_EQ(f.size(), 3u);
+  EXPECT_EQ(f[0].range, (PartitionRange{0, 1}));  // clipped to the window
+  EXPECT_EQ(f[0].record.error, "disk full");
+  EXPECT_EQ(f[0].record.run_id, "r2");
+  EXPECT_EQ(f[1].range, (PartitionRange{9, 9}));
+  EXPECT_EQ(f[1].record.error, "timeout");
+  EXPECT_EQ(f[2].range, (PartitionRange{10, 11}));
+  EXPECT_EQ(f[2].record.error, "bad row");
+  EXPECT_EQ(store->failures(stats, month, 1).size(), 1u);
+  TimePartitionWindow quiet(day(2026, 4, 20), day(2026, 4, 30));
+  EXPECT_TRUE(store->failures(stats, quiet, 10).empty());
+
+  ListPartitionConfig regions("region", {"eu", "us", "apac"}, true);
+  DatasetRef sales{"shop", "sales", &regions};
+  auto all = regions.window("eu", "apac");
+  store->record(sales, &all, failed("r5", "no feed"));
+  auto eu = regions.window("eu", "eu");
+  store->record(sales, &eu, done("r6"));
+  f = store->failures(sales, all, 10);
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].range, (PartitionRange{1, 2}));
+  EXPECT_EQ(f[0].record.error, "no feed");
+}
+
+TEST_P(StoreTest, ErrorsAreStoredBounded) {
+  std::string error = "command failed: " + std::string(10000, 'x') + " stderr: the real cause";
+  TimePartitionWindow one(day(2026, 4, 1), day(2026, 4, 1));
+  store->record(stats, &one, failed("r", error));
+  TimePartition p(day(2026, 4, 1));
+  const std::string kept = store->latest(stats, &p)->error;
+  EXPECT_LE(kept.size(), kMaxStoredError);
+  EXPECT_EQ(kept.rfind("command failed: ", 0), 0u) << kept.substr(0, 40);
+  EXPECT_TRUE(kept.ends_with(" stderr: the real cause"));
+  EXPECT_NE(kept.find("bytes cut ...]"), std::string::npos);
+  // Multi-byte characters are not cut in half.
+  std::string accents;
+  for (int i = 0; i < 3000; ++i) accents += "\xc3\xa9";
+  const std::string bounded = bound_error(accents, 101);
+  EXPECT_LE(bounded.size(), 101u);
+  EXPECT_EQ(bounded.find("\xc3["), std::string::npos);
+  EXPECT_NE(bounded.rfind("]\xc3\xa9"), std::string::npos);
+  EXPECT_EQ(bound_error("short"), "short");
+}
+
+TEST_P(StoreTest, RunHistoryNewestFirstAndBounded) {
+  auto run = [](std::string id, std::string pipeline, RunState state) {
+    RunRecord r;
+    r.run_id = std::move(id);
+    r.pipeline = std::move(pipeline);
+    r.command_line = "backfill p.yaml --window 2026-01-01..2026-01-03";
+    r.window = "2026-01-01..2026-01-03";
+    r.started = TimePoint(at(2026, 5, 1, 10));
+    r.finished = TimePoint(at(2026, 5, 1, 11));
+    r.state = state;
+    r.partitions = 3;
+    r.succeeded = 2;
+    r.failed = 1;
+    return r;
+  };
+  store->record_run(run("a", "p.yaml", RunState::running), 3);
+  store->record_run(run("b", "other.yaml", RunState::succeeded), 3);
+  RunRecord finished = run("a", "p.yaml", RunState::failed);
+  store->record_run(finished, 3);  // the same run, ended: replaced, not added
+  std::vector<RunRecord> runs = store->runs("p.yaml", 10);
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0], finished);
+  for (const char* id : {"c", "d", "e"})
+    store->record_run(run(id, "p.yaml", RunState::succeeded), 3);
+  runs = store->runs("p.yaml", 10);
+  ASSERT_EQ(runs.size(), 3u);  // kept: the newest three of the pipeline
+  EXPECT_EQ(runs[0].run_id, "e");
+  EXPECT_EQ(runs[2].run_id, "c");
+  EXPECT_EQ(store->runs("p.yaml", 2).size(), 2u);
+  EXPECT_EQ(store->runs("", 10).size(), 4u);  // another pipeline's run is kept apart
+}
+
 TEST_F(SqliteStoreTest, StoresOneRowPerStateChange) {
   const TimePoint start(day(2025, 1, 1));
   for (int i = 0; i < 400; ++i) {

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -59,7 +60,11 @@ struct Args {
   bool missing = false;
   bool dry_run = false;
   bool all = false;
+  bool verify = false;
   int claim_lease = 60;
+  long keep_runs = 1000;
+  long last = 20;
+  std::string command_line;  // the arguments as given, for the run history
   std::string at;  // jobs --at
   long count = 5;  // jobs --count
   long catch_up = 0;
@@ -283,6 +288,68 @@ int print_dry_run(const char* command, const Project& project, const Selection& 
   return kOk;
 }
 
+// ---------------------------------------------------------------------------------------
+// The run history: every materialize and backfill is recorded when it starts and when it ends.
+
+// What the history files runs under: the pipeline file (absolute), or the program's name.
+std::string history_name(const Args& args) {
+  if (args.pipeline.empty()) return args.program;
+  std::error_code ec;
+  fs::path absolute = fs::weakly_canonical(fs::absolute(args.pipeline), ec);
+  return ec ? args.pipeline : absolute.string();
+}
+
+// "run-YYYYMMDDTHHMMSS-PID": one run per process.
+std::string new_run_id() {
+  std::string stamp;
+  for (char c : SystemClock().now().to_string()) {
+    if (c != '-' && c != ':') stamp += c;
+  }
+  return fmt::format("run-{}-{}", stamp, ::getpid());
+}
+
+RunRecord start_history(RunContext& run, const Args& args, const PartitionWindow* window) {
+  RunRecord record;
+  record.run_id = new_run_id();
+  record.pipeline = history_name(args);
+  record.command_line = args.command_line;
+  record.window = window != nullptr ? window->to_string() : "";
+  record.started = SystemClock().now();
+  record.finished = record.started;
+  record.partitions = window != nullptr ? static_cast<std::int64_t>(window->size()) : 1;
+  run.options.run_id = record.run_id;
+  run.store->record_run(record, static_cast<std::size_t>(args.keep_runs));
+  return record;
+}
+
+json run_json(const RunRecord& r) {
+  return json{{"run_id", r.run_id},
+              {"pipeline", r.pipeline},
+              {"command_line", r.command_line},
+              {"window", r.window.empty() ? json(nullptr) : json(r.window)},
+              {"started", r.started.to_string()},
+              {"finished", r.finished.to_string()},
+              {"status", run_state_name(r.state)},
+              {"partitions", r.partitions},
+              {"succeeded", r.succeeded},
+              {"failed", r.failed},
+              {"skipped", r.skipped}};
+}
+
+// Records the end of the run and, with --json, prints the summary as the last event.
+void finish_history(RunContext& run, const Args& args, RunRecord record, json extra = {}) {
+  record.finished = SystemClock().now();
+  record.state = record.failed == 0 ? RunState::succeeded : RunState::failed;
+  run.store->record_run(record, static_cast<std::size_t>(args.keep_runs));
+  if (args.json) {
+    json summary = run_json(record);
+    summary["type"] = "run_summary";
+    for (auto& [key, value] : extra.items()) summary[key] = value;
+    std::cout << dump(summary) << "\n";
+    std::cout.flush();
+  }
+}
+
 int run_materialize(const Project& project, const Args& args) {
   Selection selection = select(*project.dag, window_argument(project, args), args.assets, false,
                                !args.partition.empty());
@@ -304,8 +371,15 @@ int run_materialize(const Project& project, const Args& args) {
       std::cout.flush();
     });
   }
+  RunRecord history = start_history(run, args, selection.window.get());
   ThreadedRunner runner(args.workers);
   RunResult result = runner.run(*project.dag, selection.window.get(), run.options);
+  for (const AssetResult& asset : result.assets) {
+    if (asset.status == Status::succeeded) ++history.succeeded;
+    if (asset.status == Status::failed || asset.status == Status::canceled) ++history.failed;
+    if (asset.status == Status::skipped) ++history.skipped;
+  }
+  finish_history(run, args, history);
   if (!result.ok()) {
     print_error(args, fmt::format("run {} failed: {}", result.window.empty() ? "" : result.window,
                                   one_line(result.error_summary())));
@@ -379,8 +453,14 @@ int run_backfill(const Project& project, const Args& args) {
   options.run = run.options;
   options.claim_lease = std::chrono::seconds(args.claim_lease);
   options.on_plan = [progress](std::size_t planned, std::size_t) { progress->total = planned; };
+  RunRecord history = start_history(run, args, selection.window.get());
+  options.run.run_id = history.run_id;
   BackfillResult result = backfill(*project.dag, *selection.window, options);
   if (live) std::cout << "\n";
+  history.succeeded = static_cast<std::int64_t>(result.succeeded());
+  history.failed = static_cast<std::int64_t>(result.failed());
+  history.skipped = static_cast<std::int64_t>(result.skipped.size() + result.claimed.size());
+  finish_history(run, args, history, json{{"claimed", result.claimed.size()}});
   if (!args.json && !args.quiet) {
     std::cout << fmt::format("backfill {}: {} runs, {} succeeded, {} failed, {} skipped",
                              selection.window->to_string(), result.runs.size(), result.succeeded(),
@@ -445,6 +525,37 @@ std::string strip(const PartitionWindow& window, const WindowStatus& status, int
   return out;
 }
 
+// The first line of an error, cut to fit a status line.
+std::string error_excerpt(const std::string& error) {
+  std::string line = one_line(error);
+  constexpr std::size_t kWidth = 160;
+  if (line.size() > kWidth) line = line.substr(0, kWidth - 3) + "...";
+  return line;
+}
+
+// The partitions of `materialized` that the destination does not hold (never written there, or
+// deleted since).
+std::vector<PartitionRange> gone_partitions(const DAG& dag, const Asset& asset,
+                                            const PartitionWindow& window,
+                                            const std::vector<PartitionRange>& materialized) {
+  std::vector<PartitionRange> gone;
+  if (materialized.empty()) return gone;
+  Destination* destination = dag.destination_of(asset);
+  if (destination == nullptr) return materialized;
+  const std::vector<PartitionCount> counts = destination->partition_counts(asset.dataset(), window);
+  for (const PartitionRange& range : materialized) {
+    for (std::size_t i = range.first; i <= range.last && i < counts.size(); ++i) {
+      if (counts[i].written) continue;
+      if (!gone.empty() && gone.back().last + 1 == i) {
+        gone.back().last = i;
+      } else {
+        gone.push_back({i, i});
+      }
+    }
+  }
+  return gone;
+}
+
 int run_status(const Project& project, const Args& args) {
   std::vector<std::string> names = args.assets;
   if (names.empty()) {
@@ -460,6 +571,7 @@ int run_status(const Project& project, const Args& args) {
   TimePoint now = SystemClock().now();
   json out = json::array();
   bool any_window_accepted = args.window.empty();
+  bool any_gone = false;
   const bool terminal = !args.json && stdout_is_terminal();
   for (const auto& name : names) {
     const Asset& asset = project.dag->asset(name);
@@ -472,10 +584,14 @@ int run_status(const Project& project, const Args& args) {
       entry["state"] = !latest                                                 ? "missing"
                        : latest->status == MaterializationStatus::materialized ? "materialized"
                                                                                : "failed";
+      const bool failed = latest && latest->status == MaterializationStatus::failed;
+      if (failed) entry["error"] = latest->error;
       out.push_back(entry);
-      if (!args.json)
-        std::cout << fmt::format("{}  (unpartitioned)  {}\n", name,
-                                 entry["state"].get<std::string>());
+      if (!args.json) {
+        std::cout << fmt::format("{}  (unpartitioned)  {}{}\n", name,
+                                 entry["state"].get<std::string>(),
+                                 failed ? ": " + error_excerpt(latest->error) : "");
+      }
       continue;
     }
     std::unique_ptr<PartitionWindow> window;
@@ -505,6 +621,27 @@ int run_status(const Project& project, const Args& args) {
     entry["materialized"] = ranges_json(*window, status.materialized);
     entry["failed"] = ranges_json(*window, status.failed);
     entry["missing"] = ranges_json(*window, status.missing);
+    // Failed stretches with their errors: all of them in JSON, the first ones in text.
+    constexpr std::size_t kShownFailures = 5;
+    const bool every_failure = args.json || args.all;
+    std::vector<FailedRange> failures = store->failures(
+        asset.dataset(), *window, every_failure ? SIZE_MAX : kShownFailures + 1);
+    const bool more_failures = !every_failure && failures.size() > kShownFailures;
+    if (more_failures) failures.resize(kShownFailures);
+    json failures_json = json::array();
+    for (const FailedRange& f : failures) {
+      failures_json.push_back({{"partitions", ranges_json(*window, {f.range})[0]},
+                               {"run_id", f.record.run_id},
+                               {"finished", f.record.finished.to_string()},
+                               {"error", f.record.error}});
+    }
+    entry["failures"] = failures_json;
+    std::vector<PartitionRange> gone;
+    if (args.verify) {
+      gone = gone_partitions(*project.dag, asset, *window, status.materialized);
+      entry["gone"] = ranges_json(*window, gone);
+      any_gone = any_gone || !gone.empty();
+    }
     out.push_back(entry);
     if (args.json) continue;
     // The first ranges of each state, unless --all: a long history has thousands of them.
@@ -528,14 +665,49 @@ int run_status(const Project& project, const Args& args) {
                              list(entry["materialized"]));
     std::cout << fmt::format("  failed       {:>6}  {}\n", status.count(status.failed),
                              list(entry["failed"]));
+    for (const auto& f : failures_json) {
+      std::cout << fmt::format("    {}  {}\n", f["partitions"].get<std::string>(),
+                               error_excerpt(f["error"].get<std::string>()));
+    }
+    if (more_failures) std::cout << "    ... more failures (--all or --json shows every one)\n";
     std::cout << fmt::format("  missing      {:>6}  {}\n", status.count(status.missing),
                              list(entry["missing"]));
+    if (args.verify) {
+      std::cout << fmt::format("  gone         {:>6}  {}\n", status.count(gone),
+                               list(entry["gone"]));
+    }
     if (terminal) std::cout << "  " << strip(*window, status, terminal_width() - 4) << "\n";
   }
   if (!any_window_accepted) {
     throw UsageError(fmt::format("no asset accepts window '{}'", args.window));
   }
   if (args.json) std::cout << dump(out) << "\n";
+  if (any_gone) {
+    print_error(args, "some partitions recorded as materialized are gone from the destination");
+    return kRunFailed;
+  }
+  return kOk;
+}
+
+int run_runs(const Project& project, const Args& args) {
+  auto store = open_state_store(project.store_path, false);
+  const std::vector<RunRecord> runs =
+      store->runs(history_name(args), static_cast<std::size_t>(args.last));
+  if (args.json) {
+    json out = json::array();
+    for (const RunRecord& r : runs) out.push_back(run_json(r));
+    std::cout << dump(out) << "\n";
+    return kOk;
+  }
+  if (runs.empty()) std::cout << "no runs recorded\n";
+  for (const RunRecord& r : runs) {
+    std::cout << fmt::format("{}  {}  {}  {}  {} partitions: {} ok, {} failed, {} skipped  ({}s)\n",
+                             r.run_id, run_state_name(r.state), r.started.to_string(),
+                             r.window.empty() ? "-" : r.window, r.partitions, r.succeeded,
+                             r.failed, r.skipped,
+                             (r.finished.seconds() - r.started.seconds()).count());
+    std::cout << "    " << r.command_line << "\n";
+  }
   return kOk;
 }
 
@@ -717,6 +889,14 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       ->check(CLI::PositiveNumber)
       ->default_str("4");
   materialize->add_flag("--dry-run", args.dry_run, "Print the plan without running");
+  auto add_keep_runs = [&](CLI::App* sub) {
+    sub->add_option("--keep-runs", args.keep_runs,
+                    "Runs of this pipeline the run history keeps (oldest dropped)")
+        ->type_name("N")
+        ->check(CLI::PositiveNumber)
+        ->default_str("1000");
+  };
+  add_keep_runs(materialize);
   materialize->footer(fmt::format(
       "A window is one run: every selected partitioned asset must allow windows.\n"
       "Without --asset, the assets whose partitioning accepts the window run (unpartitioned\n"
@@ -747,6 +927,7 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       ->type_name("SECONDS")
       ->check(CLI::PositiveNumber)
       ->default_str("60");
+  add_keep_runs(backfill_cmd);
   backfill_cmd->footer(
       fmt::format("Each partition is its own run; the store records every asset x partition, so\n"
                   "--missing reruns only what is absent or failed.\n\n"
@@ -765,6 +946,9 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       ->type_name("A..B");
   status->add_flag("--all", args.all,
                    "List every range of each state (the text output shows the first five)");
+  status->add_flag("--verify", args.verify,
+                   "Check that partitions recorded as materialized are in the destination; "
+                   "exit 1 if some are gone");
   status->footer(fmt::format(
       "Without --window: time assets from their start (or the last 30 periods) to the\n"
       "current period, list assets over every value. --json prints one object per asset.\n\n"
@@ -784,6 +968,28 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
         ->type_name("URL");
   }
   catalog->footer(fmt::format("Example:\n  {0} catalog{1}", program, yaml ? " pipeline.yaml" : ""));
+
+  auto* runs_cmd = app.add_subcommand("runs", "Show the latest runs from the run history");
+  runs_cmd->fallthrough();
+  if (yaml) {
+    runs_cmd->add_option("pipeline", args.pipeline, "The pipeline file (YAML)")
+        ->required()
+        ->type_name("PIPELINE");
+  } else {
+    runs_cmd->add_option("--store", args.store, "The materialization store (SQLite file)")
+        ->default_str(".interloper/state.db")
+        ->type_name("PATH");
+  }
+  runs_cmd->add_option("--last", args.last, "How many runs, newest first")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber)
+      ->default_str("20");
+  runs_cmd->footer(fmt::format(
+      "Every materialize and backfill is recorded when it starts and when it ends (a run\n"
+      "still shown as running was interrupted). The store keeps the newest --keep-runs runs\n"
+      "(1000 unless a run says otherwise).\n\n"
+      "Examples:\n  {0} runs{1}\n  {0} --json runs{1} --last 5",
+      program, yaml ? " pipeline.yaml" : ""));
 
   auto* check = app.add_subcommand("check", "Validate and print the plan without running");
   add_common(check);
@@ -853,10 +1059,12 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
     return kBadInput;
   }
 
+  for (int i = 1; i < argc; ++i) args.command_line += (i > 1 ? " " : "") + std::string(argv[i]);
+
   std::vector<Command> commands = {
       {"materialize", run_materialize}, {"backfill", run_backfill}, {"status", run_status},
-      {"catalog", run_catalog},         {"check", run_check},       {"jobs", run_jobs},
-      {"schedule", run_scheduler}};
+      {"runs", run_runs},               {"catalog", run_catalog},   {"check", run_check},
+      {"jobs", run_jobs},               {"schedule", run_scheduler}};
   // The exit code says what went wrong. Everything the project is built from (the pipeline
   // file, --destination) is input: any failure there exits 2. Once a command runs, a failed
   // run, a destination or store that cannot be read or written, or anything unexpected exits

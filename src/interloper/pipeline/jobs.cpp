@@ -111,6 +111,7 @@ class JobReader {
     for (const Asset* a : dag_.order()) {
       if (chosen.count(a->name()) != 0) out.push_back(a->name());
     }
+    if (out.empty()) fail(node, fmt::format("job '{}' names no assets", job));
     return out;
   }
 

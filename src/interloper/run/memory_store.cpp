@@ -1,4 +1,5 @@
 // MemoryStore: partition states in memory, as run-length ordinal ranges.
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,7 +24,9 @@ struct Cell {
 
 Cell cell_of(const MaterializationRecord& record) {
   if (record.status == MaterializationStatus::materialized) return {record.status, nullptr};
-  return {record.status, std::make_shared<const MaterializationRecord>(record)};
+  auto failure = std::make_shared<MaterializationRecord>(record);
+  failure->error = bound_error(failure->error);
+  return {record.status, std::move(failure)};
 }
 
 MaterializationRecord record_of(const std::string& asset, const Cell& cell) {
@@ -77,6 +80,7 @@ struct MemoryStore::State {
   std::mutex mutex;
   std::map<std::string, AssetRecords> assets;
   std::vector<HeldClaim> claims;
+  std::vector<RunRecord> runs;  // oldest first
 };
 
 MemoryStore::MemoryStore() : state_(std::make_unique<State>()) {}
@@ -218,6 +222,73 @@ void MemoryStore::renew(std::string_view owner, TimePoint expires) {
   for (HeldClaim& c : state_->claims) {
     if (c.claim.owner == owner) c.claim.expires = expires;
   }
+}
+
+std::vector<FailedRange> MemoryStore::failures(const DatasetRef& dataset,
+                                               const PartitionWindow& window, std::size_t limit) {
+  const auto ordinals = dataset.partitioning == nullptr
+                            ? std::make_optional(std::make_pair(std::int64_t{0}, std::int64_t{0}))
+                            : detail::window_ordinals(dataset, window);
+  std::lock_guard lock(state_->mutex);
+  std::vector<FailedRange> out;
+  auto it = state_->assets.find(dataset_key(dataset));
+  if (it == state_->assets.end() || limit == 0) return out;
+  AssetRecords& stored = it->second;
+  if (ordinals) {
+    for (const auto& s : stored.ranges.overlapping(ordinals->first, ordinals->second)) {
+      if (!s.value.failure) continue;
+      out.push_back({{static_cast<std::size_t>(s.first - ordinals->first),
+                      static_cast<std::size_t>(s.last - ordinals->first)},
+                     *s.value.failure});
+      if (out.size() == limit) break;
+    }
+    return out;
+  }
+  const MaterializationRecord* previous = nullptr;
+  for (std::size_t i = 0; i < window.size(); ++i) {
+    auto found = stored.key_ordinals.find(window.partition_at(i)->key());
+    const Cell* cell =
+        found == stored.key_ordinals.end() ? nullptr : stored.ranges.find(found->second);
+    if (cell == nullptr || !cell->failure) {
+      previous = nullptr;
+      continue;
+    }
+    if (previous == cell->failure.get()) {
+      out.back().range.last = i;
+      continue;
+    }
+    if (out.size() == limit) break;
+    out.push_back({{i, i}, *cell->failure});
+    previous = cell->failure.get();
+  }
+  return out;
+}
+
+void MemoryStore::record_run(const RunRecord& run, std::size_t keep) {
+  std::lock_guard lock(state_->mutex);
+  std::vector<RunRecord>& runs = state_->runs;
+  auto same = std::find_if(runs.begin(), runs.end(),
+                           [&](const RunRecord& r) { return r.run_id == run.run_id; });
+  if (same != runs.end()) {
+    *same = run;
+  } else {
+    runs.push_back(run);
+  }
+  // Keep the newest `keep` of this pipeline.
+  std::size_t seen = 0;
+  for (auto r = runs.rbegin(); r != runs.rend(); ++r) {
+    if (r->pipeline == run.pipeline && ++seen > std::max<std::size_t>(keep, 1)) r->run_id.clear();
+  }
+  std::erase_if(runs, [&](const RunRecord& r) { return r.run_id.empty(); });
+}
+
+std::vector<RunRecord> MemoryStore::runs(std::string_view pipeline, std::size_t last) {
+  std::lock_guard lock(state_->mutex);
+  std::vector<RunRecord> out;
+  for (auto r = state_->runs.rbegin(); r != state_->runs.rend() && out.size() < last; ++r) {
+    if (pipeline.empty() || r->pipeline == pipeline) out.push_back(*r);
+  }
+  return out;
 }
 
 }  // namespace interloper

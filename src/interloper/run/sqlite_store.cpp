@@ -2,6 +2,9 @@
 // details apart.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <mutex>
 #include <unordered_map>
 
@@ -63,7 +66,7 @@ Cell cell_from(Statement& stmt, int at) {
           stmt.column_is_null(at + 1) ? 0 : stmt.column_int(at + 1)};
 }
 
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 
 }  // namespace
 
@@ -93,7 +96,13 @@ struct SqliteStore::State {
         " first INTEGER NOT NULL, last INTEGER NOT NULL, owner TEXT NOT NULL,"
         " expires INTEGER NOT NULL);"
         "CREATE INDEX IF NOT EXISTS claims_partition ON claims (source, asset, scope, key, first);"
-        "CREATE INDEX IF NOT EXISTS claims_owner ON claims (owner);");
+        "CREATE INDEX IF NOT EXISTS claims_owner ON claims (owner);"
+        "CREATE TABLE IF NOT EXISTS runs ("
+        " id INTEGER PRIMARY KEY, run_id TEXT NOT NULL UNIQUE, pipeline TEXT NOT NULL,"
+        " command_line TEXT NOT NULL, window TEXT NOT NULL, started TEXT NOT NULL,"
+        " finished TEXT NOT NULL, state TEXT NOT NULL, partitions INTEGER NOT NULL,"
+        " succeeded INTEGER NOT NULL, failed INTEGER NOT NULL, skipped INTEGER NOT NULL);"
+        "CREATE INDEX IF NOT EXISTS runs_pipeline ON runs (pipeline, id);");
     migrate_from_records();
     db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str());
     transaction.commit();
@@ -138,7 +147,7 @@ struct SqliteStore::State {
     stmt.bind_text(3, r.run_id);
     stmt.bind_text(4, r.started.to_string());
     stmt.bind_text(5, r.finished.to_string());
-    stmt.bind_text(6, r.error);
+    stmt.bind_text(6, bound_error(r.error));
     stmt.step();
     return sqlite3_last_insert_rowid(db.get());
   }
@@ -487,6 +496,132 @@ void SqliteStore::renew(std::string_view owner, TimePoint expires) {
   stmt->bind_int(1, expires.seconds().time_since_epoch().count());
   stmt->bind_text(2, owner, false);
   stmt->step();
+}
+
+std::vector<FailedRange> SqliteStore::failures(const DatasetRef& dataset,
+                                               const PartitionWindow& window, std::size_t limit) {
+  std::lock_guard lock(state_->mutex);
+  std::vector<FailedRange> out;
+  if (limit == 0) return out;
+  const Scope scope = scope_of(window);
+  if (scope.ranged) {
+    // The failed ranges overlapping the window, found as overlapping() finds every range.
+    std::vector<std::pair<PartitionRange, std::int64_t>> found;
+    {
+      auto stmt_lease = state_->db.cached(
+          "SELECT first, last, failure FROM partition_ranges WHERE source = ?1 AND asset = ?2 AND "
+          "scope = ?3 AND first >= coalesce((SELECT max(first) FROM partition_ranges WHERE "
+          "source = ?1 AND asset = ?2 AND scope = ?3 AND first <= ?4), ?4) AND first <= ?5 AND "
+          "last >= ?4 AND failure IS NOT NULL ORDER BY first LIMIT ?6");
+      Statement& stmt = *stmt_lease;
+      bind_dataset(stmt, dataset.source, dataset.asset, scope.name);
+      stmt.bind_int(4, scope.first);
+      stmt.bind_int(5, scope.last);
+      stmt.bind_int(6, static_cast<std::int64_t>(limit));
+      while (stmt.step()) {
+        const auto first =
+            static_cast<std::size_t>(std::max(stmt.column_int(0), scope.first) - scope.first);
+        const auto last =
+            static_cast<std::size_t>(std::min(stmt.column_int(1), scope.last) - scope.first);
+        found.push_back({{first, last}, stmt.column_int(2)});
+      }
+    }
+    for (const auto& [range, id] : found) {
+      if (auto record = state_->failure(id)) out.push_back({range, std::move(*record)});
+    }
+    return out;
+  }
+  // Keyed partitions: walk the window's keys, joining neighbours that share a failure.
+  std::unordered_map<std::string, std::int64_t> failed;
+  {
+    auto stmt_lease = state_->db.cached(
+        "SELECT key, failure FROM partition_keys WHERE source = ? AND asset = ? AND scope = ? "
+        "AND failure IS NOT NULL");
+    Statement& stmt = *stmt_lease;
+    bind_dataset(stmt, dataset.source, dataset.asset, scope.name);
+    while (stmt.step()) failed[stmt.column_text(0)] = stmt.column_int(1);
+  }
+  std::vector<std::pair<PartitionRange, std::int64_t>> found;
+  const std::vector<std::string> keys = window.keys();
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    auto it = failed.find(keys[i]);
+    if (it == failed.end()) continue;
+    if (!found.empty() && found.back().first.last + 1 == i && found.back().second == it->second) {
+      found.back().first.last = i;
+    } else if (found.size() == limit) {
+      break;
+    } else {
+      found.push_back({{i, i}, it->second});
+    }
+  }
+  for (const auto& [range, id] : found) {
+    if (auto record = state_->failure(id)) out.push_back({range, std::move(*record)});
+  }
+  return out;
+}
+
+void SqliteStore::record_run(const RunRecord& run, std::size_t keep) {
+  std::lock_guard lock(state_->mutex);
+  sqlite::Transaction transaction(state_->db);
+  {
+    auto stmt = state_->db.cached(
+        "INSERT INTO runs (run_id, pipeline, command_line, window, started, finished, state, "
+        "partitions, succeeded, failed, skipped) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+        "?10, ?11) ON CONFLICT (run_id) DO UPDATE SET pipeline = ?2, command_line = ?3, "
+        "window = ?4, started = ?5, finished = ?6, state = ?7, partitions = ?8, succeeded = ?9, "
+        "failed = ?10, skipped = ?11");
+    stmt->bind_text(1, run.run_id);
+    stmt->bind_text(2, run.pipeline);
+    stmt->bind_text(3, run.command_line);
+    stmt->bind_text(4, run.window);
+    stmt->bind_text(5, run.started.to_string());
+    stmt->bind_text(6, run.finished.to_string());
+    stmt->bind_text(7, run_state_name(run.state));
+    stmt->bind_int(8, run.partitions);
+    stmt->bind_int(9, run.succeeded);
+    stmt->bind_int(10, run.failed);
+    stmt->bind_int(11, run.skipped);
+    stmt->step();
+  }
+  {
+    auto stmt = state_->db.cached(
+        "DELETE FROM runs WHERE pipeline = ?1 AND id NOT IN (SELECT id FROM runs WHERE "
+        "pipeline = ?1 ORDER BY id DESC LIMIT ?2)");
+    stmt->bind_text(1, run.pipeline);
+    stmt->bind_int(2, static_cast<std::int64_t>(std::max<std::size_t>(keep, 1)));
+    stmt->step();
+  }
+  transaction.commit();
+}
+
+std::vector<RunRecord> SqliteStore::runs(std::string_view pipeline, std::size_t last) {
+  std::lock_guard lock(state_->mutex);
+  auto stmt = state_->db.cached(
+      "SELECT run_id, pipeline, command_line, window, started, finished, state, partitions, "
+      "succeeded, failed, skipped FROM runs WHERE ?1 = '' OR pipeline = ?1 ORDER BY id DESC "
+      "LIMIT ?2");
+  stmt->bind_text(1, pipeline, false);
+  stmt->bind_int(2, static_cast<std::int64_t>(std::min<std::size_t>(last, INT64_MAX)));
+  std::vector<RunRecord> out;
+  while (stmt->step()) {
+    RunRecord r;
+    r.run_id = stmt->column_text(0);
+    r.pipeline = stmt->column_text(1);
+    r.command_line = stmt->column_text(2);
+    r.window = stmt->column_text(3);
+    r.started = TimePoint::parse(stmt->column_text(4));
+    r.finished = TimePoint::parse(stmt->column_text(5));
+    const std::string state = stmt->column_text(6);
+    r.state = state == "succeeded" ? RunState::succeeded
+              : state == "failed"  ? RunState::failed
+                                   : RunState::running;
+    r.partitions = stmt->column_int(7);
+    r.succeeded = stmt->column_int(8);
+    r.failed = stmt->column_int(9);
+    r.skipped = stmt->column_int(10);
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 std::unique_ptr<MaterializationStore> open_store(std::string_view path) {

@@ -1,0 +1,45 @@
+// What every materialization store shares: bounded error text and run state names.
+#include "interloper/store.hpp"
+
+#include <fmt/format.h>
+
+namespace interloper {
+
+namespace {
+
+// The largest n <= at that does not fall inside a UTF-8 sequence of `text`.
+std::size_t char_boundary(std::string_view text, std::size_t at) {
+  while (at > 0 && at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
+  return at;
+}
+
+}  // namespace
+
+std::string bound_error(std::string_view error, std::size_t max) {
+  if (error.size() <= max) return std::string(error);
+  // A quarter for the beginning (what failed), the rest for the end (the stderr tail).
+  constexpr std::size_t kMarker = 32;  // room for "[... N bytes cut ...]"
+  const std::size_t room = max > kMarker ? max - kMarker : 0;
+  const std::size_t head = char_boundary(error, room / 4);
+  std::size_t tail_start = error.size() - (room - room / 4);
+  while (tail_start < error.size() &&
+         (static_cast<unsigned char>(error[tail_start]) & 0xC0) == 0x80) {
+    ++tail_start;
+  }
+  return fmt::format("{}[... {} bytes cut ...]{}", error.substr(0, head), tail_start - head,
+                     error.substr(tail_start));
+}
+
+std::string_view run_state_name(RunState state) {
+  switch (state) {
+    case RunState::running:
+      return "running";
+    case RunState::succeeded:
+      return "succeeded";
+    case RunState::failed:
+      return "failed";
+  }
+  return "running";
+}
+
+}  // namespace interloper
