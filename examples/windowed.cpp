@@ -12,7 +12,7 @@ int main() {
   api.asset("visits",
             [](il::ExecutionContext& ctx) {
               // One request for the whole window instead of one per day.
-              const auto& window = dynamic_cast<const il::TimePartitionWindow&>(ctx.window());
+              const il::TimePartitionWindow window = *ctx.time_window();
               ctx.logger().info("one request for " + window.to_string());
               il::Table rows;
               int visits = 100;

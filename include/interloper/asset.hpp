@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -167,8 +168,17 @@ class ExecutionContext {
   // The one partition of the window. Throws PartitionError when the run has no window or
   // the window holds several partitions.
   const Partition& partition() const;
-  // The date of the day partition. Throws PartitionError for other kinds or granularities,
-  // or when the window holds several partitions.
+  // The keys of the window's partitions, in order; empty when the run has no window.
+  std::vector<std::string> keys() const;
+  // The window as time periods (bounds, granularity), or nullopt when the run has no window or
+  // its partitions are not periods of time.
+  std::optional<TimePartitionWindow> time_window() const;
+  // The start of the one time partition, whatever its granularity. Throws PartitionError when
+  // the run has no window, the window holds several partitions, or they are not time periods.
+  TimePoint partition_start() const;
+  // The date of the day partition (days only: use partition_start() for other granularities).
+  // Throws PartitionError for other kinds or granularities, or when the window holds several
+  // partitions.
   std::chrono::year_month_day partition_date() const;
   const Logger& logger() const { return logger_; }
   // The upstream's rows for this run's window (an unpartitioned upstream is read whole),

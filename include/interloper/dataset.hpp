@@ -20,6 +20,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "interloper/data.hpp"
@@ -63,9 +65,15 @@ class WindowWriter {
   virtual std::int64_t commit() = 0;
 };
 
+class QueryableDestination;
+
 class Destination {
  public:
   virtual ~Destination() = default;
+
+  // The destination's query capability (see QueryableDestination), or nullptr when it cannot
+  // run SQL (memory, files). `sql:` assets run on destinations that return one.
+  virtual QueryableDestination* queryable() { return nullptr; }
 
   // Starts a streaming replace of `window` (nullptr: the whole unpartitioned dataset). The
   // default buffers every batch and calls write() at commit; destinations that can stream
@@ -97,6 +105,30 @@ class Destination {
 
   // The schema last written for the dataset, if any.
   virtual std::optional<Schema> schema(const DatasetRef& dataset) = 0;
+};
+
+// A capability some destinations have: running a read-only SQL query over the datasets they
+// store. `sql:` assets use it, never a concrete destination type. SqliteDestination offers it;
+// a database destination (PostgreSQL...) offers it the same way: derive from this class too and
+// return `this` from Destination::queryable().
+//
+//   if (QueryableDestination* db = destination.queryable()) {
+//     Table rows = db->query("SELECT * FROM \"" + db->table_name_of(dataset) + "\" WHERE d = :day",
+//                            {{":day", Value("2026-11-03")}});
+//   }
+//
+// The query is written in the database's own dialect. Parameters are named (`:name`) whatever
+// the database's native placeholders are; an implementation translates them. Thread safety as
+// for the destination.
+class QueryableDestination {
+ public:
+  virtual ~QueryableDestination() = default;
+  // The table holding `dataset` (unquoted): what a query names to read it.
+  virtual std::string table_name_of(const DatasetRef& dataset) const = 0;
+  // Runs `sql` with `params` bound (":name" -> value) and returns the rows. Throws
+  // DestinationError with the database's message (a syntax error, a write attempted...).
+  virtual Table query(std::string_view sql,
+                      const std::vector<std::pair<std::string, Value>>& params) = 0;
 };
 
 }  // namespace interloper

@@ -145,7 +145,7 @@ class S3Destination final : public Destination {
 
 // An embedded SQLite database: one table per asset, typed columns, a window write in one
 // transaction. See docs/destinations.md for the table naming and value encoding.
-class SqliteDestination final : public Destination {
+class SqliteDestination final : public Destination, public QueryableDestination {
  public:
   // Opens (creating if needed) the database file. Throws DestinationError on failure.
   explicit SqliteDestination(std::string path);
@@ -162,7 +162,12 @@ class SqliteDestination final : public Destination {
 
   // Runs a read-only query with named parameters bound (":name" -> value) and returns the
   // rows; used by `sql:` assets. Throws DestinationError with SQLite's message.
-  Table query(std::string_view sql, const std::vector<std::pair<std::string, Value>>& params);
+  Table query(std::string_view sql,
+              const std::vector<std::pair<std::string, Value>>& params) override;
+  QueryableDestination* queryable() override { return this; }
+  std::string table_name_of(const DatasetRef& dataset) const override {
+    return table_name(dataset);
+  }
   // The table name used for a dataset ("SOURCE__ASSET", or "ASSET" without a source).
   static std::string table_name(const DatasetRef& dataset);
 

@@ -54,6 +54,7 @@ namespace interloper {
 
 class Table;  // the data layer
 class PartitionWindow;
+class TimePartitionWindow;
 
 // A row predicate on one column, as a database would select it: a half-open time range
 // (`column >= start AND column < end`) or membership in a set of string values.
@@ -149,6 +150,10 @@ class PartitionWindow {
   // The rows of the whole window: a half-open range or a membership.
   virtual Filter filter(std::string column) const = 0;
   virtual std::unique_ptr<PartitionWindow> clone() const = 0;
+  // The window as consecutive periods of one granularity, when its partitions are such periods
+  // (the time kind); nullopt otherwise (the default). Lets callers use bounds and period
+  // arithmetic without knowing the concrete type.
+  virtual std::optional<TimePartitionWindow> as_time_window() const;
 
  protected:
   PartitionWindow() = default;
@@ -391,6 +396,7 @@ class TimePartitionWindow final : public PartitionWindow {
   std::unique_ptr<Partition> partition_at(std::size_t index) const override;
   Filter filter(std::string column) const override;
   std::unique_ptr<PartitionWindow> clone() const override;
+  std::optional<TimePartitionWindow> as_time_window() const override { return *this; }
 
   friend bool operator==(const TimePartitionWindow& a, const TimePartitionWindow& b) {
     return a.start_ == b.start_ && a.end_ == b.end_ && a.granularity_ == b.granularity_;

@@ -118,7 +118,7 @@ TEST(Asset, WindowedAssetSeesTheWholeWindowInOneCall) {
   il::Asset a("windowed", [&](il::ExecutionContext& ctx) {
     ++calls;
     il::Table t;
-    const auto& window = dynamic_cast<const il::TimePartitionWindow&>(ctx.window());
+    const il::TimePartitionWindow window = *ctx.time_window();
     for (il::TimePartition p : window) t.append({{"date", p.value().date()}});
     return t;
   });
@@ -160,6 +160,30 @@ TEST(ExecutionContext, PartitionDateOnlyForDays) {
   il::ExecutionContext list("l", il::ListPartition("eu").as_window());
   EXPECT_EQ(list.partition().key(), "eu");
   EXPECT_THROW(list.partition_date(), il::PartitionError);
+}
+
+TEST(ExecutionContext, WindowWithoutCasts) {
+  il::ExecutionContext week(
+      "w", il::TimePartitionWindow(year{2026} / 1 / 1, year{2026} / 1 / 3).clone());
+  ASSERT_TRUE(week.time_window().has_value());
+  EXPECT_EQ(week.time_window()->bounds().end, il::TimePoint(year{2026} / 1 / 4));
+  EXPECT_EQ(week.keys(), (std::vector<std::string>{"2026-01-01", "2026-01-02", "2026-01-03"}));
+
+  il::ExecutionContext month(
+      "m", il::TimePartition(year{2026} / 3 / 9, il::TimeGranularity::MONTH).as_window());
+  EXPECT_EQ(month.partition_start(), il::TimePoint(year{2026} / 3 / 1));
+  EXPECT_EQ(month.time_window()->granularity(), il::TimeGranularity::MONTH);
+
+  il::ExecutionContext list(
+      "l", il::ListPartitionConfig("region", {"eu", "us"}).window("eu", "us").clone());
+  EXPECT_FALSE(list.time_window().has_value());
+  EXPECT_EQ(list.keys(), (std::vector<std::string>{"eu", "us"}));
+  il::ExecutionContext eu("l", il::ListPartition("eu").as_window());
+  EXPECT_THROW(eu.partition_start(), il::PartitionError);
+
+  il::ExecutionContext none("n", nullptr);
+  EXPECT_FALSE(none.time_window().has_value());
+  EXPECT_TRUE(none.keys().empty());
 }
 
 TEST(ExecutionContext, LoadUsesTheLoaderAndLogsGoToTheSink) {

@@ -202,10 +202,30 @@ const Partition& ExecutionContext::partition() const {
   return *partition_;
 }
 
+std::vector<std::string> ExecutionContext::keys() const {
+  return window_ ? window_->keys() : std::vector<std::string>{};
+}
+
+std::optional<TimePartitionWindow> ExecutionContext::time_window() const {
+  return window_ ? window_->as_time_window() : std::nullopt;
+}
+
+TimePoint ExecutionContext::partition_start() const {
+  const Partition& p = partition();
+  const std::optional<TimePartitionWindow> time = window_->as_time_window();
+  if (!time) {
+    throw PartitionError(
+        fmt::format("asset '{}': partition_start() needs a time partition, got "
+                    "{} partition '{}'",
+                    asset_name_, p.kind(), p.key()));
+  }
+  return time->start();
+}
+
 std::chrono::year_month_day ExecutionContext::partition_date() const {
   const Partition& p = partition();
-  const auto* time = dynamic_cast<const TimePartition*>(&p);
-  if (time == nullptr) {
+  const std::optional<TimePartitionWindow> time = window_->as_time_window();
+  if (!time) {
     throw PartitionError(
         fmt::format("asset '{}': partition_date() needs a day partition, got {} partition '{}'",
                     asset_name_, p.kind(), p.key()));
@@ -215,7 +235,7 @@ std::chrono::year_month_day ExecutionContext::partition_date() const {
         fmt::format("asset '{}': partition_date() needs a day partition, got {} partition '{}'",
                     asset_name_, time->granularity().name(), p.key()));
   }
-  return time->value().date();
+  return time->start().date();
 }
 
 Table ExecutionContext::load(std::string_view upstream_name) const {

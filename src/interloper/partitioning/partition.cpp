@@ -21,6 +21,8 @@ std::unique_ptr<PartitionWindow> PartitionConfig::parse_window(std::string_view 
   return make_window(text.substr(0, dots), text.substr(dots + 2));
 }
 
+std::optional<TimePartitionWindow> PartitionWindow::as_time_window() const { return std::nullopt; }
+
 std::unique_ptr<PartitionWindow> PartitionConfig::default_window(TimePoint, std::size_t) const {
   return nullptr;
 }

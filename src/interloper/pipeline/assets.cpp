@@ -25,7 +25,7 @@ Scope Scope::of(const ExecutionContext& context) {
   scope.start_key = window.partition_at(0)->key();
   scope.end_key = window.partition_at(window.size() - 1)->key();
   if (window.size() == 1) scope.partition_key = scope.start_key;
-  if (const auto* time = dynamic_cast<const TimePartitionWindow*>(&window)) {
+  if (const std::optional<TimePartitionWindow> time = window.as_time_window()) {
     Bounds bounds = time->bounds();
     scope.bounds_start = bounds.start;
     scope.bounds_end = bounds.end;
@@ -274,17 +274,13 @@ std::string sql_with_dependencies(const std::string& sql,
 
 ComputeFn sql_compute(SqlAsset asset) {
   return [asset = std::move(asset)](ExecutionContext& context) -> Table {
-    Destination* destination = asset.destination.get();
-    if (auto* lazy = dynamic_cast<LazyDestination*>(destination)) destination = &lazy->target();
-    auto* sqlite = dynamic_cast<SqliteDestination*>(destination);
-    if (sqlite == nullptr) {
-      throw RunError(
-          fmt::format("sql assets need a SQLite destination, not {}", asset.destination->url()));
+    QueryableDestination* database = asset.destination->queryable();
+    if (database == nullptr) {
+      throw RunError(fmt::format("sql assets need a destination that runs SQL queries, not {}",
+                                 asset.destination->url()));
     }
     std::vector<std::pair<std::string, std::string>> tables;
-    for (const auto& dep : asset.deps) {
-      tables.emplace_back(dep.asset, SqliteDestination::table_name(dep));
-    }
+    for (const auto& dep : asset.deps) tables.emplace_back(dep.asset, database->table_name_of(dep));
     std::string text = sql_with_dependencies(asset.sql, tables);
 
     Scope scope = Scope::of(context);
@@ -307,7 +303,7 @@ ComputeFn sql_compute(SqlAsset asset) {
         params.emplace_back(":" + name, std::move(value));
       }
     }
-    return sqlite->query(text, params);
+    return database->query(text, params);
   };
 }
 

@@ -25,6 +25,9 @@ class LazyDestination final : public Destination {
   // nullopt without opening when the storage does not exist yet.
   std::optional<Schema> schema(const DatasetRef& dataset) override;
 
+  // The real destination's capability (opening it).
+  QueryableDestination* queryable() override { return target().queryable(); }
+
   // The real destination, opened on first call. Throws DestinationError.
   Destination& target();
   bool exists() const;
