@@ -64,7 +64,29 @@ TEST(Placeholders, ExpandFromTheScope) {
 TEST(Placeholders, UnknownOnesAreRejectedWithoutAScope) {
   EXPECT_NO_THROW(ilp::expand_placeholders("{partition.key}", nullptr));
   EXPECT_THROW(ilp::expand_placeholders("{partition.day}", nullptr), il::PipelineError);
-  EXPECT_THROW(ilp::expand_placeholders("{unclosed", nullptr), il::PipelineError);
+  try {
+    ilp::expand_placeholders("{nope}", nullptr);
+    ADD_FAILURE() << "no error";
+  } catch (const il::PipelineError& e) {
+    EXPECT_NE(std::string(e.what()).find("{{nope}}"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Placeholders, OtherBracesAreLiteral) {
+  ilp::Scope scope;
+  scope.asset = "events";
+  // awk programs, JSON and the shell's own ${VAR} pass through as written.
+  for (const std::string arg :
+       {"{print $1}", "{if (x) n++} END {print n}", "{\"ts\": \"x\", \"n\": 1}", "${HOME}/{asset",
+        "{", "{unclosed", "{ asset }", "${asset}"}) {
+    EXPECT_EQ(ilp::expand_placeholders(arg, &scope), arg);
+    EXPECT_NO_THROW(ilp::expand_placeholders(arg, nullptr)) << arg;
+  }
+  EXPECT_EQ(ilp::expand_placeholders("{\"asset\": \"{asset}\"}", &scope),
+            "{\"asset\": \"events\"}");
+  EXPECT_EQ(ilp::expand_placeholders("{{partition.key}} is {asset}", &scope),
+            "{partition.key} is events");
+  EXPECT_EQ(ilp::expand_placeholders("{{\"k\":1}}", &scope), "{\"k\":1}");
 }
 
 TEST(SqlDependencies, PrefixesOneCtePerDependency) {

@@ -168,34 +168,58 @@ bool is_placeholder(std::string_view name) {
   return false;
 }
 
+namespace {
+
+// The length of an identifier-shaped name ("asset", "window.start") at the start of `text`:
+// letters, digits, '_' and '.', beginning with a letter or '_'. Zero when there is none.
+std::size_t name_length(std::string_view text) {
+  if (text.empty() || !(std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_')) {
+    return 0;
+  }
+  std::size_t n = 1;
+  while (n < text.size() &&
+         (std::isalnum(static_cast<unsigned char>(text[n])) || text[n] == '_' || text[n] == '.')) {
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+// Only `{name}` is a placeholder, and not after '$' (the shell's `${HOME}`); a brace that does
+// not open one is literal, so JSON and most awk programs pass through as written. "{{" and "}}"
+// still stand for one brace each, as they always have.
 std::string expand_placeholders(const std::string& arg, const Scope* scope) {
   std::string out;
-  for (std::size_t i = 0; i < arg.size(); ++i) {
-    char c = arg[i];
-    if (c == '{' && i + 1 < arg.size() && arg[i + 1] == '{') {
-      out += '{';
+  const std::string_view text(arg);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if ((c == '{' || c == '}') && i + 1 < text.size() && text[i + 1] == c) {
+      out += c;  // "{{" and "}}" stand for one brace
       ++i;
-    } else if (c == '}' && i + 1 < arg.size() && arg[i + 1] == '}') {
-      out += '}';
-      ++i;
-    } else if (c == '{') {
-      std::size_t close = arg.find('}', i);
-      if (close == std::string::npos) {
-        throw PipelineError(
-            fmt::format("unclosed '{{' in argument '{}' (write {{{{ for a brace)", arg));
-      }
-      std::string name = arg.substr(i + 1, close - i - 1);
-      if (!is_placeholder(name)) {
-        throw PipelineError(fmt::format(
-            "unknown placeholder {{{}}} in argument '{}' (known: {{partition.key}}, "
-            "{{window.start}}, {{window.end}}, {{bounds.start}}, {{bounds.end}}, {{asset}})",
-            name, arg));
-      }
-      if (scope != nullptr) out += placeholder_value(name, *scope);
-      i = close;
-    } else {
-      out += c;
+      continue;
     }
+    if (c != '{' || (i > 0 && text[i - 1] == '$')) {
+      out += c;
+      continue;
+    }
+    const std::size_t n = name_length(text.substr(i + 1));
+    const std::size_t close = i + 1 + n;
+    if (n == 0 || close >= text.size() || text[close] != '}') {
+      out += c;  // not a placeholder: a literal brace
+      continue;
+    }
+    std::string name(text.substr(i + 1, n));
+    if (!is_placeholder(name)) {
+      throw PipelineError(fmt::format(
+          "unknown placeholder {{{}}} in argument '{}' (known: {{partition.key}}, "
+          "{{window.start}}, {{window.end}}, {{bounds.start}}, {{bounds.end}}, {{asset}}; write "
+          "{{{{{}}}}} for the literal text)",
+          name, arg, name));
+    } else if (scope != nullptr) {
+      out += placeholder_value(name, *scope);
+    }
+    i = close;
   }
   return out;
 }
