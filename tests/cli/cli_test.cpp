@@ -14,79 +14,22 @@
 #include <thread>
 
 #include "interloper/pipeline/process.hpp"
+#include "support/cli_process.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
 
-struct Outcome {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string binary() { return (fs::path(IL_TEST_BINARY_DIR) / "interloper").string(); }
-
 fs::path source_dir() { return IL_TEST_SOURCE_DIR; }
 
+using interloper::testing::lines_of;
+using interloper::testing::Outcome;
+using interloper::testing::query;
+using interloper::testing::read_file;
+
 Outcome interloper(std::vector<std::string> args) {
-  interloper::pipeline::ProcessSpec spec;
-  spec.argv = {binary()};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.timeout_seconds = 120;
-  Outcome outcome;
-  spec.on_stderr_line = [&](std::string_view line) {
-    outcome.err += line;
-    outcome.err += '\n';
-  };
-  auto result = interloper::pipeline::run_process(spec);
-  outcome.code = result.signal != 0 ? 128 + result.signal : result.exit_code;
-  outcome.out = result.out;
-  return outcome;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::stringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// Rows of a query against an SQLite file, each row's columns joined by '|'.
-std::vector<std::string> query(const fs::path& db, const std::string& sql) {
-  sqlite3* handle = nullptr;
-  std::vector<std::string> rows;
-  if (sqlite3_open_v2(db.c_str(), &handle, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-    sqlite3_close(handle);
-    ADD_FAILURE() << "cannot open " << db;
-    return rows;
-  }
-  sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(handle, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
-    ADD_FAILURE() << sqlite3_errmsg(handle) << " in " << sql;
-    sqlite3_close(handle);
-    return rows;
-  }
-  while (sqlite3_step(stmt) == SQLITE_ROW) {
-    std::string row;
-    for (int i = 0; i < sqlite3_column_count(stmt); ++i) {
-      if (i > 0) row += '|';
-      const unsigned char* text = sqlite3_column_text(stmt, i);
-      row += text != nullptr ? reinterpret_cast<const char*>(text) : "NULL";
-    }
-    rows.push_back(row);
-  }
-  sqlite3_finalize(stmt);
-  sqlite3_close(handle);
-  return rows;
+  return interloper::testing::run_interloper(std::move(args));
 }
 
 class Cli : public ::testing::Test {

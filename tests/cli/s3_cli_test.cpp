@@ -12,33 +12,17 @@
 #include "destination/storage_fixtures.hpp"
 #include "interloper/destination.hpp"
 #include "interloper/pipeline/process.hpp"
+#include "support/cli_process.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
 
-struct Outcome {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
+using interloper::testing::Outcome;
 
 Outcome run_cli(const fs::path& dir, std::vector<std::string> args) {
-  interloper::pipeline::ProcessSpec spec;
-  spec.argv = {(fs::path(IL_TEST_BINARY_DIR) / "interloper").string()};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.working_directory = dir.string();
-  spec.timeout_seconds = 120;
-  Outcome outcome;
-  spec.on_stderr_line = [&](std::string_view line) {
-    outcome.err += line;
-    outcome.err += '\n';
-  };
-  auto result = interloper::pipeline::run_process(spec);
-  outcome.code = result.signal != 0 ? 128 + result.signal : result.exit_code;
-  outcome.out = result.out;
-  return outcome;
+  return interloper::testing::run_interloper(std::move(args), dir.string());
 }
 
 TEST(S3Cli, MaterializeStatusAndCatalogOnAnObjectStore) {
