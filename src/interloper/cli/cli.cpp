@@ -401,8 +401,8 @@ int run_materialize(const Project& project, const Args& args) {
   }
   finish_history(run, args, history);
   if (!result.ok()) {
-    print_error(args, fmt::format("run {} failed: {}", result.window.empty() ? "" : result.window,
-                                  one_line(result.error_summary())));
+    const std::string scope = result.window.empty() ? "run" : "run " + result.window;
+    print_error(args, fmt::format("{} failed: {}", scope, one_line(result.error_summary())));
     return kRunFailed;
   }
   return kOk;
