@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "interloper/destination.hpp"
+#include "interloper/destination/url_query.hpp"
 
 namespace interloper {
 
@@ -32,17 +33,7 @@ Parsed parse_path(std::string_view url, std::string_view scheme, std::string_vie
   }
   if (rest.empty()) throw DestinationError(fmt::format("destination URL '{}': no path", url));
   out.path = std::string(rest);
-  while (!query.empty()) {
-    std::string_view item = query.substr(0, query.find('&'));
-    query.remove_prefix(std::min(query.size(), item.size() + 1));
-    if (item.empty()) continue;
-    auto eq = item.find('=');
-    if (eq == std::string_view::npos) {
-      throw DestinationError(
-          fmt::format("destination URL '{}': parameter '{}' has no value", url, item));
-    }
-    out.query.emplace_back(std::string(item.substr(0, eq)), std::string(item.substr(eq + 1)));
-  }
+  out.query = query_parameters(url, query);
   return out;
 }
 

@@ -16,6 +16,7 @@
 #include "interloper/destination.hpp"
 #include "interloper/destination/dataset_name.hpp"
 #include "interloper/destination/s3_layout.hpp"
+#include "interloper/destination/url_query.hpp"
 #include "interloper/destination/window_index.hpp"
 #include "interloper/s3/client.hpp"
 
@@ -121,17 +122,8 @@ S3Destination::Options S3Destination::parse_url(std::string_view url) {
     while (!prefix.empty() && prefix.back() == '/') prefix.remove_suffix(1);
     options.prefix = percent_decode(url, prefix);
   }
-  while (!query.empty()) {
-    std::string_view item = query.substr(0, query.find('&'));
-    query.remove_prefix(std::min(query.size(), item.size() + 1));
-    if (item.empty()) continue;
-    auto eq = item.find('=');
-    if (eq == std::string_view::npos) {
-      throw DestinationError(
-          fmt::format("destination URL '{}': parameter '{}' has no value", url, item));
-    }
-    apply_parameter(url, options, std::string(item.substr(0, eq)),
-                    percent_decode(url, item.substr(eq + 1)));
+  for (auto& [key, value] : query_parameters(url, query)) {
+    apply_parameter(url, options, key, percent_decode(url, value));
   }
   return options;
 }
