@@ -107,28 +107,44 @@ class Destination {
   virtual std::optional<Schema> schema(const DatasetRef& dataset) = 0;
 };
 
-// A capability some destinations have: running a read-only SQL query over the datasets they
+// Who runs a query and what it may read. `sql:` assets give their name and their declared
+// dependencies, so a query reads nothing else.
+struct QueryScope {
+  std::string asset;                  // named in errors; "" for a query run by code directly
+  std::vector<DatasetRef> datasets;   // the datasets the query may read
+  bool any_dataset = false;           // true: every dataset of the destination may be read
+};
+
+// A capability some destinations have: running one read-only SQL query over the datasets they
 // store. `sql:` assets use it, never a concrete destination type. SqliteDestination offers it;
 // a database destination (PostgreSQL...) offers it the same way: derive from this class too and
 // return `this` from Destination::queryable().
 //
 //   if (QueryableDestination* db = destination.queryable()) {
 //     Table rows = db->query("SELECT * FROM \"" + db->table_name_of(dataset) + "\" WHERE d = :day",
-//                            {{":day", Value("2026-11-03")}});
+//                            {{":day", Value("2026-11-03")}}, {.asset = "report",
+//                                                             .datasets = {dataset}});
 //   }
 //
 // The query is written in the database's own dialect. Parameters are named (`:name`) whatever
-// the database's native placeholders are; an implementation translates them. Thread safety as
-// for the destination.
+// the database's native placeholders are; an implementation translates them. A query is
+// isolated from everything else the destination does: it is exactly one statement, it cannot
+// write, change settings (PRAGMA), attach databases or control transactions, and it reads only
+// the tables of its scope. Thread safety as for the destination.
 class QueryableDestination {
  public:
+  using Params = std::vector<std::pair<std::string, Value>>;
   virtual ~QueryableDestination() = default;
   // The table holding `dataset` (unquoted): what a query names to read it.
   virtual std::string table_name_of(const DatasetRef& dataset) const = 0;
   // Runs `sql` with `params` bound (":name" -> value) and returns the rows. Throws
-  // DestinationError with the database's message (a syntax error, a write attempted...).
-  virtual Table query(std::string_view sql,
-                      const std::vector<std::pair<std::string, Value>>& params) = 0;
+  // DestinationError naming the scope's asset and what was refused: a second statement, a
+  // write, a PRAGMA, ATTACH/DETACH, a transaction, a table outside the scope; or with the
+  // database's own message (a syntax error...). The default refuses every query: a destination
+  // that cannot isolate one must not run it.
+  virtual Table query(std::string_view sql, const Params& params, const QueryScope& scope);
+  // The same with every dataset readable (a program querying its own database).
+  virtual Table query(std::string_view sql, const Params& params) = 0;
 };
 
 }  // namespace interloper

@@ -160,10 +160,13 @@ class SqliteDestination final : public Destination, public QueryableDestination 
                                                const PartitionWindow& window) override;
   std::optional<Schema> schema(const DatasetRef& dataset) override;
 
-  // Runs a read-only query with named parameters bound (":name" -> value) and returns the
-  // rows; used by `sql:` assets. Throws DestinationError with SQLite's message.
-  Table query(std::string_view sql,
-              const std::vector<std::pair<std::string, Value>>& params) override;
+  // Runs one read-only query with named parameters bound (":name" -> value) and returns the
+  // rows; used by `sql:` assets. It runs on a read-only connection of its own under SQLite's
+  // authorizer, which lets it read the scope's tables only and denies writes, PRAGMA,
+  // ATTACH/DETACH and transactions (see QueryableDestination). Throws DestinationError naming
+  // the scope's asset and what was refused, or with SQLite's message.
+  Table query(std::string_view sql, const Params& params, const QueryScope& scope) override;
+  Table query(std::string_view sql, const Params& params) override;
   QueryableDestination* queryable() override { return this; }
   std::string table_name_of(const DatasetRef& dataset) const override {
     return table_name(dataset);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "destination/destination_contract.hpp"
@@ -106,6 +107,98 @@ TEST_F(SqliteDestinationTest, QueryErrorsCarrySqliteMessages) {
   }
   EXPECT_THROW(destination.query("SELECT :a", {{"b", Value(1)}}), DestinationError);
   EXPECT_THROW(destination.query("DELETE FROM _interloper_columns", {}), DestinationError);
+}
+
+// The message of the DestinationError `sql` raises when run as asset 'report' reading `stats`.
+std::string refusal(SqliteDestination& destination, const DatasetRef& reads,
+                    const std::string& sql) {
+  try {
+    destination.query(sql, {}, QueryScope{.asset = "report", .datasets = {reads}});
+  } catch (const DestinationError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+class SqlIsolationTest : public SqliteDestinationTest {
+ protected:
+  void SetUp() override {
+    TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 1));
+    Table rows;
+    rows.append({{"date", day(2026, 1, 1)}, {"clicks", 1}});
+    destination.write(stats, &window, rows);
+    destination.write(other, nullptr, rows);
+  }
+  // Writes still work on the destination after whatever the query tried.
+  void expect_writes_work() {
+    TimePartitionWindow window(day(2026, 1, 2), day(2026, 1, 2));
+    Table rows;
+    rows.append({{"date", day(2026, 1, 2)}, {"clicks", 2}});
+    EXPECT_EQ(destination.write(stats, &window, rows), 1);
+    TimePartitionWindow both(day(2026, 1, 1), day(2026, 1, 2));
+    EXPECT_EQ(destination.read(stats, &both).num_rows(), 2u);
+  }
+  DatasetRef other{"ads", "secret", nullptr};
+};
+
+TEST_F(SqlIsolationTest, TransactionsAreDenied) {
+  std::string error = refusal(destination, stats, "BEGIN");
+  EXPECT_NE(error.find("asset 'report'"), std::string::npos) << error;
+  EXPECT_NE(error.find("transaction control (BEGIN)"), std::string::npos) << error;
+  expect_writes_work();
+}
+
+TEST_F(SqlIsolationTest, AttachIsDeniedAndCreatesNothing) {
+  std::string target = dir / "elsewhere.db";
+  std::string error = refusal(destination, stats, "ATTACH DATABASE '" + target + "' AS z");
+  EXPECT_NE(error.find("asset 'report'"), std::string::npos) << error;
+  EXPECT_NE(error.find("ATTACH of '" + target + "'"), std::string::npos) << error;
+  EXPECT_FALSE(std::filesystem::exists(target));
+  expect_writes_work();
+}
+
+TEST_F(SqlIsolationTest, PragmasAreDenied) {
+  for (std::string pragma : {"writable_schema=1", "locking_mode=EXCLUSIVE", "synchronous=OFF"}) {
+    std::string error = refusal(destination, stats, "PRAGMA " + pragma);
+    EXPECT_NE(error.find("asset 'report'"), std::string::npos) << error;
+    EXPECT_NE(error.find("PRAGMA " + pragma), std::string::npos) << error;
+  }
+  expect_writes_work();
+}
+
+TEST_F(SqlIsolationTest, TrailingStatementsAreRejected) {
+  std::string error = refusal(destination, stats, "SELECT 1; DROP TABLE ads__stats");
+  EXPECT_NE(error.find("asset 'report'"), std::string::npos) << error;
+  EXPECT_NE(error.find("exactly one statement"), std::string::npos) << error;
+  EXPECT_NE(error.find("DROP TABLE ads__stats"), std::string::npos) << error;
+  // Blanks, comments and semicolons after the statement are no second statement.
+  Table one = destination.query("SELECT 1 AS x; ; -- done\n/* really */", {},
+                                QueryScope{.asset = "report", .datasets = {stats}});
+  EXPECT_EQ(one.at(0, "x"), Value(1));
+  expect_writes_work();
+}
+
+TEST_F(SqlIsolationTest, OnlyDeclaredDatasetsAreRead) {
+  Table allowed = destination.query("SELECT count(*) AS n FROM ads__stats", {},
+                                    QueryScope{.asset = "report", .datasets = {stats}});
+  EXPECT_EQ(allowed.at(0, "n"), Value(1));
+  std::string error = refusal(destination, stats, "SELECT * FROM ads__secret");
+  EXPECT_NE(error.find("asset 'report'"), std::string::npos) << error;
+  EXPECT_NE(error.find("reading table 'ads__secret'"), std::string::npos) << error;
+  error = refusal(destination, stats, "SELECT * FROM sqlite_master");
+  EXPECT_NE(error.find("reading table 'sqlite_master'"), std::string::npos) << error;
+  error = refusal(destination, stats, "SELECT * FROM _interloper_columns");
+  EXPECT_NE(error.find("reading table '_interloper_columns'"), std::string::npos) << error;
+}
+
+TEST_F(SqlIsolationTest, WritesAndExtensionsAreDenied) {
+  std::string error = refusal(destination, stats, "DELETE FROM ads__stats");
+  EXPECT_NE(error.find("writing (DELETE from 'ads__stats')"), std::string::npos) << error;
+  error = refusal(destination, stats, "SELECT load_extension('/tmp/x')");
+  EXPECT_NE(error.find("load_extension()"), std::string::npos) << error;
+  error = refusal(destination, stats, "CREATE TABLE t (x)");
+  EXPECT_NE(error.find("asset 'report'"), std::string::npos) << error;
+  expect_writes_work();
 }
 
 TEST_F(SqliteDestinationTest, UnopenablePathNamesIt) {

@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "interloper/destination.hpp"
+#include "interloper/destination/sqlite_guard.hpp"
 #include "interloper/destination/window_index.hpp"
 #include "interloper/partitioning/sql.hpp"
 #include "interloper/sqlite/sqlite.hpp"
@@ -105,6 +106,18 @@ struct SqliteDestination::State {
   std::unordered_map<std::string, Schema> known_schemas;
   std::unordered_set<std::string> known_indexes;
   std::int64_t data_version = -1;
+  // Queries run on a read-only connection of their own, under a guard (see sqlite_guard.hpp),
+  // so that nothing a query does reaches the connection that writes.
+  std::unique_ptr<sqlite::Database> query_db;
+  std::unique_ptr<detail::QueryGuard> query_guard;
+
+  detail::QueryGuard& guard() {
+    if (!query_guard) {
+      query_db = std::make_unique<sqlite::Database>(path, sqlite::Database::Mode::read_only);
+      query_guard = std::make_unique<detail::QueryGuard>(*query_db);
+    }
+    return *query_guard;
+  }
 
   void forget() {
     known_schemas.clear();
@@ -522,16 +535,20 @@ std::optional<Schema> SqliteDestination::schema(const DatasetRef& dataset) {
   return std::nullopt;
 }
 
-Table SqliteDestination::query(std::string_view sql,
-                               const std::vector<std::pair<std::string, Value>>& params) {
-  std::lock_guard lock(state_->mutex);
-  auto& db = state_->db;
-  auto cached = db.cached(sql);
-  Statement& stmt = *cached;
-  if (!sqlite3_stmt_readonly(stmt.get())) {
-    throw DestinationError(
-        fmt::format("sqlite '{}': query is not read-only: {}", state_->path, sql));
+Table SqliteDestination::query(std::string_view sql, const Params& params) {
+  return query(sql, params, QueryScope{.asset = "", .datasets = {}, .any_dataset = true});
+}
+
+Table SqliteDestination::query(std::string_view sql, const Params& params,
+                               const QueryScope& scope) {
+  std::optional<std::unordered_set<std::string>> readable;
+  if (!scope.any_dataset) {
+    readable.emplace();
+    for (const DatasetRef& dataset : scope.datasets) readable->insert(table_name(dataset));
   }
+  std::lock_guard lock(state_->mutex);
+  std::unique_ptr<Statement> prepared = state_->guard().prepare(sql, std::move(readable), scope.asset);
+  Statement& stmt = *prepared;
   for (const auto& [name, value] : params) {
     std::string key =
         (!name.empty() && (name[0] == ':' || name[0] == '@' || name[0] == '$')) ? name : ":" + name;

@@ -92,10 +92,11 @@ std::size_t skip_comment(std::string_view sql, std::size_t i) {
   return i;
 }
 
-// The named parameters (":name") the statement uses, skipping string literals, quoted
-// identifiers and comments, so that only parameters SQLite will see get bound.
-std::vector<std::string> scan_named_parameters(std::string_view sql) {
-  std::vector<std::string> names;
+// Walks `sql` outside string literals, quoted identifiers and comments, calling
+// `code(i)` at each position of plain SQL text; `code` returns the next position to look at
+// (i + 1 to go on), or npos to stop.
+template <typename F>
+void scan_code(std::string_view sql, F&& code) {
   std::size_t i = 0;
   auto skip_quoted = [&](char quote) {
     for (++i; i < sql.size(); ++i) {
@@ -118,15 +119,26 @@ std::vector<std::string> scan_named_parameters(std::string_view sql) {
       i = end == std::string_view::npos ? sql.size() : end + 1;
     } else if (std::size_t after = skip_comment(sql, i); after != i) {
       i = after;
-    } else if (c == ':' && i + 1 < sql.size() && is_identifier_char(sql[i + 1])) {
+    } else {
+      i = code(i);
+      if (i == std::string_view::npos) return;
+    }
+  }
+}
+
+// The named parameters (":name") the statement uses, skipping string literals, quoted
+// identifiers and comments, so that only parameters SQLite will see get bound.
+std::vector<std::string> scan_named_parameters(std::string_view sql) {
+  std::vector<std::string> names;
+  scan_code(sql, [&](std::size_t i) {
+    if (sql[i] == ':' && i + 1 < sql.size() && is_identifier_char(sql[i + 1])) {
       std::size_t end = i + 1;
       while (end < sql.size() && is_identifier_char(sql[end])) ++end;
       names.emplace_back(sql.substr(i + 1, end - i - 1));
-      i = end;
-    } else {
-      ++i;
+      return end;
     }
-  }
+    return i + 1;
+  });
   return names;
 }
 
@@ -159,6 +171,21 @@ std::optional<std::size_t> keyword_at(std::string_view sql, std::size_t i, std::
 
 std::vector<std::string> named_parameters(std::string_view sql) {
   return scan_named_parameters(sql);
+}
+
+std::size_t second_statement(std::string_view sql) {
+  std::size_t found = std::string_view::npos;
+  scan_code(sql, [&](std::size_t i) {
+    if (sql[i] != ';') return i + 1;
+    std::size_t next = skip_blank(sql, i + 1);
+    while (next < sql.size() && sql[next] == ';') next = skip_blank(sql, next + 1);
+    if (next < sql.size()) {
+      found = next;
+      return std::string_view::npos;
+    }
+    return next;
+  });
+  return found;
 }
 
 bool is_placeholder(std::string_view name) {
@@ -327,7 +354,7 @@ ComputeFn sql_compute(SqlAsset asset) {
         params.emplace_back(":" + name, std::move(value));
       }
     }
-    return database->query(text, params);
+    return database->query(text, params, QueryScope{.asset = scope.asset, .datasets = asset.deps});
   };
 }
 

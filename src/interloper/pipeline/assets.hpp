@@ -47,13 +47,18 @@ struct SqlAsset {
   std::string sql;
   std::string source;
   std::vector<DatasetRef> deps;              // names are the CTE names (asset names)
-  std::shared_ptr<Destination> destination;  // must resolve to a SqliteDestination
+  std::shared_ptr<Destination> destination;  // must be able to run queries (queryable())
 };
 ComputeFn sql_compute(SqlAsset asset);
 
 // The named parameters (":name", without the colon) a statement uses, outside string literals,
 // quoted identifiers and comments, in order of appearance.
 std::vector<std::string> named_parameters(std::string_view sql);
+
+// Where a second statement starts in `sql`: the first text after a ';' (outside literals,
+// quoted identifiers and comments) that is not blanks, comments or more semicolons. npos when
+// `sql` holds one statement.
+std::size_t second_statement(std::string_view sql);
 
 // The statement actually sent to SQLite: the user's query with one CTE per dependency
 // prepended (merged into the query's own WITH clause when it has one).

@@ -220,6 +220,16 @@ std::shared_ptr<Destination> Loader::destination(const YAML::Node& node) {
   return shared;
 }
 
+// The start of `text` on one line, for messages.
+std::string one_line_excerpt(std::string_view text) {
+  constexpr std::size_t kMax = 60;
+  std::string out(text.substr(0, kMax));
+  for (char& c : out) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  return text.size() > kMax ? out + "..." : out;
+}
+
 // A YAML value as JSON, scalars typed the way YAML's core schema reads them (integers, booleans,
 // null), so a registered kind's factory receives its fields as it wrote them in to_definition.
 nlohmann::ordered_json yaml_to_json(const YAML::Node& node) {
@@ -434,6 +444,10 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
     spec.sql_node = sql;
     def.sql = scalar(sql, "sql");
     if (def.sql.find_first_not_of(" \t\r\n") == std::string::npos) fail(sql, "'sql' is empty");
+    if (std::size_t more = pipeline::second_statement(def.sql); more != std::string::npos) {
+      fail(sql, fmt::format("asset '{}': sql must be exactly one statement, but '{}' follows it",
+                            def.name, one_line_excerpt(def.sql.substr(more))));
+    }
     if (node["format"]) fail(node["format"], "'format' applies to command assets only");
     if (node["timeout"]) fail(node["timeout"], "'timeout' applies to command assets only");
     if (def.destination_url.rfind("sqlite:", 0) != 0) {

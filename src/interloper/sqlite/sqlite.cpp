@@ -29,7 +29,11 @@ bool changes_schema(std::string_view sql) {
 
 }  // namespace
 
-Database::Database(std::string path) : path_(std::move(path)) {
+Database::Database(std::string path, Mode mode) : path_(std::move(path)) {
+  if (mode == Mode::read_only) {
+    open_read_only();
+    return;
+  }
   std::filesystem::path file(path_);
   if (file.has_parent_path()) {
     std::error_code ec;
@@ -39,9 +43,12 @@ Database::Database(std::string path) : path_(std::move(path)) {
                                          file.parent_path().string(), ec.message()));
     }
   }
-  int rc =
-      sqlite3_open_v2(path_.c_str(), &db_,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  open(path_.c_str(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX);
+  exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
+}
+
+void Database::open(const char* name, int flags) {
+  int rc = sqlite3_open_v2(name, &db_, flags, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);
@@ -49,7 +56,24 @@ Database::Database(std::string path) : path_(std::move(path)) {
     throw DestinationError(fmt::format("sqlite '{}': cannot open: {}", path_, message));
   }
   sqlite3_busy_timeout(db_, 10000);
-  exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
+}
+
+void Database::open_read_only() {
+  open(path_.c_str(), SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX);
+  // A WAL file needs its shared-memory file; in a directory nobody may write, and with no
+  // writer around to have made one, the file can only be read as immutable.
+  if (sqlite3_exec(db_, "SELECT 1 FROM sqlite_master LIMIT 1", nullptr, nullptr, nullptr) ==
+      SQLITE_OK) {
+    return;
+  }
+  sqlite3_close_v2(db_);
+  db_ = nullptr;
+  std::string uri = "file:";  // '?', '#' and '%' would end or escape the URI's path
+  for (char c : path_) {
+    uri += (c == '%' || c == '?' || c == '#') ? fmt::format("%{:02X}", c) : std::string(1, c);
+  }
+  uri += "?immutable=1";
+  open(uri.c_str(), SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI);
 }
 
 Database::~Database() {
@@ -101,12 +125,15 @@ void Database::fail(std::string_view what) const {
   throw DestinationError(fmt::format("sqlite '{}': {}: {}", path_, what, sqlite3_errmsg(db_)));
 }
 
-Statement::Statement(Database& db, std::string_view sql, bool persistent) : db_(&db) {
+Statement::Statement(Database& db, std::string_view sql, bool persistent, std::size_t* used)
+    : db_(&db) {
+  const char* tail = nullptr;
   if (sqlite3_prepare_v3(db.get(), sql.data(), static_cast<int>(sql.size()),
                          persistent ? SQLITE_PREPARE_PERSISTENT : 0, &stmt_,
-                         nullptr) != SQLITE_OK) {
+                         &tail) != SQLITE_OK) {
     db.fail(fmt::format("cannot prepare '{}'", sql));
   }
+  if (used != nullptr) *used = tail ? static_cast<std::size_t>(tail - sql.data()) : sql.size();
 }
 
 Statement::~Statement() { sqlite3_finalize(stmt_); }

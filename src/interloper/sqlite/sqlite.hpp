@@ -27,9 +27,15 @@ class CachedStatement;
 
 class Database {
  public:
-  // Opens (creating) `path`; WAL mode, synchronous=NORMAL, a busy timeout. Creates the parent
-  // directory when missing.
-  explicit Database(std::string path);
+  enum class Mode : std::uint8_t {
+    // Opens (creating) `path`; WAL mode, synchronous=NORMAL, a busy timeout. Creates the parent
+    // directory when missing.
+    read_write,
+    // Opens an existing file without writing anything, not even the journal mode, so that a
+    // file in a directory the process cannot write is still readable. Throws when missing.
+    read_only,
+  };
+  explicit Database(std::string path, Mode mode = Mode::read_write);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
@@ -52,6 +58,8 @@ class Database {
   [[noreturn]] void fail(std::string_view what) const;
 
  private:
+  void open(const char* name, int flags);
+  void open_read_only();
   struct Entry {
     std::unique_ptr<Statement> statement;
     bool in_use = false;
@@ -64,7 +72,11 @@ class Database {
 class Statement {
  public:
   // `persistent` hints SQLite that the statement is kept and reused (SQLITE_PREPARE_PERSISTENT).
-  Statement(Database& db, std::string_view sql, bool persistent = false);
+  // Only the first statement of `sql` is prepared; `used`, when given, receives the bytes of
+  // `sql` it took, so a caller can tell whether more text follows. get() is null when `sql`
+  // holds no statement at all (blanks, comments).
+  Statement(Database& db, std::string_view sql, bool persistent = false,
+            std::size_t* used = nullptr);
   ~Statement();
   Statement(const Statement&) = delete;
   Statement& operator=(const Statement&) = delete;
