@@ -191,7 +191,22 @@ ProcessResult run_process(const ProcessSpec& spec, std::size_t tail_lines) {
         continue;
       }
       if (is_out) {
-        result.out.append(buffer, static_cast<std::size_t>(got));
+        std::string_view chunk(buffer, static_cast<std::size_t>(got));
+        if (!spec.on_stdout) {
+          result.out.append(chunk);
+          continue;
+        }
+        try {
+          spec.on_stdout(chunk);
+        } catch (...) {
+          // The consumer gave up (bad output, too much output): nothing more is wanted from
+          // the child, so stop it and everything it started before reporting.
+          ::kill(-pid, SIGKILL);
+          int ignored = 0;
+          while (::waitpid(pid, &ignored, 0) < 0 && errno == EINTR) {
+          }
+          throw;
+        }
       } else {
         err_pending.append(buffer, static_cast<std::size_t>(got));
         std::size_t start = 0, nl;

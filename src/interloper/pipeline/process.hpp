@@ -22,10 +22,15 @@ struct ProcessSpec {
   double timeout_seconds = 0;          // <= 0: no limit
   // Called for every complete stderr line (without the newline), on the calling thread.
   std::function<void(std::string_view)> on_stderr_line;
+  // When set, receives stdout as it arrives, one chunk per read (chunks split lines anywhere),
+  // on the calling thread, and ProcessResult::out stays empty: the caller consumes the output
+  // in bounded memory. When it throws, the child's process group is killed and reaped and the
+  // exception propagates out of run_process.
+  std::function<void(std::string_view)> on_stdout;
 };
 
 struct ProcessResult {
-  std::string out;     // everything written to stdout
+  std::string out;     // everything written to stdout (empty when on_stdout is set)
   int exit_code = -1;  // valid when signal == 0
   int signal = 0;      // the terminating signal, or 0
   bool timed_out = false;
