@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -9,6 +10,9 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
 #include <thread>
 
 #include "interloper/error.hpp"
@@ -221,6 +225,56 @@ TEST(Process, EnvironmentTooLargeSaysSoWithTheSizes) {
     EXPECT_NE(what.find("variable IL_HUGE with 4194313 bytes"), std::string::npos) << what;
     EXPECT_EQ(what.find("Argument list too long"), std::string::npos) << what;
   }
+}
+
+TEST(Process, HandsStdoutToTheCallbackInsteadOfCollectingIt) {
+  ilp::ProcessSpec spec;
+  // 1 MiB: many reads, so the chunks must add up to the whole output in order.
+  spec.argv = {"/bin/sh", "-c", "head -c 1048576 /dev/zero | tr '\\0' x; echo end"};
+  std::string seen;
+  std::size_t chunks = 0;
+  spec.on_stdout = [&](std::string_view chunk) {
+    seen.append(chunk);
+    ++chunks;
+  };
+  auto result = ilp::run_process(spec);
+  EXPECT_TRUE(result.ok());
+  EXPECT_TRUE(result.out.empty());
+  EXPECT_EQ(seen.size(), 1048576u + 4u);
+  EXPECT_EQ(seen.substr(seen.size() - 4), "end\n");
+  EXPECT_GT(chunks, 1u);
+}
+
+TEST(Process, ACallbackThatThrowsStopsTheWholeProcessGroup) {
+  auto pid_file = std::filesystem::temp_directory_path() /
+                  ("il_process_test_" + std::to_string(::getpid()) + ".pid");
+  ilp::ProcessSpec spec;
+  // Endless output from a grandchild whose pid is recorded, so the test can see it was killed.
+  spec.argv = {"/bin/sh", "-c", "yes x & echo $! > '" + pid_file.string() + "'; wait"};
+  std::size_t bytes = 0;
+  spec.on_stdout = [&](std::string_view chunk) {
+    bytes += chunk.size();
+    if (bytes > 100000) throw std::runtime_error("enough");
+  };
+  EXPECT_THROW(ilp::run_process(spec), std::runtime_error);
+  std::ifstream in(pid_file);
+  pid_t grandchild = 0;
+  in >> grandchild;
+  ASSERT_GT(grandchild, 0);
+  // The grandchild is dead once it is gone or a zombie waiting for init to reap it.
+  auto dead = [grandchild] {
+    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+    std::string pid, name, state;
+    if (!(stat >> pid >> name >> state)) return true;
+    return state == "Z" || state == "X";
+  };
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {  // bounded: at most 2 s
+    gone = dead();
+    if (!gone) ::usleep(10000);
+  }
+  std::filesystem::remove(pid_file);
+  EXPECT_TRUE(gone);
 }
 
 }  // namespace

@@ -345,7 +345,14 @@ ProcessResult run_process(const ProcessSpec& spec, std::size_t tail_lines) {
       if (got < 0 && errno == EAGAIN) return true;
       if (got <= 0) return false;
       if (is_out) {
-        result.out.append(buffer, static_cast<std::size_t>(got));
+        std::string_view chunk(buffer, static_cast<std::size_t>(got));
+        if (!spec.on_stdout) {
+          result.out.append(chunk);
+        } else {
+          // When the consumer gives up (bad output, too much output), nothing more is wanted
+          // from the child: `child` kills its group and reaps it as the exception leaves.
+          spec.on_stdout(chunk);
+        }
       } else {
         err_pending.append(buffer, static_cast<std::size_t>(got));
         std::size_t start = 0, nl;

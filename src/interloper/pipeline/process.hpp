@@ -34,10 +34,15 @@ struct ProcessSpec {
   std::function<void(std::string_view)> on_stderr_line;
   // Called once the child runs, with its pid (which is also its process group id).
   std::function<void(int pid)> on_started;
+  // When set, receives stdout as it arrives, one chunk per read (chunks split lines anywhere),
+  // on the calling thread, and ProcessResult::out stays empty: the caller consumes the output
+  // in bounded memory. When it throws, the child's process group is killed and reaped and the
+  // exception propagates out of run_process.
+  std::function<void(std::string_view)> on_stdout;
 };
 
 struct ProcessResult {
-  std::string out;     // everything written to stdout
+  std::string out;     // everything written to stdout (empty when on_stdout is set)
   int exit_code = -1;  // valid when signal == 0
   int signal = 0;      // the terminating signal, or 0
   bool timed_out = false;
