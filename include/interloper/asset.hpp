@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "interloper/data.hpp"
@@ -147,6 +148,7 @@ class Source {
   std::string name_;
   std::shared_ptr<Destination> destination_;
   std::vector<Asset> assets_;
+  std::unordered_set<std::string> names_;  // of assets_, so that add() stays O(1)
 };
 
 // Everything an asset sees while it computes. Created by runners (and Asset::run); not

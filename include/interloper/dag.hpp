@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "interloper/asset.hpp"
@@ -31,7 +32,8 @@ class DAG {
   // Throws DagError naming the problem: an unknown dependency ("asset 'b' depends on
   // unknown asset 'x'"), a duplicate name, a cycle (naming its assets in order, "a -> b ->
   // a"), or a partitioned edge edge_allowed() refuses (naming both assets and both
-  // partitionings).
+  // partitionings); DagError::asset() and dependency() say which declaration is at fault.
+  // Building costs O(assets + edges) (log factors aside), whatever the shape of the graph.
   explicit DAG(std::vector<Source> sources, std::vector<Asset> loose_assets = {});
 
   // Copies rebuild their own order (it points into the copy's assets); moves keep it.
@@ -78,6 +80,9 @@ class DAG {
   std::vector<Asset> external_assets_;  // dependencies outside a selection, never executed
   std::vector<const Asset*> order_;
   std::vector<std::string> external_;  // their names
+  // Name -> position in order_ / in external_assets_; keys view the assets' own names.
+  std::unordered_map<std::string_view, std::size_t> by_name_;
+  std::unordered_map<std::string_view, std::size_t> external_index_;
 };
 
 }  // namespace interloper

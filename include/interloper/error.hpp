@@ -15,6 +15,8 @@
 #pragma once
 
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 namespace interloper {
 
@@ -42,10 +44,23 @@ class DestinationError : public Error {
   using Error::Error;
 };
 
-// A DAG that cannot be built: cycles, unknown dependencies, incompatible edges.
+// A DAG that cannot be built: cycles, unknown dependencies, incompatible edges. When the error
+// is about one asset (and one of its dependencies), it names them, so that a caller holding
+// the asset's declaration (a pipeline file) can point at it.
 class DagError : public Error {
  public:
   using Error::Error;
+  DagError(const std::string& message, std::string asset, std::string dependency = {})
+      : Error(message), asset_(std::move(asset)), dependency_(std::move(dependency)) {}
+  // The asset the error is about: the one with the unknown or incompatible dependency, the
+  // second declaration of a duplicate name, the first asset of a cycle. "" when none.
+  const std::string& asset() const noexcept { return asset_; }
+  // The dependency of asset() at fault (unknown, incompatible, or the next asset of a cycle).
+  const std::string& dependency() const noexcept { return dependency_; }
+
+ private:
+  std::string asset_;
+  std::string dependency_;
 };
 
 // A run that failed or could not start.

@@ -195,6 +195,10 @@ class SqliteStore final : public MaterializationStore {
   // Opens (creating, with its parent directories) the database file at `path`. Throws
   // DestinationError naming the path and SQLite's message on failure.
   explicit SqliteStore(std::string path);
+  // With `read_only`, opens an existing file without writing to it or its directory (not even
+  // the journal mode), so a store in a read-only directory can be read; every write then
+  // throws DestinationError. A file of another schema version is refused (DestinationError).
+  SqliteStore(std::string path, bool read_only);
   ~SqliteStore() override;
 
   const std::string& path() const;
@@ -221,8 +225,17 @@ class SqliteStore final : public MaterializationStore {
   std::unique_ptr<State> state_;
 };
 
-// "memory://" gives a MemoryStore; "sqlite:///abs.db", "sqlite:rel.db" or a plain file path
-// give a SqliteStore. Throws DestinationError for another scheme.
+// "memory://" gives a MemoryStore; "sqlite:///abs.db", "sqlite:rel.db" (or "sqlite://./rel.db")
+// or a plain file path give a SqliteStore. Throws DestinationError for another scheme (any
+// "NAME:" prefix other than sqlite and memory) or no path.
 std::unique_ptr<MaterializationStore> open_store(std::string_view path);
+
+// The same for reading only (status, runs): an existing file is opened read-only (see
+// SqliteStore); writes through the returned store throw DestinationError.
+std::unique_ptr<MaterializationStore> open_store_read_only(std::string_view path);
+
+// The SQLite file `url` names in the forms open_store reads, as written (a relative path stays
+// relative), or std::nullopt for "memory://". Throws DestinationError like open_store.
+std::optional<std::string> store_file(std::string_view url);
 
 }  // namespace interloper

@@ -6,6 +6,11 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
+#include <optional>
+
+#include "interloper/pipeline/process.hpp"
 #include "support/cli_process.hpp"
 
 namespace fs = std::filesystem;
@@ -93,6 +98,134 @@ TEST_F(Hostile, SqlWithASecondStatementIsRejectedAtLoad) {
                        "'DROP TABLE shop__x' follows it"),
             std::string::npos)
       << o.err;
+}
+
+// A pipeline of `n` command assets, each depending on the next one (i + 1) modulo `n` when
+// `cycle`, else on the previous one.
+std::string chain_yaml(int n, bool cycle) {
+  std::string text = "destination: memory://\nsources:\n  - name: s\n    assets:\n";
+  for (int i = 0; i < n; ++i) {
+    text += "      - name: a" + std::to_string(i) + "\n        command: [/bin/true]\n";
+    if (cycle) {
+      text += "        deps: [a" + std::to_string((i + 1) % n) + "]\n";
+    } else if (i > 0) {
+      text += "        deps: [a" + std::to_string(i - 1) + "]\n";
+    }
+  }
+  return text;
+}
+
+TEST_F(Hostile, CheckOfAHundredThousandAssetChain) {
+  Outcome o = run_interloper({"-q", "check", pipeline(chain_yaml(100000, false))});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(o.err, "");
+}
+
+TEST_F(Hostile, CycleOfFiftyThousandAssetsIsReportedAtItsClosingDependency) {
+  Outcome o = run_interloper({"check", pipeline(chain_yaml(50000, true))});
+  EXPECT_EQ(o.code, 2) << o.err;
+  ASSERT_EQ(lines_of(o.err).size(), 1u) << o.err.substr(0, 2000);
+  // a0 depends on a1 ... a49999 on a0: the cycle closes at the dependency of a0 (line 7).
+  EXPECT_NE(o.err.find("pipeline.yaml:7:16: dependency cycle: 50000 assets: a0 -> a49999 -> "),
+            std::string::npos)
+      << o.err;
+  EXPECT_LT(o.err.size(), 1000u);
+}
+
+TEST_F(Hostile, NumericOptionsAreCheckedWithReadableMessages) {
+  std::string file = pipeline(chain_yaml(1, false));
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"backfill", file, "--window", "2026-01-01", "--concurrency", "0"},
+       "--concurrency: must be a whole number of at least 1, not '0'"},
+      {{"backfill", file, "--window", "2026-01-01", "--concurrency", "-3"},
+       "--concurrency: must be a whole number of at least 1, not '-3'"},
+      {{"backfill", file, "--window", "2026-01-01", "--claim-lease", "5m"},
+       "--claim-lease: must be a whole number of at least 1, not '5m'"},
+      {{"runs", file, "--last", "99999999999999999999"}, "--last: '99999999999999999999' is too "
+                                                        "large"},
+      {{"materialize", file, "--lookback", "2", "--offset=-1"},
+       "--offset: must be a whole number of at least 0, not '-1'"},
+  };
+  for (const Case& c : cases) {
+    Outcome o = run_interloper(c.args);
+    EXPECT_EQ(o.code, 2) << o.err;
+    ASSERT_EQ(lines_of(o.err).size(), 1u) << o.err;
+    EXPECT_EQ(o.err, "interloper: error: " + c.message + "\n");
+  }
+}
+
+TEST_F(Hostile, HugeErrorsAreCutAndSayHowMuch) {
+  std::string file = pipeline(
+      "destination: memory://\n"
+      "sources:\n"
+      "  - name: s\n"
+      "    assets:\n"
+      "      - name: loud\n"
+      "        command: [/bin/sh, -c, 'head -c 900000 /dev/zero | tr \"\\0\" x >&2; exit 3']\n");
+  Outcome o = run_interloper({"materialize", file});
+  EXPECT_EQ(o.code, 1);
+  ASSERT_EQ(lines_of(o.err).size(), 1u) << o.err.substr(0, 300);
+  EXPECT_LT(o.err.size(), 4200u);
+  EXPECT_NE(o.err.find(" more bytes cut)"), std::string::npos) << o.err.substr(o.err.size() - 100);
+  EXPECT_LT(o.out.size(), 4300u);
+}
+
+// Runs the binary as the unprivileged user `nobody` (root ignores file permissions), or
+// returns nullopt when this process cannot switch users.
+std::optional<Outcome> run_as_nobody(const std::vector<std::string>& args) {
+  if (::geteuid() != 0 || !fs::exists("/usr/bin/setpriv")) {
+    std::vector<std::string> plain = args;
+    return ::geteuid() == 0 ? std::nullopt : std::optional<Outcome>(run_interloper(plain));
+  }
+  interloper::pipeline::ProcessSpec spec;
+  spec.argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+               interloper::testing::interloper_binary()};
+  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.timeout_seconds = 120;
+  Outcome outcome;
+  spec.on_stderr_line = [&](std::string_view line) {
+    outcome.err += line;
+    outcome.err += '\n';
+  };
+  auto result = interloper::pipeline::run_process(spec);
+  outcome.code = result.signal != 0 ? 128 + result.signal : result.exit_code;
+  outcome.out = result.out;
+  return outcome;
+}
+
+// A store the process may read but not write (its directory read-only, the WAL files gone
+// after the writer closed): the reading commands still answer.
+TEST_F(Hostile, ReadingCommandsWorkOnAStoreInAReadOnlyDirectory) {
+  std::string file = pipeline(
+      "store: state/state.db\n"
+      "destination: memory://\n"
+      "sources:\n"
+      "  - name: s\n"
+      "    assets:\n"
+      "      - name: once\n"
+      "        command: [/bin/echo, '{{\"n\":1}}']\n");
+  ASSERT_EQ(run_interloper({"materialize", file}).code, 0);
+  fs::path state = dir_ / "state";
+  const auto readable = fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read;
+  const auto searchable = fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec;
+  fs::permissions(dir_, readable | searchable);
+  fs::permissions(dir_ / "pipeline.yaml", readable);
+  fs::permissions(state, readable | searchable);
+  fs::permissions(state / "state.db", readable);
+  std::optional<Outcome> status = run_as_nobody({"status", file});
+  std::optional<Outcome> runs = run_as_nobody({"runs", file});
+  fs::permissions(state, fs::perms::owner_all);
+  fs::permissions(dir_, fs::perms::owner_all);
+  if (!status) GTEST_SKIP() << "cannot run as another user";
+  EXPECT_EQ(status->code, 0) << status->err;
+  EXPECT_NE(status->out.find("once  (unpartitioned)  materialized"), std::string::npos)
+      << status->out;
+  EXPECT_EQ(runs->code, 0) << runs->err;
+  EXPECT_NE(runs->out.find("succeeded"), std::string::npos) << runs->out;
 }
 
 }  // namespace

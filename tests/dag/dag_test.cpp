@@ -87,6 +87,62 @@ TEST(DAG, CycleIsNamedInOrder) {
   EXPECT_EQ(dag_error({self}), "dependency cycle: me -> me");
 }
 
+TEST(DAG, ErrorsNameTheDeclarationAtFault) {
+  il::Source s("s");
+  s.add(asset("a"));
+  s.add(asset("b", {"a", "x"}));
+  try {
+    il::DAG dag({s});
+    FAIL();
+  } catch (const il::DagError& e) {
+    EXPECT_EQ(e.asset(), "b");
+    EXPECT_EQ(e.dependency(), "x");
+  }
+  il::Source loop("l");
+  loop.add(asset("p", {"r"}));
+  loop.add(asset("q", {"p"}));
+  loop.add(asset("r", {"q"}));
+  try {
+    il::DAG dag({loop});
+    FAIL();
+  } catch (const il::DagError& e) {
+    EXPECT_STREQ(e.what(), "dependency cycle: p -> q -> r -> p");
+    EXPECT_EQ(e.asset(), "p");  // p depends on r: the edge that closes the cycle
+    EXPECT_EQ(e.dependency(), "r");
+  }
+}
+
+// Graph algorithms are iterative and linear: a chain of 10^5 assets builds and answers by name,
+// and a cycle through 50,000 assets is reported without exhausting the stack.
+TEST(DAG, LongChainsAndLongCycles) {
+  constexpr int kChain = 100000;
+  il::Source chain("c");
+  for (int i = 0; i < kChain; ++i) {
+    chain.add(asset("a" + std::to_string(i),
+                    i == 0 ? std::vector<std::string>{} : std::vector<std::string>{"a" + std::to_string(i - 1)}));
+  }
+  il::DAG dag({chain});
+  ASSERT_EQ(dag.size(), static_cast<std::size_t>(kChain));
+  EXPECT_EQ(dag.order().front()->name(), "a0");
+  EXPECT_EQ(dag.order().back()->name(), "a99999");
+  for (int i = 1; i < kChain; i += 997) {
+    EXPECT_EQ(names(dag.upstream("a" + std::to_string(i))),
+              std::vector<std::string>{"a" + std::to_string(i - 1)});
+  }
+  il::DAG tail = dag.select({"a99999"}, true);
+  EXPECT_EQ(tail.size(), static_cast<std::size_t>(kChain));
+
+  constexpr int kCycle = 50000;
+  il::Source cycle("k");
+  for (int i = 0; i < kCycle; ++i) {
+    cycle.add(asset("n" + std::to_string(i), {"n" + std::to_string((i + 1) % kCycle)}));
+  }
+  const std::string message = dag_error({cycle});
+  EXPECT_EQ(message.rfind("dependency cycle: 50000 assets: ", 0), 0u) << message;
+  EXPECT_NE(message.find("(49989 more)"), std::string::npos) << message;
+  EXPECT_LT(message.size(), 400u) << message;
+}
+
 TEST(DAG, AnyTwoTimeGranularitiesMayBeWired) {
   const std::vector<il::TimeGranularity> all = {
       il::TimeGranularity::HOUR,  il::TimeGranularity::DAY,     il::TimeGranularity::WEEK,

@@ -1,5 +1,6 @@
 #include "interloper/pipeline/assets.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -162,6 +163,35 @@ TEST(CommandAsset, ListWindowsGetTheirValuesOnePerLine) {
   EXPECT_EQ(rows.at(1, "region").as_string(), "a,b");
 }
 
+// A window whose values exceed what one environment string may hold still starts the command:
+// the values come in IL_PARTITION_VALUES_FILE, and the file is gone afterwards.
+TEST(CommandAsset, LargeListWindowsComeThroughAFile) {
+  TempDir dir;
+  std::string values;
+  constexpr int kValues = 20000;  // ~250 KB joined, over Linux's 128 KiB per string
+  for (int i = 0; i < kValues; ++i) {
+    values += (i ? ", " : "") + fmt::format("region-with-a-long-name-{:06d}", i);
+  }
+  dir.write("pipeline.yaml",
+            "destination: memory://\n"
+            "sources:\n"
+            "  - name: shop\n"
+            "    assets:\n"
+            "      - name: targets\n"
+            "        partitioning: {kind: list, column: region, values: [" + values +
+                "], allow_window: true}\n"
+            "        format: csv\n"
+            "        command: [/bin/sh, -c, 'echo region,file; test -z \"$IL_PARTITION_VALUES\" "
+            "|| exit 9; sed \"s|$|,$IL_PARTITION_VALUES_FILE|\" \"$IL_PARTITION_VALUES_FILE\"']\n");
+  il::Pipeline pipeline = il::Pipeline::load((dir.path() / "pipeline.yaml").string());
+  const il::Asset& asset = pipeline.dag().asset("targets");
+  auto window = asset.partitioning()->parse_window("region-with-a-long-name-000000..region-with-a-long-name-019999");
+  il::Table rows = asset.run(*window);
+  ASSERT_EQ(rows.num_rows(), static_cast<std::size_t>(kValues));
+  EXPECT_EQ(rows.at(kValues - 1, "region").as_string(), "region-with-a-long-name-019999");
+  EXPECT_FALSE(fs::exists(rows.at(0, "file").as_string()));
+}
+
 TEST(CommandAsset, FailureCarriesTheStderrTail) {
   TempDir dir;
   dir.write("pipeline.yaml",
@@ -180,6 +210,47 @@ TEST(CommandAsset, FailureCarriesTheStderrTail) {
     EXPECT_NE(message.find("exited with status 4"), std::string::npos) << message;
     EXPECT_NE(message.find("warming up | disk full"), std::string::npos) << message;
   }
+}
+
+TEST(CommandAsset, ArgumentsTooLargeNameTheAssetAndTheSizes) {
+  TempDir dir;
+  dir.write("pipeline.yaml", "destination: memory://\n"
+                             "sources:\n"
+                             "  - name: shop\n"
+                             "    assets:\n"
+                             "      - name: wide\n"
+                             "        command: [/bin/echo, " +
+                                 std::string(200000, 'a') + "]\n");
+  il::Pipeline pipeline = il::Pipeline::load((dir.path() / "pipeline.yaml").string());
+  try {
+    pipeline.dag().asset("wide").run();
+    FAIL() << "expected the command to fail";
+  } catch (const il::RunError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("asset 'wide': cannot run '/bin/echo': its arguments and environment "
+                            "are too large",
+                            0),
+              0u)
+        << message;
+    EXPECT_NE(message.find("the largest is argument 1 with 200001 bytes"), std::string::npos)
+        << message;
+  }
+}
+
+TEST(CommandAsset, SucceedsWhenItsChildKeepsStdoutOpen) {
+  TempDir dir;
+  dir.write("pipeline.yaml",
+            "destination: memory://\n"
+            "sources:\n"
+            "  - name: shop\n"
+            "    assets:\n"
+            "      - name: daemonish\n"
+            "        timeout: 60\n"
+            "        command: [/bin/sh, -c, 'sleep 1000 & echo ''{\"x\":1}''']\n");
+  il::Pipeline pipeline = il::Pipeline::load((dir.path() / "pipeline.yaml").string());
+  il::Table rows = pipeline.dag().asset("daemonish").run();
+  ASSERT_EQ(rows.num_rows(), 1u);
+  EXPECT_EQ(rows.at(0, "x").to_string(), "1");
 }
 
 TEST(PipelineLoad, ResolvesPathsAgainstThePipelineDirectory) {

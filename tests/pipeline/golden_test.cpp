@@ -49,6 +49,7 @@ class GoldenPipeline : public ::testing::TestWithParam<std::string> {};
 TEST_P(GoldenPipeline, MatchesExpected) {
   ::setenv("IL_GOLDEN_WAREHOUSE", "warehouse", 1);
   ::unsetenv("IL_GOLDEN_SURELY_UNSET");
+  ::setenv("IL_GOLDEN_EMPTY", "", 1);
   fs::path yaml = golden_dir() / (GetParam() + ".yaml");
   fs::path expected_path = golden_dir() / (GetParam() + ".expected");
   std::string actual = outcome(yaml);

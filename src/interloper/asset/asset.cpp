@@ -161,10 +161,9 @@ Source::Source(std::string name, std::shared_ptr<Destination> destination)
     : name_(std::move(name)), destination_(std::move(destination)) {}
 
 Asset& Source::add(Asset asset) {
-  for (const Asset& existing : assets_) {
-    if (existing.name() == asset.name()) {
-      throw DagError(fmt::format("source '{}': duplicate asset name '{}'", name_, asset.name()));
-    }
+  if (!names_.insert(asset.name()).second) {
+    throw DagError(fmt::format("source '{}': duplicate asset name '{}'", name_, asset.name()),
+                   asset.name());
   }
   asset.source_name(name_);
   asset.source_destination_ = destination_;

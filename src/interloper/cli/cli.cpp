@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <charconv>
+#include <limits>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -14,6 +16,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <unordered_map>
 
 #include "interloper/cli/schedule_commands.hpp"
 #include "interloper/cli/selection.hpp"
@@ -91,6 +94,10 @@ void print_info(const Args& args, const std::string& message) {
   std::fprintf(stderr, "%s: info: %s\n", args.program.c_str(), message.c_str());
 }
 
+// Error text is capped so that a message about something huge (a 50,000-column table) stays
+// readable; the cut says how much it left out.
+constexpr std::size_t kMaxErrorBytes = 4096;
+
 std::string one_line(std::string text) {
   while (!text.empty() && text.back() == '\n') text.pop_back();
   std::string out;
@@ -100,6 +107,13 @@ std::string one_line(std::string text) {
     } else {
       out += c;
     }
+  }
+  if (out.size() > kMaxErrorBytes) {
+    std::size_t cut = kMaxErrorBytes;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;  // UTF-8
+    const std::size_t left_out = out.size() - cut;
+    out.resize(cut);
+    out += fmt::format(" ... ({} more bytes cut)", left_out);
   }
   return out;
 }
@@ -116,6 +130,8 @@ std::shared_ptr<MaterializationStore> open_state_store(const std::string& path, 
   // Reading commands (status) must not create state: a store that does not exist yet is empty.
   std::error_code ec;
   if (!create && !fs::exists(path, ec)) return std::make_shared<MemoryStore>();
+  // Reading commands open it read-only: they work on a store they may not write.
+  if (!create) return std::shared_ptr<MaterializationStore>(open_store_read_only(path));
   return std::shared_ptr<MaterializationStore>(open_store(path));
 }
 
@@ -177,6 +193,12 @@ json plan_json(const std::string& command, const Project& project, const Selecti
   }
   plan["tasks"] = planned ? planned->size() : 0;
   plan["order"] = backfill ? "newest first" : "upstream first";
+  std::unordered_map<std::string_view, std::size_t> step_of;  // asset name -> its step
+  if (planned) {
+    for (std::size_t i = 0; i < planned->steps().size(); ++i) {
+      step_of.emplace(planned->steps()[i].asset->name(), i);
+    }
+  }
   json assets = json::array();
   for (const auto& name : selection.assets) {
     const Asset& asset = project.dag->asset(name);
@@ -191,12 +213,10 @@ json plan_json(const std::string& command, const Project& project, const Selecti
     }
     json windows = json::array();
     std::size_t tasks = 0;
-    if (planned) {
-      for (const Plan::Step& step : planned->steps()) {
-        if (step.asset->name() != name) continue;
-        tasks = step.tasks;
-        if (step.share) windows.push_back(step.share->to_string());
-      }
+    if (auto it = step_of.find(name); it != step_of.end()) {
+      const Plan::Step& step = planned->steps()[it->second];
+      tasks = step.tasks;
+      if (step.share) windows.push_back(step.share->to_string());
     }
     entry["windows"] = windows;
     entry["tasks"] = tasks;
@@ -813,6 +833,24 @@ std::unique_ptr<DAG> with_default_destination(const DAG& dag,
   return std::make_unique<DAG>(std::move(sources), std::move(loose));
 }
 
+// A whole number of at least `min`, checked with a message a person reads ("--concurrency:
+// must be a whole number of at least 1, not '0'") instead of CLI11's range text.
+CLI::Validator whole_number(long long min, const std::string& name) {
+  return CLI::Validator(
+      [min](std::string& text) -> std::string {
+        long long value = 0;
+        const char* end = text.data() + text.size();
+        auto [ptr, ec] = std::from_chars(text.data(), end, value);
+        if (ec == std::errc::result_out_of_range) return fmt::format("'{}' is too large", text);
+        if (ec != std::errc() || ptr != end || value < min) {
+          return fmt::format("must be a whole number of at least {}, not '{}'", min, text);
+        }
+        if (value > std::numeric_limits<int>::max()) return fmt::format("'{}' is too large", text);
+        return "";
+      },
+      name);
+}
+
 struct Command {
   std::string name;
   std::function<int(const Project&, const Args&)> run;
@@ -884,10 +922,10 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
                                  "The last N partitions, ending --offset partitions before the "
                                  "current one")
                      ->type_name("N")
-                     ->check(CLI::PositiveNumber);
+                     ->check(whole_number(1, "POSITIVE"));
       sub->add_option("--offset", args.offset, "Partitions to skip back from the current one")
           ->type_name("K")
-          ->check(CLI::NonNegativeNumber)
+          ->check(whole_number(0, "NONNEGATIVE"))
           ->needs(lb);
       sub->add_option("--time-zone", args.time_zone, "Calendar of --lookback (IANA name)")
           ->type_name("ZONE")
@@ -905,14 +943,14 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   add_partition(materialize, true);
   materialize->add_option("--workers", args.workers, "Assets run at once")
       ->type_name("N")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number(1, "POSITIVE"))
       ->default_str("4");
   materialize->add_flag("--dry-run", args.dry_run, "Print the plan without running");
   auto add_keep_runs = [&](CLI::App* sub) {
     sub->add_option("--keep-runs", args.keep_runs,
                     "Runs of this pipeline the run history keeps (oldest dropped)")
         ->type_name("N")
-        ->check(CLI::PositiveNumber)
+        ->check(whole_number(1, "POSITIVE"))
         ->default_str("1000");
   };
   add_keep_runs(materialize);
@@ -936,7 +974,7 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       ->required();
   backfill_cmd->add_option("--concurrency", args.concurrency, "Tasks run at once")
       ->type_name("N")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number(1, "POSITIVE"))
       ->default_str("1");
   backfill_cmd->add_flag("--missing", args.missing,
                          "Skip what the store records as materialized and up to date (resume)");
@@ -945,7 +983,7 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       ->add_option("--claim-lease", args.claim_lease,
                    "Seconds a claim on a running partition lasts unless renewed")
       ->type_name("SECONDS")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number(1, "POSITIVE"))
       ->default_str("60");
   add_keep_runs(backfill_cmd);
   backfill_cmd->footer(
@@ -1005,7 +1043,7 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   }
   runs_cmd->add_option("--last", args.last, "How many runs, newest first")
       ->type_name("N")
-      ->check(CLI::PositiveNumber)
+      ->check(whole_number(1, "POSITIVE"))
       ->default_str("20");
   runs_cmd->footer(fmt::format(
       "Every materialize and backfill is recorded when it starts and when it ends (a run\n"
@@ -1032,7 +1070,7 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
         ->type_name("INSTANT");
     jobs->add_option("--count", args.count, "Fires per job")
         ->type_name("N")
-        ->check(CLI::PositiveNumber)
+        ->check(whole_number(1, "POSITIVE"))
         ->default_str("5");
     jobs->footer(
         "INSTANT is RFC 3339 with an offset or Z. Each line names the job, the fire on the\n"
@@ -1050,7 +1088,7 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
         ->add_option("--catch-up", args.catch_up,
                      "At start, run at most the last N fires missed since the last one")
         ->type_name("N")
-        ->check(CLI::NonNegativeNumber)
+        ->check(whole_number(0, "NONNEGATIVE"))
         ->default_str("0");
     auto* once =
         schedule->add_flag("--once", args.once, "Run what is due now (or at --now) and exit");
@@ -1059,7 +1097,7 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
         ->needs(once);
     schedule->add_option("--concurrency", args.concurrency, "Partitions run at once")
         ->type_name("N")
-        ->check(CLI::PositiveNumber)
+        ->check(whole_number(1, "POSITIVE"))
         ->default_str("1");
     schedule->footer(
         "Every fire is recorded in the store (table schedule_fires) before it runs, so a\n"

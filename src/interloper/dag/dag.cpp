@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <queue>
 #include <unordered_map>
@@ -21,6 +22,47 @@ bool edge_allowed(const PartitionConfig& upstream, const PartitionConfig& downst
   return upstream.kind() == downstream.kind() && upstream.column() == downstream.column() &&
          upstream.compatible(downstream) && downstream.compatible(upstream);
 }
+
+namespace {
+
+// A cycle among the assets Kahn's algorithm left (remaining > 0), as indexes from an asset back
+// to itself, following edges upstream -> downstream. Iterative, so a cycle through any number of
+// assets fits in memory rather than on the stack.
+std::vector<std::size_t> find_cycle(const std::vector<std::vector<std::size_t>>& downstream,
+                                    const std::vector<std::size_t>& remaining) {
+  const std::size_t n = downstream.size();
+  std::vector<std::uint8_t> color(n, 0);  // 0 unseen, 1 on the path, 2 done
+  std::vector<std::size_t> position(n, 0);
+  std::vector<std::pair<std::size_t, std::size_t>> path;  // (asset, next edge to follow)
+  for (std::size_t root = 0; root < n; ++root) {
+    if (remaining[root] == 0 || color[root] != 0) continue;
+    path.emplace_back(root, 0);
+    color[root] = 1;
+    while (!path.empty()) {
+      auto& [i, edge] = path.back();
+      if (edge == downstream[i].size()) {
+        color[i] = 2;
+        path.pop_back();
+        continue;
+      }
+      const std::size_t d = downstream[i][edge++];
+      if (color[d] == 1) {
+        std::vector<std::size_t> cycle;
+        for (std::size_t k = position[d]; k < path.size(); ++k) cycle.push_back(path[k].first);
+        cycle.push_back(d);
+        return cycle;
+      }
+      if (color[d] == 0) {
+        color[d] = 1;
+        position[d] = path.size();
+        path.emplace_back(d, 0);
+      }
+    }
+  }
+  return {};  // unreachable when some asset remained: a remaining asset lies on or after a cycle
+}
+
+}  // namespace
 
 DAG::DAG(std::vector<Source> sources, std::vector<Asset> loose_assets)
     : sources_(std::move(sources)), loose_(std::move(loose_assets)) {
@@ -45,6 +87,11 @@ DAG& DAG::operator=(const DAG& other) {
 
 void DAG::build() {
   order_.clear();
+  by_name_.clear();
+  external_index_.clear();
+  for (std::size_t i = 0; i < external_assets_.size(); ++i) {
+    external_index_.emplace(external_assets_[i].name(), i);
+  }
   std::vector<const Asset*> declared;
   std::unordered_map<std::string_view, std::size_t> index;
   auto add = [&](const Asset& asset) {
@@ -52,7 +99,8 @@ void DAG::build() {
     if (!inserted) {
       const Asset& first = *declared[it->second];
       throw DagError(fmt::format("duplicate asset name '{}' (in source '{}' and source '{}')",
-                                 asset.name(), first.source_name(), asset.source_name()));
+                                 asset.name(), first.source_name(), asset.source_name()),
+                     asset.name());
     }
     declared.push_back(&asset);
   };
@@ -77,7 +125,8 @@ void DAG::build() {
         upstream = external(dep);
         if (upstream == nullptr) {
           throw DagError(
-              fmt::format("asset '{}' depends on unknown asset '{}'", asset.name(), dep));
+              fmt::format("asset '{}' depends on unknown asset '{}'", asset.name(), dep),
+              asset.name(), dep);
         }
       }
       const PartitionConfig* up = upstream->partitioning();
@@ -87,7 +136,8 @@ void DAG::build() {
             "asset '{}' (partitioned {}) depends on asset '{}' (partitioned {}): {}", asset.name(),
             down->to_definition(), upstream->name(), up->to_definition(),
             up->kind() == down->kind() ? "the two partitionings differ"
-                                       : "time and list partitionings cannot be mapped"));
+                                       : "time and list partitionings cannot be mapped"),
+            asset.name(), dep);
       }
     }
   }
@@ -106,44 +156,35 @@ void DAG::build() {
       if (--remaining[d] == 0) ready.push(d);
     }
   }
-  if (order_.size() == declared.size()) return;
+  if (order_.size() == declared.size()) {
+    for (std::size_t i = 0; i < order_.size(); ++i) by_name_.emplace(order_[i]->name(), i);
+    return;
+  }
 
   // Some assets never became ready: find one cycle among them and name it, upstream first.
-  std::vector<int> color(declared.size(), 0);  // 0 unseen, 1 on the path, 2 done
-  std::vector<std::size_t> path;
-  std::vector<std::size_t> cycle;
-  std::function<bool(std::size_t)> visit = [&](std::size_t i) {
-    color[i] = 1;
-    path.push_back(i);
-    for (std::size_t d : downstream[i]) {
-      if (color[d] == 1) {
-        auto start = std::find(path.begin(), path.end(), d);
-        cycle.assign(start, path.end());
-        cycle.push_back(d);
-        return true;
-      }
-      if (color[d] == 0 && visit(d)) return true;
-    }
-    path.pop_back();
-    color[i] = 2;
-    return false;
-  };
-  for (std::size_t i = 0; i < declared.size() && cycle.empty(); ++i) {
-    if (remaining[i] > 0 && color[i] == 0) visit(i);
-  }
+  std::vector<std::size_t> cycle = find_cycle(downstream, remaining);
+  // A long cycle is named by its first assets and the one that closes it.
+  constexpr std::size_t kNamed = 10;
   std::string names;
-  for (std::size_t i : cycle) {
+  for (std::size_t k = 0; k < cycle.size(); ++k) {
+    if (cycle.size() > kNamed + 2 && k == kNamed) {
+      names += fmt::format(" -> ... ({} more)", cycle.size() - kNamed - 2);
+      k = cycle.size() - 2;
+    }
     if (!names.empty()) names += " -> ";
-    names += declared[i]->name();
+    names += declared[cycle[k]]->name();
   }
-  throw DagError(fmt::format("dependency cycle: {}", names));
+  if (cycle.size() > kNamed + 2) {
+    names = fmt::format("{} assets: {}", cycle.size() - 1, names);
+  }
+  // The first asset of the cycle depends on the one before it: the edge that closes the cycle.
+  throw DagError(fmt::format("dependency cycle: {}", names), declared[cycle.front()]->name(),
+                 declared[cycle[cycle.size() - 2]]->name());
 }
 
 const Asset* DAG::find(std::string_view name) const {
-  for (const Asset* asset : order_) {
-    if (asset->name() == name) return asset;
-  }
-  return nullptr;
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : order_[it->second];
 }
 
 const Asset& DAG::asset(std::string_view name) const {
@@ -153,10 +194,8 @@ const Asset& DAG::asset(std::string_view name) const {
 }
 
 const Asset* DAG::external(std::string_view name) const {
-  for (const Asset& asset : external_assets_) {
-    if (asset.name() == name) return &asset;
-  }
-  return nullptr;
+  auto it = external_index_.find(name);
+  return it == external_index_.end() ? nullptr : &external_assets_[it->second];
 }
 
 Destination* DAG::destination_of(const Asset& asset) const {
@@ -169,13 +208,15 @@ Destination* DAG::destination_of(const Asset& asset) const {
 
 std::vector<const Asset*> DAG::upstream(std::string_view name) const {
   const Asset& target = asset(name);
-  std::vector<const Asset*> result;
-  for (const Asset* candidate : order_) {
-    const auto& deps = target.deps();
-    if (std::find(deps.begin(), deps.end(), candidate->name()) != deps.end()) {
-      result.push_back(candidate);
-    }
+  std::vector<std::size_t> positions;
+  for (const std::string& dep : target.deps()) {
+    auto it = by_name_.find(dep);
+    if (it != by_name_.end()) positions.push_back(it->second);
   }
+  std::sort(positions.begin(), positions.end());
+  positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+  std::vector<const Asset*> result;
+  for (std::size_t p : positions) result.push_back(order_[p]);
   return result;
 }
 

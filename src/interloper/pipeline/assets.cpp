@@ -2,8 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 
 #include "interloper/data.hpp"
 #include "interloper/error.hpp"
@@ -131,6 +137,9 @@ void scan_code(std::string_view sql, F&& code) {
 std::vector<std::string> scan_named_parameters(std::string_view sql) {
   std::vector<std::string> names;
   scan_code(sql, [&](std::size_t i) {
+    if (sql[i] == ':' && i + 1 < sql.size() && sql[i + 1] == ':') {
+      return i + 2;  // a PostgreSQL cast (x::date), not a parameter
+    }
     if (sql[i] == ':' && i + 1 < sql.size() && is_identifier_char(sql[i + 1])) {
       std::size_t end = i + 1;
       while (end < sql.size() && is_identifier_char(sql[end])) ++end;
@@ -251,6 +260,50 @@ std::string expand_placeholders(const std::string& arg, const Scope* scope) {
   return out;
 }
 
+namespace {
+
+constexpr std::size_t kMaxValuesInEnvironment = 64 * 1024;
+
+// A temporary file holding a list window's values, one per line, removed on destruction.
+class ValuesFile {
+ public:
+  explicit ValuesFile(const std::string& text) {
+    std::string pattern = (std::filesystem::temp_directory_path() / "il-values-XXXXXX").string();
+    int fd = ::mkstemp(pattern.data());
+    if (fd < 0) {
+      throw RunError(fmt::format("cannot create a file for IL_PARTITION_VALUES_FILE in '{}': {}",
+                                 pattern, std::strerror(errno)));
+    }
+    path_ = pattern;
+    std::size_t done = 0;
+    while (done < text.size()) {
+      ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        fail(fd);
+      }
+      done += static_cast<std::size_t>(n);
+    }
+    if (!text.empty() && ::write(fd, "\n", 1) != 1) fail(fd);
+    ::close(fd);
+  }
+  ~ValuesFile() { ::unlink(path_.c_str()); }
+  ValuesFile(const ValuesFile&) = delete;
+  ValuesFile& operator=(const ValuesFile&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  [[noreturn]] void fail(int fd) {
+    const int error = errno;
+    ::close(fd);
+    ::unlink(path_.c_str());
+    throw RunError(fmt::format("cannot write '{}': {}", path_, std::strerror(error)));
+  }
+  std::string path_;
+};
+
+}  // namespace
+
 ComputeFn command_compute(CommandAsset command) {
   return [command = std::move(command)](ExecutionContext& context) -> Table {
     Scope scope = Scope::of(context);
@@ -258,8 +311,10 @@ ComputeFn command_compute(CommandAsset command) {
     for (const auto& arg : command.argv) spec.argv.push_back(expand_placeholders(arg, &scope));
     spec.working_directory = command.working_directory;
     spec.timeout_seconds = command.timeout_seconds;
-    spec.unset_env = {"IL_PARTITION_KEY", "IL_WINDOW",     "IL_WINDOW_START",    "IL_WINDOW_END",
-                      "IL_BOUNDS_START",  "IL_BOUNDS_END", "IL_PARTITION_VALUES"};
+    spec.unset_env = {"IL_PARTITION_KEY",   "IL_WINDOW",       "IL_WINDOW_START",
+                      "IL_WINDOW_END",      "IL_BOUNDS_START", "IL_BOUNDS_END",
+                      "IL_PARTITION_VALUES", "IL_PARTITION_VALUES_FILE"};
+    std::optional<ValuesFile> values_file;  // removed when the command is done
     spec.env.emplace_back("IL_ASSET", scope.asset);
     if (scope.has_window) {
       spec.env.emplace_back("IL_WINDOW", scope.window);
@@ -275,14 +330,31 @@ ComputeFn command_compute(CommandAsset command) {
           if (!joined.empty()) joined += '\n';
           joined += v;
         }
-        spec.env.emplace_back("IL_PARTITION_VALUES", joined);
+        values_file.emplace(joined);
+        spec.env.emplace_back("IL_PARTITION_VALUES_FILE", values_file->path());
+        // One environment string may not exceed the kernel's limit (128 KiB on Linux): past
+        // kMaxValuesInEnvironment the values are in the file only.
+        if (joined.size() <= kMaxValuesInEnvironment) {
+          spec.env.emplace_back("IL_PARTITION_VALUES", joined);
+        }
       }
     }
     const Logger& logger = context.logger();
     spec.on_stderr_line = [&logger](std::string_view line) { logger.info(line); };
 
-    ProcessResult result = run_process(spec);
+    ProcessResult result;
+    try {
+      result = run_process(spec);
+    } catch (const PipelineError& e) {
+      throw RunError(fmt::format("asset '{}': {}", scope.asset, e.what()));
+    }
     const std::string& program = command.argv.front();
+    if (result.left_processes) {
+      logger.warning(fmt::format(
+          "command '{}' exited but processes it started still held its output; they were "
+          "killed",
+          program));
+    }
     if (!result.ok()) {
       std::string tail;
       for (const auto& line : result.stderr_tail) {
@@ -337,7 +409,13 @@ ComputeFn sql_compute(SqlAsset asset) {
     Scope scope = Scope::of(context);
     auto text_or_null = [](const std::optional<std::string>& v) { return v ? Value(*v) : Value(); };
     auto instant_or_null = [](const std::optional<TimePoint>& t) {
-      return t ? Value(instant_text(*t)) : Value();
+      // Typed, so that a database compares them with date and timestamp columns as times;
+      // their text is instant_text's (a midnight as the bare date).
+      if (!t) return Value();
+      if (t->is_midnight()) {
+        return Value(Value::Date(std::chrono::floor<std::chrono::days>(t->seconds())));
+      }
+      return Value(Value::Timestamp(t->seconds()));
     };
     std::vector<std::pair<std::string, Value>> candidates = {
         {"window_start", scope.has_window ? Value(scope.start_key) : Value()},

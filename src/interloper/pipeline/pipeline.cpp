@@ -7,15 +7,16 @@
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <unordered_map>
 
 #include "interloper/dag.hpp"
 #include "interloper/data.hpp"
 #include "interloper/partitioning.hpp"
 #include "interloper/pipeline/assets.hpp"
+#include "interloper/store.hpp"
 #include "interloper/pipeline/jobs.hpp"
 #include "interloper/pipeline/lazy_destination.hpp"
 
@@ -30,6 +31,7 @@ struct Pipeline::State {
   std::string destination_url;
   std::map<std::string, std::shared_ptr<Destination>> source_destinations;
   std::vector<AssetDefinition> definitions;
+  std::unordered_map<std::string, std::size_t> definition_index;  // name -> position
   std::unique_ptr<DAG> dag;
   std::vector<Job> jobs;
 };
@@ -37,6 +39,16 @@ struct Pipeline::State {
 namespace {
 
 using pipeline::LazyDestination;
+
+// The start of `text` on one line, for messages.
+std::string one_line_excerpt(std::string_view text) {
+  constexpr std::size_t kMax = 60;
+  std::string out(text.substr(0, kMax));
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';  // NUL, newline...
+  }
+  return text.size() > kMax ? out + "..." : out;
+}
 
 // One asset as read from the file, before the DAG is built.
 struct AssetSpec {
@@ -86,12 +98,15 @@ class Loader {
   bool boolean(const YAML::Node& node, std::string_view what) const;
   std::string expand_env(const YAML::Node& node, std::string_view what) const;
   std::string resolve_path(const std::string& path) const;
+  std::string store_path(const YAML::Node& node) const;
   std::shared_ptr<Destination> destination(const YAML::Node& node);
   std::unique_ptr<PartitionConfig> partitioning(const YAML::Node& node) const;
   nlohmann::ordered_json time_definition(const YAML::Node& node) const;
   nlohmann::ordered_json list_definition(const YAML::Node& node) const;
+  void check_list_value(const YAML::Node& node, const std::string& value) const;
   void read_asset(const YAML::Node& node, const SourceSpec& source);
   void check_graph() const;
+  [[noreturn]] void fail_graph(const DagError& e, const YAML::Node& sources) const;
 
   std::string path_;
   std::string directory_;
@@ -130,6 +145,9 @@ bool Loader::boolean(const YAML::Node& node, std::string_view what) const {
   fail(node, fmt::format("{} must be true or false, not '{}'", what, text));
 }
 
+// "${NAME}" is the variable's value, "${NAME:-default}" the default when the variable is unset
+// or empty; a variable that is unset or empty without a default is an error, since an empty
+// part of a URL or path silently changes what it names ("sqlite:${DIR}/w.db" -> "/w.db").
 std::string Loader::expand_env(const YAML::Node& node, std::string_view what) const {
   std::string text = scalar(node, what);
   std::string out;
@@ -142,12 +160,22 @@ std::string Loader::expand_env(const YAML::Node& node, std::string_view what) co
       if (close == std::string::npos)
         fail(node, fmt::format("unclosed '${{' in {} '{}'", what, text));
       std::string name = text.substr(i + 2, close - i - 2);
-      const char* value = std::getenv(name.c_str());
-      if (value == nullptr) {
-        fail(node, fmt::format("environment variable '{}' is not set (used in {} '{}')", name, what,
-                               text));
+      std::optional<std::string> fallback;
+      if (std::size_t dash = name.find(":-"); dash != std::string::npos) {
+        fallback = name.substr(dash + 2);
+        name.erase(dash);
       }
-      out += value;
+      if (name.empty()) fail(node, fmt::format("'${{}}' names no variable in {} '{}'", what, text));
+      const char* value = std::getenv(name.c_str());
+      if (value != nullptr && *value != '\0') {
+        out += value;
+      } else if (fallback) {
+        out += *fallback;
+      } else {
+        fail(node, fmt::format("environment variable '{}' is {} (used in {} '{}'; write "
+                               "${{{}:-default}} to give a default)",
+                               name, value == nullptr ? "not set" : "empty", what, text, name));
+      }
       i = close;
     } else {
       out += text[i];
@@ -160,6 +188,20 @@ std::string Loader::resolve_path(const std::string& path) const {
   fs::path p(path);
   if (p.is_absolute()) return p.lexically_normal().string();
   return (fs::path(directory_) / p).lexically_normal().string();
+}
+
+// The store in the forms open_store reads, relative files resolved against the pipeline's
+// directory; "memory://" stays as written.
+std::string Loader::store_path(const YAML::Node& node) const {
+  if (!node) return resolve_path(".interloper/state.db");
+  std::string text = expand_env(node, "store");
+  std::optional<std::string> file;
+  try {
+    file = store_file(text);
+  } catch (const DestinationError& e) {
+    fail(node, e.what());
+  }
+  return file ? resolve_path(*file) : std::string("memory://");
 }
 
 std::shared_ptr<Destination> Loader::destination(const YAML::Node& node) {
@@ -218,16 +260,6 @@ std::shared_ptr<Destination> Loader::destination(const YAML::Node& node) {
   auto& shared = destinations_by_url_[url];
   if (!shared) shared = std::make_shared<LazyDestination>(url, local, is_directory);
   return shared;
-}
-
-// The start of `text` on one line, for messages.
-std::string one_line_excerpt(std::string_view text) {
-  constexpr std::size_t kMax = 60;
-  std::string out(text.substr(0, kMax));
-  for (char& c : out) {
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  }
-  return text.size() > kMax ? out + "..." : out;
 }
 
 // A YAML value as JSON, scalars typed the way YAML's core schema reads them (integers, booleans,
@@ -291,6 +323,32 @@ nlohmann::ordered_json Loader::time_definition(const YAML::Node& node) const {
 }
 
 // The definition of a list partitioning, its values checked where the file spells them.
+// A list value is a key that commands receive one per line (IL_PARTITION_VALUES), that a
+// window names as "a..b" and that storage escapes: it must be non-empty, hold no control
+// character (NUL, newline...) and no ".." (nor begin or end with '.').
+void Loader::check_list_value(const YAML::Node& node, const std::string& value) const {
+  if (value.empty()) fail(node, "a list value must not be empty");
+  for (char c : value) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      fail(node, fmt::format("list value '{}' holds the control character 0x{:02x} (values are "
+                             "keys: printable text only)",
+                             one_line_excerpt(value), u));
+    }
+  }
+  if (value.find("..") != std::string::npos) {
+    fail(node, fmt::format("list value '{}' contains '..', which separates the ends of a window "
+                           "(--window a..b)",
+                           value));
+  }
+  // "a." and "b" would make the window "a...b", which reads as "a" to ".b".
+  if (value.front() == '.' || value.back() == '.') {
+    fail(node, fmt::format("list value '{}' begins or ends with '.', which would blur the '..' "
+                           "between the ends of a window (--window a..b)",
+                           value));
+  }
+}
+
 nlohmann::ordered_json Loader::list_definition(const YAML::Node& node) const {
   if (node["granularity"]) fail(node["granularity"], "'granularity' belongs to time partitioning");
   if (node["start"]) fail(node["start"], "'start' belongs to time partitioning");
@@ -298,7 +356,11 @@ nlohmann::ordered_json Loader::list_definition(const YAML::Node& node) const {
   if (!values) fail(node, "list partitioning needs 'values'");
   if (!values.IsSequence()) fail(values, "'values' must be a list");
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const auto& v : values) list.push_back(scalar(v, "a list value"));
+  for (const auto& v : values) {
+    std::string value = scalar(v, "a list value");
+    check_list_value(v, value);
+    list.push_back(std::move(value));
+  }
   return {{"kind", "list"}, {"column", nullptr}, {"values", list}, {"allow_window", false}};
 }
 
@@ -460,26 +522,18 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
   assets_.push_back(std::move(spec));
 }
 
+// What only a pipeline knows about its graph: an sql asset reads its dependencies inside its own
+// database. Every other graph check (unknown names, partitioned edges, cycles) is the DAG's;
+// load() maps its errors to the declaration at fault.
 void Loader::check_graph() const {
   for (const auto& spec : assets_) {
+    if (spec.definition.body != "sql") continue;
     for (std::size_t i = 0; i < spec.definition.deps.size(); ++i) {
       const std::string& dep = spec.definition.deps[i];
       auto found = asset_index_.find(dep);
-      if (found == asset_index_.end()) {
-        fail(spec.dep_nodes[i],
-             fmt::format("asset '{}' depends on unknown asset '{}'", spec.definition.name, dep));
-      }
+      if (found == asset_index_.end()) continue;  // the DAG reports it
       const AssetSpec& upstream = assets_[found->second];
-      if (spec.partitioning && upstream.partitioning &&
-          !edge_allowed(*upstream.partitioning, *spec.partitioning)) {
-        fail(spec.dep_nodes[i],
-             fmt::format("asset '{}' ({}) depends on '{}' ({}): the partitionings cannot be mapped "
-                         "(time to time, or the same list)",
-                         spec.definition.name, spec.definition.partitioning, dep,
-                         upstream.definition.partitioning));
-      }
-      if (spec.definition.body == "sql" &&
-          upstream.definition.destination_url != spec.definition.destination_url) {
+      if (upstream.definition.destination_url != spec.definition.destination_url) {
         fail(spec.dep_nodes[i],
              fmt::format("sql asset '{}' reads '{}' from {}, but '{}' is stored in {}",
                          spec.definition.name, dep, spec.definition.destination_url, dep,
@@ -487,32 +541,18 @@ void Loader::check_graph() const {
       }
     }
   }
-  // Depth-first search for a cycle, reported from its first asset in declaration order.
-  enum Color { white, grey, black };
-  std::vector<Color> color(assets_.size(), white);
-  std::vector<std::size_t> stack;
-  std::function<void(std::size_t)> visit = [&](std::size_t i) {
-    color[i] = grey;
-    stack.push_back(i);
-    for (const auto& dep : assets_[i].definition.deps) {
-      std::size_t j = asset_index_.at(dep);
-      if (color[j] == grey) {
-        std::string path;
-        auto from = std::find(stack.begin(), stack.end(), j);
-        for (auto it = from; it != stack.end(); ++it) {
-          path += assets_[*it].definition.name + " -> ";
-        }
-        path += assets_[j].definition.name;
-        fail(assets_[j].name_node, fmt::format("dependency cycle: {}", path));
-      }
-      if (color[j] == white) visit(j);
-    }
-    stack.pop_back();
-    color[i] = black;
-  };
-  for (std::size_t i = 0; i < assets_.size(); ++i) {
-    if (color[i] == white) visit(i);
+}
+
+// Fails at the declaration a DagError is about: the dependency entry when it names one, else
+// the asset's name, else the list of sources.
+void Loader::fail_graph(const DagError& e, const YAML::Node& sources) const {
+  auto found = asset_index_.find(e.asset());
+  if (found == asset_index_.end()) fail(sources, e.what());
+  const AssetSpec& spec = assets_[found->second];
+  for (std::size_t i = 0; i < spec.definition.deps.size(); ++i) {
+    if (spec.definition.deps[i] == e.dependency()) fail(spec.dep_nodes[i], e.what());
   }
+  fail(spec.name_node, e.what());
 }
 
 std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& text) {
@@ -531,8 +571,7 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
   state->directory = directory_;
   std::shared_ptr<Destination> default_destination = destination(root["destination"]);
   state->destination_url = default_destination->url();
-  state->store_path = root["store"] ? resolve_path(expand_env(root["store"], "store"))
-                                    : resolve_path(".interloper/state.db");
+  state->store_path = store_path(root["store"]);
 
   const YAML::Node sources = root["sources"];
   if (!sources) fail(root, "the pipeline has no 'sources'");
@@ -581,7 +620,9 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
         pipeline::SqlAsset sql{
             .sql = def.sql, .source = def.source, .deps = {}, .destination = spec.destination};
         for (const auto& dep : def.deps) {
-          const AssetSpec& upstream = assets_[asset_index_.at(dep)];
+          auto found = asset_index_.find(dep);
+          if (found == asset_index_.end()) continue;  // the DAG reports the unknown name
+          const AssetSpec& upstream = assets_[found->second];
           sql.deps.push_back({upstream.definition.source, upstream.definition.name, nullptr});
         }
         compute = pipeline::sql_compute(std::move(sql));
@@ -595,11 +636,16 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
   }
   try {
     state->dag = std::make_unique<DAG>(std::move(dag_sources));
+  } catch (const DagError& e) {
+    fail_graph(e, sources);
   } catch (const Error& e) {
     fail(sources, e.what());
   }
   state->jobs = pipeline::read_jobs(root["jobs"], path_, *state->dag);
-  for (auto& spec : assets_) state->definitions.push_back(std::move(spec.definition));
+  for (auto& spec : assets_) {
+    state->definition_index.emplace(spec.definition.name, state->definitions.size());
+    state->definitions.push_back(std::move(spec.definition));
+  }
   return state;
 }
 
@@ -632,10 +678,8 @@ const std::vector<AssetDefinition>& Pipeline::definitions() const { return state
 const std::vector<Job>& Pipeline::jobs() const { return state_->jobs; }
 
 const AssetDefinition* Pipeline::definition(const std::string& asset) const {
-  for (const auto& d : state_->definitions) {
-    if (d.name == asset) return &d;
-  }
-  return nullptr;
+  auto it = state_->definition_index.find(asset);
+  return it == state_->definition_index.end() ? nullptr : &state_->definitions[it->second];
 }
 
 std::string Pipeline::catalog(bool with_schema) const {

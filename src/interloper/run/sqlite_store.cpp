@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <climits>
 #include <cstdint>
 #include <mutex>
@@ -71,8 +72,15 @@ constexpr int kSchemaVersion = 4;
 }  // namespace
 
 struct SqliteStore::State {
-  explicit State(std::string p) : path(std::move(p)), db(path) {
+  State(std::string p, bool read_only)
+      : path(std::move(p)),
+        db(path, read_only ? sqlite::Database::Mode::read_only : sqlite::Database::Mode::read_write) {
     if (schema_version() == kSchemaVersion) return;
+    if (read_only) {
+      throw DestinationError(fmt::format("store '{}': written by another version; run a command "
+                                         "that writes (materialize, backfill) to convert it",
+                                         path));
+    }
     sqlite::Transaction transaction(db);
     db.exec(
         "CREATE TABLE IF NOT EXISTS failures ("
@@ -371,7 +379,9 @@ struct SqliteStore::State {
   }
 };
 
-SqliteStore::SqliteStore(std::string path) : state_(std::make_unique<State>(std::move(path))) {}
+SqliteStore::SqliteStore(std::string path) : SqliteStore(std::move(path), false) {}
+SqliteStore::SqliteStore(std::string path, bool read_only)
+    : state_(std::make_unique<State>(std::move(path), read_only)) {}
 SqliteStore::~SqliteStore() = default;
 
 const std::string& SqliteStore::path() const { return state_->path; }
@@ -624,24 +634,47 @@ std::vector<RunRecord> SqliteStore::runs(std::string_view pipeline, std::size_t 
   return out;
 }
 
-std::unique_ptr<MaterializationStore> open_store(std::string_view path) {
-  if (path == "memory://" || path == "memory:") return std::make_unique<MemoryStore>();
+std::optional<std::string> store_file(std::string_view path) {
+  if (path == "memory://" || path == "memory:") return std::nullopt;
+  auto fail = [&](std::string_view why) {
+    throw DestinationError(fmt::format("store '{}': {} (write a path, sqlite:///absolute/path.db, "
+                                       "sqlite:relative/path.db or memory://)",
+                                       path, why));
+  };
   std::string_view file = path;
-  if (file.rfind("sqlite:", 0) == 0) {
-    file.remove_prefix(7);
+  // A scheme is letters, digits, '+', '-' and '.' before a ':', starting with a letter.
+  std::size_t colon = file.find(':');
+  bool scheme = colon != std::string_view::npos && colon > 0 &&
+                std::isalpha(static_cast<unsigned char>(file[0])) != 0;
+  for (std::size_t i = 0; scheme && i < colon; ++i) {
+    const char c = file[i];
+    scheme = std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '+' || c == '-' || c == '.';
+  }
+  if (scheme) {
+    const std::string_view name = file.substr(0, colon);
+    if (name != "sqlite") fail(fmt::format("unknown scheme '{}'", name));
+    file.remove_prefix(colon + 1);
     if (file.rfind("//", 0) == 0) {
       file.remove_prefix(2);
-      if (file.empty() || (file[0] != '/' && file[0] != '.')) {
-        throw DestinationError(
-            fmt::format("store '{}': write sqlite:///absolute/path or sqlite:relative/path", path));
+      if (!file.empty() && file[0] != '/' && file[0] != '.') {
+        fail(fmt::format("'{}' would be a host", file.substr(0, file.find('/'))));
       }
     }
-  } else if (auto colon = file.find("://"); colon != std::string_view::npos) {
-    throw DestinationError(fmt::format("store '{}': unknown scheme '{}' (memory, sqlite)", path,
-                                       file.substr(0, colon)));
   }
-  if (file.empty()) throw DestinationError(fmt::format("store '{}': no path", path));
-  return std::make_unique<SqliteStore>(std::string(file));
+  if (file.empty()) fail("no path");
+  return std::string(file);
+}
+
+std::unique_ptr<MaterializationStore> open_store(std::string_view path) {
+  std::optional<std::string> file = store_file(path);
+  if (!file) return std::make_unique<MemoryStore>();
+  return std::make_unique<SqliteStore>(*file);
+}
+
+std::unique_ptr<MaterializationStore> open_store_read_only(std::string_view path) {
+  std::optional<std::string> file = store_file(path);
+  if (!file) return std::make_unique<MemoryStore>();
+  return std::make_unique<SqliteStore>(*file, true);
 }
 
 }  // namespace interloper
