@@ -483,11 +483,12 @@ TEST_F(Cli, ListValuesStayInsideTheFileDestination) {
       "  - name: s\n"
       "    assets:\n"
       "      - name: tricky\n"
-      "        partitioning: {kind: list, column: v, values: [\"a/b\", \"..\", \"../up\", "
+      "        partitioning: {kind: list, column: v, values: [\"a/b\", \"/up\", \"~/x\", "
       "\"%2e\"]}\n"
       "        command: [/bin/sh, -c, 'printf \"{{\\\"v\\\":\\\"%s\\\"}}\\n\" "
       "\"$IL_PARTITION_KEY\"']\n");
-  for (const std::string key : {"a/b", "..", "../up", "%2e"}) {
+  // ".." in a value is refused at load; "/" and "%" must still not escape the directory.
+  for (const std::string key : {"a/b", "/up", "~/x", "%2e"}) {
     Outcome o = interloper({"materialize", path, "--partition", key});
     ASSERT_EQ(o.code, 0) << key << ": " << o.err;
   }
