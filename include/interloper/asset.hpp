@@ -155,10 +155,21 @@ class ExecutionContext {
  public:
   // Reads an upstream asset's rows for this context's window.
   using Loader = std::function<Table(std::string_view upstream_name)>;
+  // What load(upstream) reads, for assets that fetch the rows themselves (an `sql:` asset
+  // queries them inside the database): the upstream's dataset, and either every row (`whole`)
+  // or the rows of `window`, the upstream's partitions overlapping this run's window. `window`
+  // is null when this run's window lies wholly before the upstream's start: nothing is read.
+  struct UpstreamReads {
+    DatasetRef dataset;
+    bool whole = true;
+    std::shared_ptr<const PartitionWindow> window;
+  };
+  using ReadsOf = std::function<UpstreamReads(std::string_view upstream_name)>;
 
-  // `window` may be null for unpartitioned runs. `loader` may be empty (load() then throws).
+  // `window` may be null for unpartitioned runs. `loader` and `reads_of` may be empty (load()
+  // and reads_of() then throw).
   ExecutionContext(std::string asset_name, std::shared_ptr<const PartitionWindow> window,
-                   Logger logger = {}, Loader loader = {});
+                   Logger logger = {}, Loader loader = {}, ReadsOf reads_of = {});
 
   const std::string& asset_name() const { return asset_name_; }
   bool has_window() const { return window_ != nullptr; }
@@ -185,6 +196,8 @@ class ExecutionContext {
   // read from its destination. Throws RunError when `upstream_name` is not a dependency or
   // no loader is available; destination errors propagate.
   Table load(std::string_view upstream_name) const;
+  // What load(upstream_name) would read, without reading it. Throws RunError like load().
+  UpstreamReads reads_of(std::string_view upstream_name) const;
 
  private:
   std::string asset_name_;
@@ -192,6 +205,7 @@ class ExecutionContext {
   mutable std::unique_ptr<Partition> partition_;  // computed on first use
   Logger logger_;
   Loader loader_;
+  ReadsOf reads_of_;
 };
 
 }  // namespace interloper

@@ -129,6 +129,19 @@ class QueryableDestination {
   // DestinationError with the database's message (a syntax error, a write attempted...).
   virtual Table query(std::string_view sql,
                       const std::vector<std::pair<std::string, Value>>& params) = 0;
+
+  // A SELECT over the rows of `dataset` that belong to `window`'s partitions (every row when
+  // `window` is null), written to be embedded in a larger query (a CTE body), with the named
+  // parameters it needs. Every parameter name starts with `prefix`, so several relations can
+  // share one query. The default selects from the quoted table_name_of() with the window's
+  // Filter, binding time bounds as timestamp values; a database that stores partition columns
+  // differently (SQLite keeps ISO text) overrides it.
+  struct Relation {
+    std::string sql;
+    std::vector<std::pair<std::string, Value>> params;
+  };
+  virtual Relation relation_of(const DatasetRef& dataset, const PartitionWindow* window,
+                               std::string_view prefix) const;
 };
 
 }  // namespace interloper

@@ -168,6 +168,9 @@ class SqliteDestination final : public Destination, public QueryableDestination 
   std::string table_name_of(const DatasetRef& dataset) const override {
     return table_name(dataset);
   }
+  // Time bounds are bound as the ISO text the table stores (see docs/destinations.md).
+  Relation relation_of(const DatasetRef& dataset, const PartitionWindow* window,
+                       std::string_view prefix) const override;
   // The table name used for a dataset ("SOURCE__ASSET", or "ASSET" without a source).
   static std::string table_name(const DatasetRef& dataset);
 

@@ -476,6 +476,39 @@ TEST_F(Cli, SqlParametersAreBoundNotSpliced) {
             (std::vector<std::string>{"2026-11-03T14:00:00|2026-11-03T13"}));
 }
 
+// Each dependency's CTE holds what load() would return, so a rollup needs no bounds filter of
+// its own; NAME__all still reaches every row.
+TEST_F(Cli, SqlDependenciesHoldTheRunsPartitionsAcrossGranularities) {
+  write("hit.sh", "#!/bin/sh\necho \"{\\\"hour\\\":\\\"$IL_BOUNDS_START\\\",\\\"n\\\":1}\"\n", true);
+  std::string path = pipeline(
+      "sources:\n"
+      "  - name: web\n"
+      "    assets:\n"
+      "      - name: hits\n"
+      "        partitioning: {kind: time, column: hour, granularity: hour}\n"
+      "        command: [./hit.sh]\n"
+      "      - name: daily\n"
+      "        deps: [hits]\n"
+      "        partitioning: {kind: time, column: day, granularity: day}\n"
+      "        sql: SELECT :partition_key AS day, SUM(n) AS n FROM hits\n"
+      "      - name: monthly\n"
+      "        deps: [daily]\n"
+      "        partitioning: {kind: time, column: month, granularity: month}\n"
+      "        sql: |\n"
+      "          SELECT :bounds_start AS month, SUM(n) AS n, COUNT(*) AS days,\n"
+      "                 (SELECT COUNT(*) FROM daily__all) AS stored FROM daily\n");
+  Outcome first = interloper({"backfill", path, "--window", "2026-10-31T00..2026-11-02T23"});
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_EQ(query(data_db(), "SELECT day, n FROM web__daily ORDER BY day"),
+            (std::vector<std::string>{"2026-10-31|24", "2026-11-01|24", "2026-11-02|24"}));
+  EXPECT_EQ(query(data_db(), "SELECT month, n, days FROM web__monthly ORDER BY month"),
+            (std::vector<std::string>{"2026-10-01|24|1", "2026-11-01|48|2"}));
+  Outcome again = interloper({"materialize", path, "--asset", "monthly", "--partition", "2026-10"});
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(query(data_db(), "SELECT stored FROM web__monthly WHERE month = '2026-10-01'"),
+            (std::vector<std::string>{"3"}));
+}
+
 TEST_F(Cli, ListValuesStayInsideTheFileDestination) {
   std::string path = pipeline(
       "destination: file:out?format=jsonl\n"

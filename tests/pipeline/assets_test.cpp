@@ -91,22 +91,22 @@ TEST(Placeholders, OtherBracesAreLiteral) {
 
 TEST(SqlDependencies, PrefixesOneCtePerDependency) {
   EXPECT_EQ(ilp::sql_with_dependencies("SELECT 1", {}), "SELECT 1");
-  EXPECT_EQ(ilp::sql_with_dependencies("SELECT * FROM events", {{"events", "shop__events"}}),
+  EXPECT_EQ(ilp::sql_with_dependencies("SELECT * FROM events", {{"events", "SELECT * FROM \"shop__events\""}}),
             "WITH \"events\" AS (SELECT * FROM \"shop__events\") SELECT * FROM events");
-  EXPECT_EQ(ilp::sql_with_dependencies("SELECT 1", {{"a\"b", "s__a\"b"}, {"c", "s__c"}}),
+  EXPECT_EQ(ilp::sql_with_dependencies("SELECT 1", {{"a\"b", "SELECT * FROM \"s__a\"\"b\""}, {"c", "SELECT * FROM \"s__c\""}}),
             "WITH \"a\"\"b\" AS (SELECT * FROM \"s__a\"\"b\"), \"c\" AS (SELECT * FROM \"s__c\") "
             "SELECT 1");
 }
 
 TEST(SqlDependencies, MergesIntoTheQuerysOwnWith) {
   EXPECT_EQ(ilp::sql_with_dependencies("  -- totals\n with t AS (SELECT 1) SELECT * FROM t",
-                                       {{"events", "shop__events"}}),
+                                       {{"events", "SELECT * FROM \"shop__events\""}}),
             "WITH \"events\" AS (SELECT * FROM \"shop__events\"), t AS (SELECT 1) SELECT * FROM t");
   EXPECT_EQ(ilp::sql_with_dependencies("WITH RECURSIVE n(x) AS (SELECT 1) SELECT x FROM n",
-                                       {{"e", "s__e"}}),
+                                       {{"e", "SELECT * FROM \"s__e\""}}),
             "WITH RECURSIVE \"e\" AS (SELECT * FROM \"s__e\"), n(x) AS (SELECT 1) SELECT x FROM n");
   // A column named "without" is not a WITH clause.
-  EXPECT_EQ(ilp::sql_with_dependencies("WITHOUT", {{"e", "s__e"}}),
+  EXPECT_EQ(ilp::sql_with_dependencies("WITHOUT", {{"e", "SELECT * FROM \"s__e\""}}),
             "WITH \"e\" AS (SELECT * FROM \"s__e\") WITHOUT");
 }
 

@@ -176,11 +176,12 @@ Asset& Source::add(Asset asset) {
 
 ExecutionContext::ExecutionContext(std::string asset_name,
                                    std::shared_ptr<const PartitionWindow> window, Logger logger,
-                                   Loader loader)
+                                   Loader loader, ReadsOf reads_of)
     : asset_name_(std::move(asset_name)),
       window_(std::move(window)),
       logger_(std::move(logger)),
-      loader_(std::move(loader)) {}
+      loader_(std::move(loader)),
+      reads_of_(std::move(reads_of)) {}
 
 const PartitionWindow& ExecutionContext::window() const {
   if (!window_) {
@@ -245,6 +246,15 @@ Table ExecutionContext::load(std::string_view upstream_name) const {
                     asset_name_, upstream_name));
   }
   return loader_(upstream_name);
+}
+
+ExecutionContext::UpstreamReads ExecutionContext::reads_of(std::string_view upstream_name) const {
+  if (!reads_of_) {
+    throw RunError(
+        fmt::format("asset '{}': cannot read '{}' outside a DAG run (no upstream loader)",
+                    asset_name_, upstream_name));
+  }
+  return reads_of_(upstream_name);
 }
 
 }  // namespace interloper

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
+#include <variant>
 
 #include "interloper/destination.hpp"
 #include "interloper/destination/window_index.hpp"
@@ -55,24 +56,25 @@ std::string bound_text(TimePoint t) {
   return std::string(buffer, end);
 }
 
-// A WHERE clause (without the keyword) and its text parameters.
+// A WHERE clause (without the keyword) and its text parameters: the Filter's own SQL, with
+// time bounds as the text they are compared with.
 struct Where {
   std::string sql;
   std::vector<std::string> params;
 };
 
-Where where_of(const Filter& filter) {
-  Where where;
-  std::string column = quote(filter.column());
-  if (filter.kind() == Filter::Kind::range) {
-    where.sql = column + " >= ? AND " + column + " < ?";
-    where.params = {bound_text(filter.start()), bound_text(filter.end())};
-  } else {
-    where.sql = column + " IN (";
-    for (std::size_t i = 0; i < filter.values().size(); ++i) where.sql += i ? ", ?" : "?";
-    where.sql += ")";
-    where.params = filter.values();
-    if (where.params.empty()) where.sql = "0";
+Where where_of(const Filter& filter,
+               Filter::Placeholder style = Filter::Placeholder::question,
+               std::string_view prefix = "p") {
+  Filter::Sql sql = filter.to_sql(style, 1, prefix);
+  Where where{std::move(sql.text), {}};
+  where.params.reserve(sql.params.size());
+  for (auto& param : sql.params) {
+    if (const auto* t = std::get_if<TimePoint>(&param)) {
+      where.params.push_back(bound_text(*t));
+    } else {
+      where.params.push_back(std::move(std::get<std::string>(param)));
+    }
   }
   return where;
 }
@@ -520,6 +522,21 @@ std::optional<Schema> SqliteDestination::schema(const DatasetRef& dataset) {
   stmt.bind_text(1, name, false);
   if (stmt.step()) return schema;
   return std::nullopt;
+}
+
+QueryableDestination::Relation SqliteDestination::relation_of(const DatasetRef& dataset,
+                                                              const PartitionWindow* window,
+                                                              std::string_view prefix) const {
+  Relation relation{"SELECT * FROM " + quote(table_name(dataset)), {}};
+  if (window == nullptr || dataset.partitioning == nullptr) return relation;
+  Where where = where_of(window->filter(dataset.partitioning->column()),
+                         Filter::Placeholder::named, prefix);
+  relation.sql += " WHERE " + where.sql;
+  for (std::size_t i = 0; i < where.params.size(); ++i) {
+    relation.params.emplace_back(":" + std::string(prefix) + std::to_string(i + 1),
+                                 Value(std::move(where.params[i])));
+  }
+  return relation;
 }
 
 Table SqliteDestination::query(std::string_view sql,

@@ -275,12 +275,12 @@ ComputeFn command_compute(CommandAsset command) {
 }
 
 std::string sql_with_dependencies(const std::string& sql,
-                                  const std::vector<std::pair<std::string, std::string>>& tables) {
-  if (tables.empty()) return sql;
+                                  const std::vector<std::pair<std::string, std::string>>& ctes_of) {
+  if (ctes_of.empty()) return sql;
   std::string ctes;
-  for (const auto& [name, table] : tables) {
+  for (const auto& [name, body] : ctes_of) {
     if (!ctes.empty()) ctes += ", ";
-    ctes += quote_identifier(name) + " AS (SELECT * FROM " + quote_identifier(table) + ")";
+    ctes += quote_identifier(name) + " AS (" + body + ")";
   }
   std::string_view text(sql);
   std::size_t start = skip_blank(text, 0);
@@ -296,6 +296,38 @@ std::string sql_with_dependencies(const std::string& sql,
   return "WITH " + ctes + " " + sql;
 }
 
+namespace {
+
+// The two CTEs of one dependency: NAME holds what load(NAME) returns (its partitions that
+// overlap the run's window, or everything when it is read whole), NAME__all every row it has.
+void dependency_ctes(const QueryableDestination& database, const ExecutionContext& context,
+                     const DatasetRef& dep, std::size_t index,
+                     std::vector<std::pair<std::string, std::string>>& ctes,
+                     std::vector<std::pair<std::string, Value>>& params) {
+  ExecutionContext::UpstreamReads reads{dep, true, nullptr};
+  try {
+    reads = context.reads_of(dep.asset);
+  } catch (const RunError&) {
+    // Outside a DAG run (Asset::run) nothing says which partitions: read the table whole.
+  }
+  const std::string whole = database.relation_of(reads.dataset, nullptr, "").sql;
+  std::string scoped = whole;
+  if (!reads.whole) {
+    if (reads.window == nullptr) {
+      scoped = whole + " WHERE 1 = 0";  // the run lies before the upstream's start
+    } else {
+      QueryableDestination::Relation relation = database.relation_of(
+          reads.dataset, reads.window.get(), fmt::format("il_dep{}_", index));
+      scoped = std::move(relation.sql);
+      for (auto& param : relation.params) params.push_back(std::move(param));
+    }
+  }
+  ctes.emplace_back(dep.asset, std::move(scoped));
+  ctes.emplace_back(dep.asset + "__all", whole);
+}
+
+}  // namespace
+
 ComputeFn sql_compute(SqlAsset asset) {
   return [asset = std::move(asset)](ExecutionContext& context) -> Table {
     QueryableDestination* database = asset.destination->queryable();
@@ -303,9 +335,12 @@ ComputeFn sql_compute(SqlAsset asset) {
       throw RunError(fmt::format("sql assets need a destination that runs SQL queries, not {}",
                                  asset.destination->url()));
     }
-    std::vector<std::pair<std::string, std::string>> tables;
-    for (const auto& dep : asset.deps) tables.emplace_back(dep.asset, database->table_name_of(dep));
-    std::string text = sql_with_dependencies(asset.sql, tables);
+    std::vector<std::pair<std::string, std::string>> ctes;
+    std::vector<std::pair<std::string, Value>> params;
+    for (std::size_t i = 0; i < asset.deps.size(); ++i) {
+      dependency_ctes(*database, context, asset.deps[i], i, ctes, params);
+    }
+    std::string text = sql_with_dependencies(asset.sql, ctes);
 
     Scope scope = Scope::of(context);
     auto text_or_null = [](const std::optional<std::string>& v) { return v ? Value(*v) : Value(); };
@@ -321,7 +356,6 @@ ComputeFn sql_compute(SqlAsset asset) {
         {"asset", Value(scope.asset)},
     };
     std::vector<std::string> used = named_parameters(text);
-    std::vector<std::pair<std::string, Value>> params;
     for (auto& [name, value] : candidates) {
       if (std::find(used.begin(), used.end(), name) != used.end()) {
         params.emplace_back(":" + name, std::move(value));

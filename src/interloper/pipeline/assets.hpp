@@ -47,7 +47,7 @@ struct SqlAsset {
   std::string sql;
   std::string source;
   std::vector<DatasetRef> deps;              // names are the CTE names (asset names)
-  std::shared_ptr<Destination> destination;  // must resolve to a SqliteDestination
+  std::shared_ptr<Destination> destination;  // must be queryable (Destination::queryable())
 };
 ComputeFn sql_compute(SqlAsset asset);
 
@@ -55,9 +55,9 @@ ComputeFn sql_compute(SqlAsset asset);
 // quoted identifiers and comments, in order of appearance.
 std::vector<std::string> named_parameters(std::string_view sql);
 
-// The statement actually sent to SQLite: the user's query with one CTE per dependency
-// prepended (merged into the query's own WITH clause when it has one).
+// The statement actually sent to the database: the user's query with one CTE (name, SELECT
+// body) per entry of `ctes` prepended, merged into the query's own WITH clause when it has one.
 std::string sql_with_dependencies(const std::string& sql,
-                                  const std::vector<std::pair<std::string, std::string>>& tables);
+                                  const std::vector<std::pair<std::string, std::string>>& ctes);
 
 }  // namespace interloper::pipeline
