@@ -254,8 +254,19 @@ ComputeFn command_compute(CommandAsset command) {
     const Logger& logger = context.logger();
     spec.on_stderr_line = [&logger](std::string_view line) { logger.info(line); };
 
-    ProcessResult result = run_process(spec);
+    ProcessResult result;
+    try {
+      result = run_process(spec);
+    } catch (const PipelineError& e) {
+      throw RunError(fmt::format("asset '{}': {}", scope.asset, e.what()));
+    }
     const std::string& program = command.argv.front();
+    if (result.left_processes) {
+      logger.warning(fmt::format(
+          "command '{}' exited but processes it started still held its output; they were "
+          "killed",
+          program));
+    }
     if (!result.ok()) {
       std::string tail;
       for (const auto& line : result.stderr_tail) {
