@@ -435,7 +435,7 @@ TEST_F(Cli, ClaimsOfADeadBackfillLapse) {
   // Right after, the dead run's claim still holds: the partition is skipped, not run.
   Outcome skipped = interloper(args);
   EXPECT_EQ(skipped.code, 0) << skipped.err;
-  EXPECT_NE(skipped.out.find("1 tasks, 0 succeeded, 0 failed, 0 canceled, 0 skipped, 1 claimed "
+  EXPECT_NE(skipped.out.find("1 task, 0 succeeded, 0 failed, 0 canceled, 0 skipped, 1 claimed "
                              "by another run (slow 2026-11-01)"),
             std::string::npos)
       << skipped.out;
@@ -449,7 +449,7 @@ TEST_F(Cli, ClaimsOfADeadBackfillLapse) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
   EXPECT_EQ(done.code, 0) << done.err;
-  EXPECT_NE(done.out.find("1 tasks, 1 succeeded"), std::string::npos) << done.out;
+  EXPECT_NE(done.out.find("1 task, 1 succeeded"), std::string::npos) << done.out;
   EXPECT_EQ(calls().size(), 2u);
 }
 
@@ -503,6 +503,13 @@ TEST_F(Cli, SqlDependenciesHoldTheRunsPartitionsAcrossGranularities) {
             (std::vector<std::string>{"2026-10-31|24", "2026-11-01|24", "2026-11-02|24"}));
   EXPECT_EQ(query(data_db(), "SELECT month, n, days FROM web__monthly ORDER BY month"),
             (std::vector<std::string>{"2026-10-01|24|1", "2026-11-01|48|2"}));
+  // status reads any window in each asset's own granularity.
+  Outcome status = interloper({"status", path, "--window", "2026-11-02"});
+  ASSERT_EQ(status.code, 0) << status.err;
+  EXPECT_NE(status.out.find("hits  2026-11-02T00..2026-11-02T23  (24 partitions)"),
+            std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find("monthly  2026-11  (1 partition)"), std::string::npos) << status.out;
   Outcome again = interloper({"materialize", path, "--asset", "monthly", "--partition", "2026-10"});
   ASSERT_EQ(again.code, 0) << again.err;
   EXPECT_EQ(query(data_db(), "SELECT stored FROM web__monthly WHERE month = '2026-10-01'"),

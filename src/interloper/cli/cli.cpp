@@ -480,12 +480,11 @@ int run_backfill(const Project& project, const Args& args) {
   history.skipped = static_cast<std::int64_t>(result.tasks.skipped + result.tasks.claimed);
   finish_history(run, args, history, json{{"claimed", result.tasks.claimed}});
   if (!args.json && !args.quiet) {
+    const std::size_t total = result.tasks.succeeded + result.tasks.failed +
+                              result.tasks.canceled + result.tasks.skipped + result.tasks.claimed;
     std::cout << fmt::format(
-        "backfill {}: {} tasks, {} succeeded, {} failed, {} canceled, {} skipped",
-        selection.window->to_string(),
-        result.tasks.succeeded + result.tasks.failed + result.tasks.canceled +
-            result.tasks.skipped + result.tasks.claimed,
-        result.tasks.succeeded, result.tasks.failed, result.tasks.canceled, result.tasks.skipped);
+        "backfill {}: {} task{}, {} succeeded, {} failed, {} canceled, {} skipped",
+        selection.window->to_string(), total, total == 1 ? "" : "s", result.tasks.succeeded, result.tasks.failed, result.tasks.canceled, result.tasks.skipped);
     if (result.tasks.claimed > 0) {
       std::cout << fmt::format(", {} claimed by another run ({} {}{})", result.tasks.claimed,
                                result.claimed.front().asset, result.claimed.front().window,
@@ -499,8 +498,9 @@ int run_backfill(const Project& project, const Args& args) {
       const TaskResult& f = result.failures.front();
       first = fmt::format("{} {}: {}", f.asset, f.window, one_line(f.error));
     }
-    print_error(args, fmt::format("{} tasks failed, {} canceled; first: {}", result.tasks.failed,
-                                  result.tasks.canceled, first));
+    print_error(args, fmt::format("{} task{} failed, {} canceled; first: {}", result.tasks.failed,
+                                  result.tasks.failed == 1 ? "" : "s", result.tasks.canceled,
+                                  first));
     return kRunFailed;
   }
   return kOk;
@@ -617,7 +617,7 @@ int run_status(const Project& project, const Args& args) {
     std::unique_ptr<PartitionWindow> window;
     if (!args.window.empty()) {
       try {
-        window = config->parse_window(args.window);
+        window = own_window(*config, args.window);
       } catch (const std::exception& e) {
         if (!args.assets.empty()) {
           throw UsageError(
@@ -679,8 +679,8 @@ int run_status(const Project& project, const Args& args) {
       }
       return s.empty() ? std::string("-") : s;
     };
-    std::cout << fmt::format("{}  {}  ({} partitions)\n", name, window->to_string(),
-                             window->size());
+    std::cout << fmt::format("{}  {}  ({} partition{})\n", name, window->to_string(),
+                             window->size(), window->size() == 1 ? "" : "s");
     std::cout << fmt::format("  materialized {:>6}  {}\n", status.count(status.materialized),
                              list(entry["materialized"]));
     std::cout << fmt::format("  failed       {:>6}  {}\n", status.count(status.failed),

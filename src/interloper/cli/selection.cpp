@@ -43,6 +43,20 @@ std::string window_shape(const std::string& text) {
 
 }  // namespace
 
+std::unique_ptr<PartitionWindow> own_window(const PartitionConfig& config,
+                                            const std::string& window_text) {
+  if (config.kind() != "time" || window_shape(window_text) == "list") {
+    return config.parse_window(window_text);
+  }
+  const TimePartitionWindow requested = TimePartitionWindow::parse(window_text);
+  std::unique_ptr<PartitionWindow> own = overlapping_window(config, requested);
+  if (own == nullptr) {
+    throw PartitionError(
+        fmt::format("window {} lies before the partitioning's start", requested.to_string()));
+  }
+  return own;
+}
+
 Selection select(const DAG& dag, const std::string& window_text,
                  const std::vector<std::string>& explicit_assets, bool need_window,
                  bool single_key) {
