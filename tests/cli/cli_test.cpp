@@ -510,6 +510,20 @@ TEST_F(Cli, SqlDependenciesHoldTheRunsPartitionsAcrossGranularities) {
             std::string::npos)
       << status.out;
   EXPECT_NE(status.out.find("monthly  2026-11  (1 partition)"), std::string::npos) << status.out;
+  // dbt-style selectors: daily+ is daily and what reads it, +daily daily and what it reads.
+  Outcome down = interloper(
+      {"backfill", path, "--dry-run", "--asset", "daily+", "--window", "2026-11-01..2026-11-02"});
+  ASSERT_EQ(down.code, 0) << down.err;
+  EXPECT_EQ(down.out.find("hits  ["), std::string::npos) << down.out;
+  EXPECT_NE(down.out.find("monthly  ["), std::string::npos) << down.out;
+  Outcome up = interloper(
+      {"backfill", path, "--dry-run", "--asset", "+daily", "--window", "2026-11-01..2026-11-02"});
+  ASSERT_EQ(up.code, 0) << up.err;
+  EXPECT_NE(up.out.find("hits  ["), std::string::npos) << up.out;
+  EXPECT_EQ(up.out.find("monthly  ["), std::string::npos) << up.out;
+  Outcome unknown = interloper({"check", path, "--asset", "+nope"});
+  EXPECT_EQ(unknown.code, 2);
+  expect_one_error_line(unknown, "unknown asset 'nope' in --asset '+nope'");
   Outcome again = interloper({"materialize", path, "--asset", "monthly", "--partition", "2026-10"});
   ASSERT_EQ(again.code, 0) << again.err;
   EXPECT_EQ(query(data_db(), "SELECT stored FROM web__monthly WHERE month = '2026-10-01'"),

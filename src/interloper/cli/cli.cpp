@@ -934,7 +934,8 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
           ->type_name("URL");
     }
     sub->add_option("--asset", args.assets,
-                    "Only these assets (strict: each must accept the window); repeatable")
+                    "Only these assets (each must accept the window); NAME+ adds what reads it, "
+                    "+NAME what it reads")
         ->type_name("NAME");
   };
   auto add_partition = [&](CLI::App* sub, bool lookback) {
@@ -1193,6 +1194,7 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
     return kBadInput;
   }
   try {
+    args.assets = expand_selectors(*project.dag, args.assets);
     for (const auto& command : commands) {
       if (app.got_subcommand(command.name)) return command.run(project, args);
     }
