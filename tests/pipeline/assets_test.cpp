@@ -41,6 +41,11 @@ class TempDir {
   fs::path path_;
 };
 
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 TEST(Placeholders, ExpandFromTheScope) {
   ilp::Scope scope;
   scope.asset = "events";
@@ -221,6 +226,92 @@ TEST(CommandAsset, SucceedsWhenItsChildKeepsStdoutOpen) {
   il::Table rows = pipeline.dag().asset("daemonish").run();
   ASSERT_EQ(rows.num_rows(), 1u);
   EXPECT_EQ(rows.at(0, "x").to_string(), "1");
+}
+
+TEST(CommandAsset, GetsEachDependencysRowsAsAJsonLinesFile) {
+  TempDir dir;
+  dir.write("pipeline.yaml",
+            "sources:\n"
+            "  - name: shop\n"
+            "    assets:\n"
+            "      - name: daily-events\n"
+            "        partitioning: {kind: time, column: date}\n"
+            "        command: [/bin/sh, -c, 'echo \"{\\\"date\\\":\\\"$IL_PARTITION_KEY\\\",\\\"n\\\":1}\";"
+            " echo \"{\\\"date\\\":\\\"$IL_PARTITION_KEY\\\",\\\"n\\\":2.5,\\\"s\\\":\\\"a\\\\\\\"b\\\"}\"']\n"
+            "      - name: copy\n"
+            "        deps: [daily-events]\n"
+            "        partitioning: {kind: time, column: date}\n"
+            "        command: [/bin/sh, -c, 'echo \"$IL_INPUT_DAILY_EVENTS\" > seen.txt; "
+            "cat \"$IL_INPUT_DAILY_EVENTS\"']\n"
+            "      - name: placeholder\n"
+            "        deps: [copy]\n"
+            "        partitioning: {kind: time, column: date}\n"
+            "        command: [/bin/cat, '{input.copy}']\n");
+  il::Pipeline pipeline = il::Pipeline::load((dir.path() / "pipeline.yaml").string());
+  const il::DAG& dag = pipeline.dag();
+  il::SerialRunner runner;
+  for (int d : {2, 3}) {
+    il::RunResult result = runner.run(dag, il::TimePartition(2026y / 11 / d));
+    ASSERT_TRUE(result.ok()) << result.error_summary();
+  }
+  const il::TimePartitionWindow day3(2026y / 11 / 3, 2026y / 11 / 3);
+  auto rows_of = [&](const std::string& name) {
+    const il::Asset& asset = dag.asset(name);
+    return il::to_json_lines(dag.destination_of(asset)->read(asset.dataset(), &day3));
+  };
+  const std::string events = rows_of("daily-events");
+  EXPECT_EQ(std::count(events.begin(), events.end(), '\n'), 2);  // the day's rows only
+  EXPECT_EQ(rows_of("copy"), events);
+  EXPECT_EQ(rows_of("placeholder"), events);
+  // The file is gone once the command is done.
+  const std::string seen = read_text(dir.path() / "seen.txt");
+  ASSERT_FALSE(seen.empty());
+  EXPECT_FALSE(fs::exists(seen.substr(0, seen.size() - 1)));
+}
+
+TEST(CommandAsset, InputPlaceholdersMustNameADependency) {
+  TempDir dir;
+  dir.write("pipeline.yaml",
+            "sources:\n"
+            "  - name: shop\n"
+            "    assets:\n"
+            "      - name: a\n"
+            "        command: [/bin/echo]\n"
+            "      - name: b\n"
+            "        deps: [a]\n"
+            "        command: [/bin/cat, '{input.nope}']\n");
+  try {
+    il::Pipeline::load((dir.path() / "pipeline.yaml").string());
+    FAIL() << "expected a load error";
+  } catch (const il::PipelineError& e) {
+    EXPECT_NE(std::string(e.what()).find("{input.nope}"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("its dependencies: a"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CommandAsset, DependenciesGivingTheSameVariableAreRejected) {
+  TempDir dir;
+  dir.write("pipeline.yaml",
+            "sources:\n"
+            "  - name: shop\n"
+            "    assets:\n"
+            "      - name: a-b\n"
+            "        command: [/bin/echo]\n"
+            "      - name: a_b\n"
+            "        command: [/bin/echo]\n"
+            "      - name: c\n"
+            "        deps: [a-b, a_b]\n"
+            "        command: [/bin/echo]\n");
+  try {
+    il::Pipeline::load((dir.path() / "pipeline.yaml").string());
+    FAIL() << "expected a load error";
+  } catch (const il::PipelineError& e) {
+    EXPECT_NE(std::string(e.what()).find("'a-b' and 'a_b' of asset 'c' would both be given in "
+                                         "IL_INPUT_A_B"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(ilp::input_variable("daily-events.v2"), "IL_INPUT_DAILY_EVENTS_V2");
 }
 
 TEST(PipelineLoad, ResolvesPathsAgainstThePipelineDirectory) {

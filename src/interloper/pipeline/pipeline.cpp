@@ -393,7 +393,7 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
     for (const auto& arg : command) {
       std::string text = scalar(arg, "a command argument");
       try {
-        pipeline::expand_placeholders(text, nullptr);
+        pipeline::expand_placeholders(text, nullptr, def.deps);
       } catch (const PipelineError& e) {
         fail(arg, e.what());
       }
@@ -414,6 +414,18 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
       def.command.push_back(text);
     }
     spec.argv = def.command;
+    // Each dependency's input file is named by a variable; two names must not give the same.
+    for (std::size_t i = 0; i < def.deps.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (pipeline::input_variable(def.deps[i]) == pipeline::input_variable(def.deps[j])) {
+          fail(spec.dep_nodes[i],
+               fmt::format("dependencies '{}' and '{}' of asset '{}' would both be given in {}; "
+                           "rename one of them",
+                           def.deps[j], def.deps[i], def.name,
+                           pipeline::input_variable(def.deps[i])));
+        }
+      }
+    }
     if (spec.argv[0].find('/') != std::string::npos) spec.argv[0] = resolve_path(spec.argv[0]);
     def.format = "jsonl";
     if (node["format"]) {
@@ -577,7 +589,8 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
         compute = pipeline::command_compute({.argv = spec.argv,
                                              .working_directory = directory_,
                                              .csv = spec.csv,
-                                             .timeout_seconds = spec.timeout});
+                                             .timeout_seconds = spec.timeout,
+                                             .inputs = def.deps});
       } else {
         pipeline::SqlAsset sql{
             .sql = def.sql, .source = def.source, .deps = {}, .destination = spec.destination};
