@@ -85,6 +85,11 @@ class Destination {
   // A URL that reopens this destination (for catalogs and logs).
   virtual std::string url() const = 0;
 
+  // Checks, before a run, that writes can succeed: a destination that opens on first use opens
+  // now, and storage the process may not write is reported. Throws DestinationError saying
+  // what is wrong. The default checks nothing: an open destination was opened for writing.
+  virtual void check_writable() {}
+
   // Replaces every partition of `window` with the rows of `table` that fall inside it.
   // `window` is nullptr for an unpartitioned dataset (the whole table is replaced). Returns the
   // number of rows written. Throws DestinationError when a row lies outside the window, lacks

@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <vector>
 
 namespace interloper::pipeline {
 
@@ -31,6 +36,22 @@ Destination& LazyDestination::target() {
     target_ = open_destination(url_);
   }
   return *target_;
+}
+
+void LazyDestination::check_writable() {
+  Destination& opened = target();
+  if (!local_path_.empty()) {
+    // A database needs its file and its directory (journal, WAL); files need the directory.
+    std::vector<fs::path> paths{fs::path(local_path_)};
+    if (!is_directory_) paths.push_back(fs::path(local_path_).parent_path());
+    for (const fs::path& path : paths) {
+      std::error_code ec;
+      if (!fs::exists(path, ec) || ::access(path.c_str(), W_OK) == 0) continue;
+      throw DestinationError(
+          fmt::format("cannot write to '{}': {}", path.string(), std::strerror(errno)));
+    }
+  }
+  opened.check_writable();
 }
 
 std::int64_t LazyDestination::write(const DatasetRef& dataset, const PartitionWindow* window,

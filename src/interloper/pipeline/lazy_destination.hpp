@@ -16,6 +16,8 @@ class LazyDestination final : public Destination {
   LazyDestination(std::string url, std::string local_path, bool is_directory);
 
   std::string url() const override { return url_; }
+  // Opens the destination and checks that its file or directory may be written.
+  void check_writable() override;
   std::int64_t write(const DatasetRef& dataset, const PartitionWindow* window,
                      const Table& table) override;
   Table read(const DatasetRef& dataset, const PartitionWindow* window) override;
