@@ -33,9 +33,9 @@ Destination& LazyDestination::target() {
   return *target_;
 }
 
-std::int64_t LazyDestination::write(const DatasetRef& dataset, const PartitionWindow* window,
-                                    const Table& table) {
-  return target().write(dataset, window, table);
+std::unique_ptr<WindowWriter> LazyDestination::open_writer(const DatasetRef& dataset,
+                                                           const PartitionWindow* window) {
+  return target().open_writer(dataset, window);
 }
 
 Table LazyDestination::read(const DatasetRef& dataset, const PartitionWindow* window) {
