@@ -3,13 +3,17 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
+#include <thread>
 
 #include "interloper/error.hpp"
 
@@ -107,6 +111,120 @@ TEST(Process, RunsInTheGivenWorkingDirectory) {
   spec.argv = {"/bin/pwd"};
   spec.working_directory = "/tmp";
   EXPECT_EQ(ilp::run_process(spec).out, "/tmp\n");
+}
+
+// Whether every process of group `group` is gone, waiting at most `bound`. Orphans whose
+// parent died come to this process (a subreaper), which reaps them: a zombie still answers
+// kill(-group, 0).
+bool group_gone(pid_t group, std::chrono::seconds bound) {
+  const auto until = std::chrono::steady_clock::now() + bound;
+  while (true) {
+    while (::waitpid(-group, nullptr, WNOHANG) > 0) {
+    }
+    if (::kill(-group, 0) == -1 && errno == ESRCH) return true;
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+TEST(Process, ProgramThatExitsWhileItsChildHoldsStdoutIsDoneNotTimedOut) {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  ilp::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "sleep 1000 & echo '{\"x\":1}'"};
+  spec.timeout_seconds = 60;  // only a bound: the program exits at once
+  int group = 0;
+  spec.on_started = [&](int pid) { group = pid; };
+  auto result = ilp::run_process(spec);
+  EXPECT_TRUE(result.ok()) << result.describe(60);
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_TRUE(result.left_processes);
+  EXPECT_EQ(result.out, "{\"x\":1}\n");
+  ASSERT_GT(group, 0);
+  EXPECT_TRUE(group_gone(group, std::chrono::seconds(10)));
+}
+
+TEST(Process, OutputWrittenAfterTheProgramExitsIsReadDuringTheGrace) {
+  ilp::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "(sleep 0.1; echo late) & echo early"};
+  spec.linger_seconds = 30;  // the late writer closes stdout well before
+  auto result = ilp::run_process(spec);
+  EXPECT_TRUE(result.ok());
+  EXPECT_FALSE(result.left_processes);
+  EXPECT_EQ(result.out, "early\nlate\n");
+}
+
+TEST(Process, ProgramThatClosesItsPipesStillTimesOut) {
+  auto result = sh("exec >&- 2>&-; sleep 30", 0.2);
+  EXPECT_TRUE(result.timed_out);
+}
+
+TEST(Process, ExitStatusOfAProgramWhoseChildLingers) {
+  auto result = sh("sleep 1000 & exit 4");
+  EXPECT_EQ(result.exit_code, 4);
+  EXPECT_TRUE(result.left_processes);
+  EXPECT_EQ(result.describe(0), "exited with status 4");
+}
+
+TEST(Process, TerminateReachesEveryRunningGroupAndMarksItInterrupted) {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  ilp::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "sleep 300 & sleep 300"};
+  spec.timeout_seconds = 120;  // a bound should the interrupt not arrive
+  std::atomic<int> group{0};
+  spec.on_started = [&](int pid) { group = pid; };
+  ilp::ProcessResult result;
+  std::thread runner([&] { result = ilp::run_process(spec); });
+  while (group == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ilp::terminate_processes();
+  runner.join();
+  EXPECT_TRUE(ilp::processes_interrupted());
+  ilp::clear_interrupt();
+  EXPECT_TRUE(result.interrupted);
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_FALSE(result.ok());
+  EXPECT_EQ(result.describe(120), "interrupted");
+  EXPECT_TRUE(group_gone(group, std::chrono::seconds(10)));
+}
+
+TEST(Process, KillReachesAGroupThatIgnoresTerm) {
+  ilp::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "trap '' TERM; sleep 300"};
+  spec.timeout_seconds = 120;
+  std::atomic<int> group{0};
+  spec.on_started = [&](int pid) { group = pid; };
+  ilp::ProcessResult result;
+  std::thread runner([&] { result = ilp::run_process(spec); });
+  while (group == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ilp::terminate_processes();
+  ilp::kill_processes();
+  runner.join();
+  ilp::clear_interrupt();
+  EXPECT_TRUE(result.interrupted);
+  EXPECT_FALSE(result.timed_out);
+}
+
+TEST(Process, ChildStartedAfterAnInterruptIsStoppedAtOnce) {
+  ilp::terminate_processes();
+  auto result = sh("sleep 300", 120);
+  ilp::clear_interrupt();
+  EXPECT_TRUE(result.interrupted);
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_TRUE(sh("true").ok());
+}
+
+TEST(Process, EnvironmentTooLargeSaysSoWithTheSizes) {
+  ilp::ProcessSpec spec;
+  spec.argv = {"/bin/true"};
+  spec.env = {{"IL_HUGE", std::string(4u << 20, 'x')}};
+  try {
+    ilp::run_process(spec);
+    FAIL() << "expected PipelineError";
+  } catch (const interloper::PipelineError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("too large"), std::string::npos) << what;
+    EXPECT_NE(what.find("variable IL_HUGE with 4194313 bytes"), std::string::npos) << what;
+    EXPECT_EQ(what.find("Argument list too long"), std::string::npos) << what;
+  }
 }
 
 TEST(Process, HandsStdoutToTheCallbackInsteadOfCollectingIt) {

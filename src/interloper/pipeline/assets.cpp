@@ -279,6 +279,14 @@ ComputeFn command_compute(CommandAsset command) {
       result = run_process(spec);
     } catch (const DataError& e) {
       throw invalid(e);
+    } catch (const PipelineError& e) {
+      throw RunError(fmt::format("asset '{}': {}", scope.asset, e.what()));
+    }
+    if (result.left_processes) {
+      logger.warning(fmt::format(
+          "command '{}' exited but processes it started still held its output; they were "
+          "killed",
+          program));
     }
     if (!result.ok()) {
       std::string tail;
