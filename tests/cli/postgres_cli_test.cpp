@@ -34,7 +34,8 @@ std::string password_of(const std::string& url) {
 }
 
 // A daily command asset logging each key it runs, and a sql aggregate of it in the database.
-void write_pipeline(const fs::path& dir, const std::string& destination) {
+void write_pipeline(const fs::path& dir, const std::string& destination,
+                    const std::string& store = "state.db") {
   std::ofstream(dir / "emit.sh")
       << "#!/bin/sh\n"
          "echo \"$IL_PARTITION_KEY\" >> calls.log\n"
@@ -43,8 +44,8 @@ void write_pipeline(const fs::path& dir, const std::string& destination) {
   fs::permissions(dir / "emit.sh", fs::perms::owner_all, fs::perm_options::add);
   std::ofstream(dir / "pipeline.yaml")
       << "destination: " << destination << "\n"
-      << "store: state.db\n"
-         "sources:\n"
+      << "store: " << store << "\n"
+      << "sources:\n"
          "  - name: shop\n"
          "    assets:\n"
          "      - name: events\n"
@@ -65,7 +66,8 @@ TEST(PostgresCli, SqlAssetsRunInTheDatabaseAndThePasswordNeverShows) {
   IL_REQUIRE_POSTGRES(url);
   interloper::testing::TempDir dir;
   const std::string schema = fresh_schema();
-  write_pipeline(dir.path(), "${IL_TEST_POSTGRES_URL}?schema=" + schema);
+  write_pipeline(dir.path(), "${IL_TEST_POSTGRES_URL}?schema=" + schema,
+                 "${IL_TEST_POSTGRES_URL}?schema=" + schema + "_state");
   const std::string pipeline = (dir.path() / "pipeline.yaml").string();
   Outcome run = interloper::testing::run_interloper(
       {"backfill", pipeline, "--window", "2026-11-01..2026-11-03", "--json"}, dir.path().string());
@@ -84,6 +86,15 @@ TEST(PostgresCli, SqlAssetsRunInTheDatabaseAndThePasswordNeverShows) {
   EXPECT_EQ(rows.at(1, "k"), interloper::Value("2026-11-02"));
   EXPECT_EQ(rows.at(1, "last_at"), interloper::Value(interloper::testing::at(2026, 11, 2, 23)));
 
+  // The store in the same server knows what is done: nothing runs again.
+  Outcome again = interloper::testing::run_interloper(
+      {"backfill", pipeline, "--window", "2026-11-01..2026-11-03", "--missing"},
+      dir.path().string());
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(interloper::testing::lines_of(interloper::testing::read_file(dir.path() / "calls.log"))
+                .size(),
+            3u);
+
   Outcome catalog =
       interloper::testing::run_interloper({"catalog", pipeline}, dir.path().string());
   ASSERT_EQ(catalog.code, 0) << catalog.err;
@@ -91,7 +102,7 @@ TEST(PostgresCli, SqlAssetsRunInTheDatabaseAndThePasswordNeverShows) {
   Outcome status = interloper::testing::run_interloper(
       {"status", pipeline, "--window", "2026-11-01..2026-11-03", "--json"}, dir.path().string());
   const std::string password = password_of(url);
-  for (const Outcome* o : {&run, &catalog, &status}) {
+  for (const Outcome* o : {&run, &again, &catalog, &status}) {
     EXPECT_EQ(o->out.find(password), std::string::npos) << o->out;
     EXPECT_EQ(o->err.find(password), std::string::npos) << o->err;
   }

@@ -613,8 +613,9 @@ std::vector<RunRecord> SqliteStore::runs(std::string_view pipeline, std::size_t 
     r.finished = TimePoint::parse(stmt->column_text(5));
     const std::string state = stmt->column_text(6);
     r.state = state == "succeeded" ? RunState::succeeded
-              : state == "failed"  ? RunState::failed
-                                   : RunState::running;
+              : state == "failed"      ? RunState::failed
+              : state == "interrupted" ? RunState::interrupted
+                                       : RunState::running;
     r.partitions = stmt->column_int(7);
     r.succeeded = stmt->column_int(8);
     r.failed = stmt->column_int(9);
@@ -626,6 +627,9 @@ std::vector<RunRecord> SqliteStore::runs(std::string_view pipeline, std::size_t 
 
 std::unique_ptr<MaterializationStore> open_store(std::string_view path) {
   if (path == "memory://" || path == "memory:") return std::make_unique<MemoryStore>();
+  if (path.rfind("postgresql://", 0) == 0 || path.rfind("postgres://", 0) == 0) {
+    return std::make_unique<PostgresStore>(path);
+  }
   std::string_view file = path;
   if (file.rfind("sqlite:", 0) == 0) {
     file.remove_prefix(7);
@@ -637,7 +641,7 @@ std::unique_ptr<MaterializationStore> open_store(std::string_view path) {
       }
     }
   } else if (auto colon = file.find("://"); colon != std::string_view::npos) {
-    throw DestinationError(fmt::format("store '{}': unknown scheme '{}' (memory, sqlite)", path,
+    throw DestinationError(fmt::format("store '{}': unknown scheme '{}' (memory, sqlite, postgresql)", path,
                                        file.substr(0, colon)));
   }
   if (file.empty()) throw DestinationError(fmt::format("store '{}': no path", path));
