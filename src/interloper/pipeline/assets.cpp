@@ -354,13 +354,34 @@ ComputeFn command_compute(CommandAsset command) {
     const Logger& logger = context.logger();
     spec.on_stderr_line = [&logger](std::string_view line) { logger.info(line); };
 
+    const std::string& program = command.argv.front();
+    const char* format = command.csv ? "CSV" : "JSON lines";
+    TableStreamParser parser(
+        command.csv ? TableStreamParser::Format::csv : TableStreamParser::Format::json_lines,
+        [&context](Table&& batch) { context.emit(batch); });
+    std::uint64_t printed = 0;
+    spec.on_stdout = [&](std::string_view chunk) {
+      printed += chunk.size();
+      if (printed > command.max_output) {
+        throw RunError(fmt::format(
+            "asset '{}': command '{}' printed more than max_output ({} bytes) on stdout; it was "
+            "stopped",
+            scope.asset, program, command.max_output));
+      }
+      parser.feed(chunk);
+    };
+    auto invalid = [&](const DataError& e) {
+      return RunError(
+          fmt::format("command '{}' printed invalid {}: {}", program, format, e.what()));
+    };
     ProcessResult result;
     try {
       result = run_process(spec);
+    } catch (const DataError& e) {
+      throw invalid(e);
     } catch (const PipelineError& e) {
       throw RunError(fmt::format("asset '{}': {}", scope.asset, e.what()));
     }
-    const std::string& program = command.argv.front();
     if (result.left_processes) {
       logger.warning(fmt::format(
           "command '{}' exited but processes it started still held its output; they were "
@@ -377,11 +398,11 @@ ComputeFn command_compute(CommandAsset command) {
                                  result.describe(command.timeout_seconds), tail));
     }
     try {
-      return command.csv ? parse_csv(result.out) : parse_json_lines(result.out);
-    } catch (const std::exception& e) {
-      throw RunError(fmt::format("command '{}' printed invalid {}: {}", program,
-                                 command.csv ? "CSV" : "JSON lines", e.what()));
+      parser.finish();
+    } catch (const DataError& e) {
+      throw invalid(e);
     }
+    return Table();
   };
 }
 

@@ -54,9 +54,9 @@ void LazyDestination::check_writable() {
   opened.check_writable();
 }
 
-std::int64_t LazyDestination::write(const DatasetRef& dataset, const PartitionWindow* window,
-                                    const Table& table) {
-  return target().write(dataset, window, table);
+std::unique_ptr<WindowWriter> LazyDestination::open_writer(const DatasetRef& dataset,
+                                                           const PartitionWindow* window) {
+  return target().open_writer(dataset, window);
 }
 
 Table LazyDestination::read(const DatasetRef& dataset, const PartitionWindow* window) {

@@ -18,8 +18,8 @@ class LazyDestination final : public Destination {
   std::string url() const override { return url_; }
   // Opens the destination and checks that its file or directory may be written.
   void check_writable() override;
-  std::int64_t write(const DatasetRef& dataset, const PartitionWindow* window,
-                     const Table& table) override;
+  std::unique_ptr<WindowWriter> open_writer(const DatasetRef& dataset,
+                                            const PartitionWindow* window) override;
   Table read(const DatasetRef& dataset, const PartitionWindow* window) override;
   std::int64_t row_count(const DatasetRef& dataset, const Partition* partition) override;
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,

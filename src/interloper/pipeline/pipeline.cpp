@@ -49,6 +49,7 @@ struct AssetSpec {
   std::vector<std::string> argv;  // resolved program path
   bool csv = false;
   double timeout = 0;
+  std::uint64_t max_output = pipeline::kDefaultMaxOutput;
   std::shared_ptr<Destination> destination;
 };
 
@@ -84,6 +85,7 @@ class Loader {
                   std::initializer_list<std::string_view> allowed) const;
   std::string scalar(const YAML::Node& node, std::string_view what) const;
   bool boolean(const YAML::Node& node, std::string_view what) const;
+  std::uint64_t byte_size(const YAML::Node& node, std::string_view what) const;
   std::string expand_env(const YAML::Node& node, std::string_view what) const;
   std::string resolve_path(const std::string& path) const;
   std::shared_ptr<Destination> destination(const YAML::Node& node);
@@ -128,6 +130,27 @@ bool Loader::boolean(const YAML::Node& node, std::string_view what) const {
   if (text == "true") return true;
   if (text == "false") return false;
   fail(node, fmt::format("{} must be true or false, not '{}'", what, text));
+}
+
+// A positive number of bytes, optionally with a binary suffix: 4096, 64K, 512M, 10G.
+std::uint64_t Loader::byte_size(const YAML::Node& node, std::string_view what) const {
+  const std::string text = scalar(node, what);
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  const std::string_view suffix = std::string_view(text).substr(digits);
+  int shift = -1;
+  if (suffix.empty()) shift = 0;
+  if (suffix == "K") shift = 10;
+  if (suffix == "M") shift = 20;
+  if (suffix == "G") shift = 30;
+  std::uint64_t value = 0;
+  bool ok = digits > 0 && digits <= 12 && shift >= 0;
+  if (ok) value = std::stoull(text.substr(0, digits)) << shift;
+  if (!ok || value == 0) {
+    fail(node, fmt::format("{} must be a positive number of bytes (4096, 64K, 512M, 10G), not '{}'",
+                           what, text));
+  }
+  return value;
 }
 
 std::string Loader::expand_env(const YAML::Node& node, std::string_view what) const {
@@ -341,7 +364,8 @@ std::unique_ptr<PartitionConfig> Loader::partitioning(const YAML::Node& node) co
 
 void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
   check_keys(node, "asset",
-             {"name", "partitioning", "deps", "enabled", "command", "sql", "format", "timeout"});
+             {"name", "partitioning", "deps", "enabled", "command", "sql", "format", "timeout",
+              "max_output"});
   AssetSpec spec;
   AssetDefinition& def = spec.definition;
   def.line = node.Mark().line + 1;
@@ -453,6 +477,7 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
       spec.timeout = seconds;
       def.timeout_seconds = seconds;
     }
+    if (node["max_output"]) spec.max_output = byte_size(node["max_output"], "max_output");
   } else {
     def.body = "sql";
     spec.sql_node = sql;
@@ -460,6 +485,9 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
     if (def.sql.find_first_not_of(" \t\r\n") == std::string::npos) fail(sql, "'sql' is empty");
     if (node["format"]) fail(node["format"], "'format' applies to command assets only");
     if (node["timeout"]) fail(node["timeout"], "'timeout' applies to command assets only");
+    if (node["max_output"]) {
+      fail(node["max_output"], "'max_output' applies to command assets only");
+    }
     const std::string& target = def.destination_url;
     if (target.rfind("sqlite:", 0) != 0 && target.rfind("postgresql:", 0) != 0 &&
         target.rfind("postgres:", 0) != 0) {
@@ -595,6 +623,7 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
                                              .working_directory = directory_,
                                              .csv = spec.csv,
                                              .timeout_seconds = spec.timeout,
+                                             .max_output = spec.max_output,
                                              .inputs = def.deps});
       } else {
         pipeline::SqlAsset sql{
