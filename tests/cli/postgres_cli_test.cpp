@@ -138,3 +138,60 @@ TEST(PostgresCli, ConnectionProblemsExitTwoBeforeAnyAssetRuns) {
 }
 
 }  // namespace
+
+namespace {
+
+// The server goes away in the middle of a backfill: the partitions running then fail naming
+// the host, and `backfill --missing` after the restart completes the rest. A server of its own
+// (a nested scripts/with-postgres), since it is stopped and started.
+TEST(PostgresCli, ServerStoppedMidBackfillFailsThenMissingCompletes) {
+  IL_REQUIRE_POSTGRES(url);
+  (void)url;
+  interloper::testing::TempDir dir;
+  std::ofstream(dir.path() / "emit.sh")
+      << "#!/bin/sh\n"
+         "echo \"$IL_PARTITION_KEY\" >> calls.log\n"
+         "sleep 0.2\n"
+         "echo \"{\\\"date\\\":\\\"$1\\\",\\\"n\\\":1}\"\n";
+  fs::permissions(dir.path() / "emit.sh", fs::perms::owner_all, fs::perm_options::add);
+  std::ofstream(dir.path() / "pipeline.yaml")
+      << "destination: ${IL_TEST_POSTGRES_URL}\n"
+         "sources:\n"
+         "  - name: shop\n"
+         "    assets:\n"
+         "      - name: events\n"
+         "        partitioning: {kind: time, column: date, granularity: day}\n"
+         "        command: [./emit.sh, \"{partition.key}\"]\n";
+  std::ofstream(dir.path() / "scenario.sh")
+      << "set -u\n"
+         "bin=\"$1\"\n"
+         "\"$bin\" backfill pipeline.yaml --window 2026-11-01..2026-11-20 --concurrency 1 "
+         ">first.out 2>first.err &\n"
+         "pid=$!\n"
+         "for i in $(seq 1 300); do\n"
+         "  [ \"$(wc -l < calls.log 2>/dev/null || echo 0)\" -ge 3 ] && break; sleep 0.05\n"
+         "done\n"
+         "\"$IL_TEST_POSTGRES_CTL\" stop\n"
+         "wait $pid; echo \"first=$?\" > codes\n"
+         "\"$IL_TEST_POSTGRES_CTL\" start\n"
+         "\"$bin\" backfill pipeline.yaml --window 2026-11-01..2026-11-20 --missing "
+         ">second.out 2>second.err; echo \"second=$?\" >> codes\n"
+         "\"$bin\" status pipeline.yaml --window 2026-11-01..2026-11-20 --json > status.json\n";
+  const std::string script = (fs::path(IL_TEST_SOURCE_DIR) / "scripts" / "with-postgres").string();
+  interloper::pipeline::ProcessSpec spec;
+  spec.argv = {"/usr/bin/env", "-u", "IL_TEST_POSTGRES_URL", "-u", "IL_TEST_POSTGRES_CTL",
+               "bash", script, "bash", "scenario.sh", interloper::testing::interloper_binary()};
+  spec.working_directory = dir.path().string();
+  spec.timeout_seconds = 120;
+  auto result = interloper::pipeline::run_process(spec);
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  const std::string codes = interloper::testing::read_file(dir.path() / "codes");
+  EXPECT_EQ(codes, "first=1\nsecond=0\n") << interloper::testing::read_file(dir.path() / "first.err");
+  const std::string first_err = interloper::testing::read_file(dir.path() / "first.err");
+  EXPECT_NE(first_err.find("127.0.0.1"), std::string::npos) << first_err;
+  const std::string status = interloper::testing::read_file(dir.path() / "status.json");
+  EXPECT_NE(status.find("\"missing\":[]"), std::string::npos) << status;
+  EXPECT_NE(status.find("\"failed\":[]"), std::string::npos) << status;
+}
+
+}  // namespace

@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
@@ -131,9 +133,45 @@ struct RunContext {
   RunOptions options;
 };
 
+// Before anything runs: every destination the selected assets write to, and the store, must
+// be writable, so that a run never computes partitions it cannot record. Throws UsageError
+// naming the first that is not.
+void check_writable(const Project& project, const Selection& selection) {
+  std::vector<Destination*> checked;
+  for (const std::string& name : selection.assets) {
+    const Asset& asset = project.dag->asset(name);
+    Destination* destination = project.dag->destination_of(asset);
+    if (destination == nullptr) {
+      throw UsageError(fmt::format(
+          "asset '{}' has no destination to write to (set one on the asset or its source)", name));
+    }
+    if (std::find(checked.begin(), checked.end(), destination) != checked.end()) continue;
+    checked.push_back(destination);
+    try {
+      destination->check_writable();
+    } catch (const std::exception& e) {
+      throw UsageError(fmt::format("destination {} (asset '{}') cannot be written: {}",
+                                   destination->url(), name, one_line(e.what())));
+    }
+  }
+  const fs::path store(project.store_path);
+  for (const fs::path& path : {store, store.parent_path()}) {
+    std::error_code ec;
+    if (path.empty() || !fs::exists(path, ec) || ::access(path.c_str(), W_OK) == 0) continue;
+    throw UsageError(fmt::format("store {} cannot be written: {}: {}", project.store_path,
+                                 path.string(), std::strerror(errno)));
+  }
+}
+
 void prepare_run(RunContext& run, const Project& project, const Args& args,
                  const Selection& selection) {
-  run.store = open_state_store(project.store_path, true);
+  check_writable(project, selection);
+  try {
+    run.store = open_state_store(project.store_path, true);
+  } catch (const std::exception& e) {
+    throw UsageError(fmt::format("store {} cannot be opened for writing: {}", project.store_path,
+                                 one_line(e.what())));
+  }
   run.options.store = run.store.get();
   run.options.events = &run.events;
   run.options.assets = selection.assets;

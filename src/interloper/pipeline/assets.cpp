@@ -2,8 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "interloper/data.hpp"
 #include "interloper/error.hpp"
@@ -12,6 +18,8 @@
 #include "interloper/pipeline/process.hpp"
 
 namespace interloper::pipeline {
+
+namespace fs = std::filesystem;
 
 std::string instant_text(TimePoint t) { return t.is_midnight() ? t.date_string() : t.to_string(); }
 
@@ -41,6 +49,12 @@ constexpr std::string_view kPlaceholders[] = {"partition.key", "window.start", "
                                               "bounds.start",  "bounds.end",   "asset"};
 
 std::string placeholder_value(std::string_view name, const Scope& scope) {
+  if (name.substr(0, 6) == "input.") {
+    for (const auto& [dependency, path] : scope.inputs) {
+      if (dependency == name.substr(6)) return path;
+    }
+    throw RunError(fmt::format("placeholder {{{}}}: no such input", name));
+  }
   auto need_window = [&] {
     if (!scope.has_window) {
       throw RunError(fmt::format("placeholder {{{}}} needs a window but the run has none", name));
@@ -191,7 +205,8 @@ std::size_t name_length(std::string_view text) {
 // Only `{name}` is a placeholder, and not after '$' (the shell's `${HOME}`); a brace that does
 // not open one is literal, so JSON and most awk programs pass through as written. "{{" and "}}"
 // still stand for one brace each, as they always have.
-std::string expand_placeholders(const std::string& arg, const Scope* scope) {
+std::string expand_placeholders(const std::string& arg, const Scope* scope,
+                                const std::vector<std::string>& inputs) {
   std::string out;
   const std::string_view text(arg);
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -212,7 +227,26 @@ std::string expand_placeholders(const std::string& arg, const Scope* scope) {
       continue;
     }
     std::string name(text.substr(i + 1, n));
-    if (!is_placeholder(name)) {
+    if (name.rfind("input.", 0) == 0) {
+      const std::string dependency = name.substr(6);
+      bool known = false;
+      if (scope != nullptr) {
+        for (const auto& input : scope->inputs) known = known || input.first == dependency;
+      } else {
+        known = std::find(inputs.begin(), inputs.end(), dependency) != inputs.end();
+      }
+      if (!known) {
+        throw PipelineError(fmt::format(
+            "placeholder {{{}}} in argument '{}' names no dependency of the asset ({}); write "
+            "{{{{{}}}}} for the literal text",
+            name, arg,
+            inputs.empty() && scope == nullptr
+                ? std::string("it has none")
+                : "its dependencies: " + fmt::format("{}", fmt::join(inputs, ", ")),
+            name));
+      }
+      if (scope != nullptr) out += placeholder_value(name, *scope);
+    } else if (!is_placeholder(name)) {
       throw PipelineError(fmt::format(
           "unknown placeholder {{{}}} in argument '{}' (known: {{partition.key}}, "
           "{{window.start}}, {{window.end}}, {{bounds.start}}, {{bounds.end}}, {{asset}}; write "
@@ -226,10 +260,74 @@ std::string expand_placeholders(const std::string& arg, const Scope* scope) {
   return out;
 }
 
+std::string input_variable(std::string_view dependency) {
+  std::string name = "IL_INPUT_";
+  for (char c : dependency) {
+    name += std::isalnum(static_cast<unsigned char>(c)) != 0
+                ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
+                : '_';
+  }
+  return name;
+}
+
+namespace {
+
+// A private temporary directory for a command's input files, removed with everything in it
+// when the command is done (whether it succeeded, failed or was interrupted).
+class InputDirectory {
+ public:
+  InputDirectory() {
+    std::string pattern = (fs::temp_directory_path() / "interloper-inputs-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw RunError(fmt::format("cannot create a directory for input files in {}: {}",
+                                 fs::temp_directory_path().string(), std::strerror(errno)));
+    }
+    path_ = pattern;
+  }
+  ~InputDirectory() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  InputDirectory(const InputDirectory&) = delete;
+  InputDirectory& operator=(const InputDirectory&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Writes each dependency's rows for this run into `dir`, one JSON-lines file each, and lists
+// them in the scope and the environment.
+void write_inputs(const CommandAsset& command, ExecutionContext& context,
+                  const InputDirectory& dir, Scope& scope, ProcessSpec& spec) {
+  for (std::size_t i = 0; i < command.inputs.size(); ++i) {
+    const std::string& dependency = command.inputs[i];
+    const Table rows = context.load(dependency);
+    // Numbered, so that no asset name has to be made safe as a file name.
+    const fs::path file = dir.path() / fmt::format("{}.jsonl", i + 1);
+    std::ofstream out(file, std::ios::binary);
+    write_json_lines(rows, out);
+    out.close();
+    if (!out) {
+      throw RunError(fmt::format("asset '{}': cannot write the input file of '{}' ({})",
+                                 scope.asset, dependency, file.string()));
+    }
+    scope.inputs.emplace_back(dependency, file.string());
+    spec.env.emplace_back(input_variable(dependency), file.string());
+  }
+}
+
+}  // namespace
+
 ComputeFn command_compute(CommandAsset command) {
   return [command = std::move(command)](ExecutionContext& context) -> Table {
     Scope scope = Scope::of(context);
     ProcessSpec spec;
+    std::optional<InputDirectory> input_dir;
+    if (!command.inputs.empty()) {
+      input_dir.emplace();
+      write_inputs(command, context, *input_dir, scope, spec);
+    }
     for (const auto& arg : command.argv) spec.argv.push_back(expand_placeholders(arg, &scope));
     spec.working_directory = command.working_directory;
     spec.timeout_seconds = command.timeout_seconds;
@@ -256,13 +354,34 @@ ComputeFn command_compute(CommandAsset command) {
     const Logger& logger = context.logger();
     spec.on_stderr_line = [&logger](std::string_view line) { logger.info(line); };
 
+    const std::string& program = command.argv.front();
+    const char* format = command.csv ? "CSV" : "JSON lines";
+    TableStreamParser parser(
+        command.csv ? TableStreamParser::Format::csv : TableStreamParser::Format::json_lines,
+        [&context](Table&& batch) { context.emit(batch); });
+    std::uint64_t printed = 0;
+    spec.on_stdout = [&](std::string_view chunk) {
+      printed += chunk.size();
+      if (printed > command.max_output) {
+        throw RunError(fmt::format(
+            "asset '{}': command '{}' printed more than max_output ({} bytes) on stdout; it was "
+            "stopped",
+            scope.asset, program, command.max_output));
+      }
+      parser.feed(chunk);
+    };
+    auto invalid = [&](const DataError& e) {
+      return RunError(
+          fmt::format("command '{}' printed invalid {}: {}", program, format, e.what()));
+    };
     ProcessResult result;
     try {
       result = run_process(spec);
+    } catch (const DataError& e) {
+      throw invalid(e);
     } catch (const PipelineError& e) {
       throw RunError(fmt::format("asset '{}': {}", scope.asset, e.what()));
     }
-    const std::string& program = command.argv.front();
     if (result.left_processes) {
       logger.warning(fmt::format(
           "command '{}' exited but processes it started still held its output; they were "
@@ -279,11 +398,11 @@ ComputeFn command_compute(CommandAsset command) {
                                  result.describe(command.timeout_seconds), tail));
     }
     try {
-      return command.csv ? parse_csv(result.out) : parse_json_lines(result.out);
-    } catch (const std::exception& e) {
-      throw RunError(fmt::format("command '{}' printed invalid {}: {}", program,
-                                 command.csv ? "CSV" : "JSON lines", e.what()));
+      parser.finish();
+    } catch (const DataError& e) {
+      throw invalid(e);
     }
+    return Table();
   };
 }
 

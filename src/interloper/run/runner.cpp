@@ -494,16 +494,21 @@ class Engine {
             "asset '{}': no destination to write to (set one on the asset or its source)",
             asset.name()));
       }
+      // Batches the asset emits go to the writer as they come; the window is replaced only
+      // when the asset has returned, so a failure leaves it as it was.
+      std::unique_ptr<WindowWriter> writer =
+          destination->open_writer(asset.dataset(), write_window);
       ExecutionContext context(
           asset.name(), window, logger_.for_asset(asset.name()),
           [this, &asset, &result, window](std::string_view upstream) {
             return load(asset, window.get(), result.window, upstream);
           },
+          [&writer](const Table& batch) { writer->append(batch); },
           [this, &asset, window](std::string_view upstream) {
             return reads_of(asset, window.get(), upstream).reads;
           });
-      const Table rows = asset.compute(context);
-      result.rows = destination->write(asset.dataset(), write_window, rows);
+      writer->append(asset.compute(context));
+      result.rows = writer->commit();
       if (options_.run.events != nullptr) {
         Event event = make_event(EventType::destination_write, asset.name(), result.window);
         event.rows = result.rows;
