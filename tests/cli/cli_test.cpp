@@ -530,6 +530,25 @@ TEST_F(Cli, SqlDependenciesHoldTheRunsPartitionsAcrossGranularities) {
             (std::vector<std::string>{"3"}));
 }
 
+// A store that cannot be reached is bad input found before anything runs, and its password
+// never reaches the terminal.
+TEST_F(Cli, AnUnreachableStoreExitsTwoWithoutItsPassword) {
+  std::string path = pipeline(
+      "store: postgresql://u:s3cret@127.0.0.1:1/db?connect_timeout=2\n"
+      "sources:\n"
+      "  - name: s\n"
+      "    assets:\n"
+      "      - name: a\n"
+      "        command: [/bin/echo, '{{\"x\":1}}']\n");
+  for (const auto& command : {"materialize", "status", "runs"}) {
+    Outcome o = interloper({command, path});
+    EXPECT_EQ(o.code, 2) << command << ": " << o.err;
+    expect_one_error_line(o, "the store cannot be opened");
+    EXPECT_EQ(o.err.find("s3cret"), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find("u:***@127.0.0.1:1"), std::string::npos) << o.err;
+  }
+}
+
 TEST_F(Cli, ListValuesStayInsideTheFileDestination) {
   std::string path = pipeline(
       "destination: file:out?format=jsonl\n"

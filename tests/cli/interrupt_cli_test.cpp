@@ -292,8 +292,8 @@ TEST_F(Interrupt, UnwritableStoreIsReportedBeforeAnythingRuns) {
       {"backfill", path, "--window", "2026-11-01..2026-11-02"}, dir_.string());
   EXPECT_EQ(outcome.code, 2) << outcome.err;
   EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1) << outcome.err;
-  EXPECT_NE(outcome.err.find("error: store " + (dir_ / "blocker" / "state.db").string() +
-                             " cannot be opened for writing"),
+  EXPECT_NE(outcome.err.find("error: the store cannot be opened for writing: sqlite '" +
+                             (dir_ / "blocker" / "state.db").string() + "'"),
             std::string::npos)
       << outcome.err;
   EXPECT_FALSE(fs::exists(dir_ / "calls.log"));

@@ -122,7 +122,13 @@ std::shared_ptr<MaterializationStore> open_state_store(const std::string& path, 
   std::error_code ec;
   const bool server = path.rfind("postgresql://", 0) == 0 || path.rfind("postgres://", 0) == 0;
   if (!create && !server && !fs::exists(path, ec)) return std::make_shared<MemoryStore>();
-  return std::shared_ptr<MaterializationStore>(open_store(path));
+  try {
+    return std::shared_ptr<MaterializationStore>(open_store(path));
+  } catch (const std::exception& e) {
+    // The store's own message names it with any password redacted; the raw path may hold one.
+    throw UsageError(fmt::format("the store cannot be opened{}: {}", create ? " for writing" : "",
+                                 one_line(e.what())));
+  }
 }
 
 // Everything a run needs besides the window and assets, wired to the output flags.
@@ -166,12 +172,7 @@ void check_writable(const Project& project, const Selection& selection) {
 void prepare_run(RunContext& run, const Project& project, const Args& args,
                  const Selection& selection) {
   check_writable(project, selection);
-  try {
-    run.store = open_state_store(project.store_path, true);
-  } catch (const std::exception& e) {
-    throw UsageError(fmt::format("store {} cannot be opened for writing: {}", project.store_path,
-                                 one_line(e.what())));
-  }
+  run.store = open_state_store(project.store_path, true);
   run.options.store = run.store.get();
   run.options.events = &run.events;
   run.options.assets = selection.assets;
