@@ -49,6 +49,7 @@ TEST_F(Hostile, SqlAssetsReadOnlyTheirDependenciesAndLeaveWritesWorking) {
       "  - name: shop\n"
       "    assets:\n"
       "      - name: events\n"
+      "        deps: [secret]\n"  // so that the table exists when sneaky runs
       "        command: [/bin/echo, '{{\"n\":1}}']\n"
       "      - name: secret\n"
       "        command: [/bin/echo, '{{\"pin\":1234}}']\n"
@@ -82,6 +83,38 @@ TEST_F(Hostile, SqlAssetsReadOnlyTheirDependenciesAndLeaveWritesWorking) {
   EXPECT_EQ(query(data_db(), "SELECT n FROM shop__later"), (std::vector<std::string>{"2"}));
   EXPECT_EQ(query(data_db(), "SELECT COUNT(*) FROM sqlite_master WHERE name = 'shop__sneaky'"),
             (std::vector<std::string>{"0"}));
+}
+
+// The window-scoped CTEs (NAME for the run's partitions, NAME__all for every row) read only
+// the dependency's own table, so they pass the authorizer; another table still does not.
+TEST_F(Hostile, WindowedSqlDependenciesPassTheAuthorizerAndNothingElseDoes) {
+  std::string file = pipeline(
+      "sources:\n"
+      "  - name: web\n"
+      "    assets:\n"
+      "      - name: hits\n"
+      "        deps: [other]\n"  // so that the table exists when peek runs
+      "        partitioning: {kind: time, column: day, granularity: day}\n"
+      "        command: [/bin/echo, '{{\"day\":\"{window.start}\",\"n\":1}}']\n"
+      "      - name: other\n"
+      "        partitioning: {kind: time, column: day, granularity: day}\n"
+      "        command: [/bin/echo, '{{\"day\":\"{window.start}\",\"n\":7}}']\n"
+      "      - name: daily\n"
+      "        deps: [hits]\n"
+      "        partitioning: {kind: time, column: day, granularity: day}\n"
+      "        sql: SELECT :partition_key AS day, SUM(n) AS n,\n"
+      "          (SELECT COUNT(*) FROM hits__all) AS stored FROM hits\n"
+      "      - name: peek\n"
+      "        deps: [hits]\n"
+      "        partitioning: {kind: time, column: day, granularity: day}\n"
+      "        sql: SELECT :partition_key AS day, (SELECT SUM(n) FROM web__other) AS n FROM hits\n");
+  Outcome o = run_interloper({"backfill", file, "--window", "2026-11-01..2026-11-02"});
+  EXPECT_EQ(o.code, 1) << o.out << o.err;
+  EXPECT_NE(o.out.find("reading table 'web__other', which is not a declared dependency"),
+            std::string::npos)
+      << o.out;
+  EXPECT_EQ(query(data_db(), "SELECT day, n, stored > 0 FROM web__daily ORDER BY day"),
+            (std::vector<std::string>{"2026-11-01|1|1", "2026-11-02|1|1"}));
 }
 
 TEST_F(Hostile, SqlWithASecondStatementIsRejectedAtLoad) {

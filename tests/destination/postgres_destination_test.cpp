@@ -10,6 +10,7 @@
 #include "destination/destination_contract.hpp"
 #include "destination/storage_fixtures.hpp"
 #include "interloper/destination.hpp"
+#include "interloper/destination/postgres_sql.hpp"
 #include "interloper/postgres/postgres.hpp"
 #include "support/postgres.hpp"
 
@@ -281,6 +282,61 @@ TEST(PostgresUrl, RedactsThePassword) {
   EXPECT_EQ(url.get("schema"), "raw");
   EXPECT_EQ(url.conninfo, "postgresql://me:p%40ss@db/w?sslmode=disable&connect_timeout=5");
   EXPECT_THROW(postgres::parse_url("mysql://x", {}), DestinationError);
+}
+
+}  // namespace
+}  // namespace interloper
+
+namespace interloper {
+namespace {
+
+TEST(PostgresSql, NamedParametersBecomeNumberedOutsideQuotesAndComments) {
+  auto q = detail::pg::number_parameters(
+      "SELECT x::date, ':a', E'\\':b', \":c\", $$ :d $$, $t$ :e $t$ -- :f\n"
+      "FROM t /* :g /* :h */ */ WHERE a = :a AND b < :b_2 AND c = :a");
+  EXPECT_EQ(q.sql,
+            "SELECT x::date, ':a', E'\\':b', \":c\", $$ :d $$, $t$ :e $t$ -- :f\n"
+            "FROM t /* :g /* :h */ */ WHERE a = $1 AND b < $2 AND c = $1");
+  EXPECT_EQ(q.names, (std::vector<std::string>{"a", "b_2"}));
+}
+
+TEST_F(PostgresDestinationTest, QueryBindsTypedParametersReadOnly) {
+  TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 2));
+  Table rows;
+  rows.append({{"date", day(2026, 1, 1)}, {"ts", at(2026, 1, 1, 23)}, {"clicks", 1}});
+  rows.append({{"date", day(2026, 1, 2)}, {"ts", at(2026, 1, 2, 0)}, {"clicks", 2}});
+  destination->write(stats, &window, rows);
+  const std::string table = destination->table_name_of(stats);
+  // A date bound against a timestamp column compares as a time, not as text.
+  Table back = destination->query(
+      "SELECT \"date\", ts, clicks, clicks::double precision / 2 AS half, ':start' AS literal "
+      "FROM \"" + table + "\" WHERE ts >= :start AND ts < :end ORDER BY ts",
+      {{":start", Value(Value::Date(std::chrono::sys_days(day(2026, 1, 1))))},
+       {":end", Value(Value::Date(std::chrono::sys_days(day(2026, 1, 2))))}});
+  ASSERT_EQ(back.num_rows(), 1u);
+  EXPECT_EQ(back.schema(), Schema({{"date", DataType::date},
+                                   {"ts", DataType::timestamp},
+                                   {"clicks", DataType::int64},
+                                   {"half", DataType::float64},
+                                   {"literal", DataType::string}}));
+  EXPECT_EQ(back.at(0, "ts"), Value(at(2026, 1, 1, 23)));
+  EXPECT_EQ(back.at(0, "half"), Value(0.5));
+  EXPECT_EQ(back.at(0, "literal"), Value(":start"));
+  // A string parameter takes the type its context gives it.
+  EXPECT_EQ(destination->query("SELECT count(*) AS n FROM \"" + table + "\" WHERE \"date\" = :d",
+                               {{"d", Value("2026-01-02")}})
+                .at(0, "n"),
+            Value(1));
+  EXPECT_THROW(destination->query("DELETE FROM \"" + table + "\"", {}), DestinationError);
+  try {
+    raw("CREATE SEQUENCE \"" + schema + "\".counter");
+    destination->query("SELECT nextval('counter') AS n", {});  // writes: refused in READ ONLY
+    FAIL() << "expected DestinationError";
+  } catch (const DestinationError& e) {
+    EXPECT_NE(std::string(e.what()).find("read-only"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(destination->query("SELECT 1", {{":missing", Value(1)}}), DestinationError);
+  EXPECT_EQ(destination->row_count(stats, nullptr), 2);
 }
 
 }  // namespace

@@ -109,7 +109,7 @@ void Asset::check(const PartitionWindow* window) const {
   }
 }
 
-Table Asset::compute(ExecutionContext& context) const { return compute_(context); }
+Table Asset::compute(ExecutionContext& context) const { return context.finish(compute_(context)); }
 
 Table Asset::run(const PartitionWindow& window, Logger logger) const {
   check(&window);
@@ -139,10 +139,23 @@ Destination& require_destination(const Asset& asset) {
 }
 }  // namespace
 
+// Computes into a writer of `destination`: emitted batches are written as they come, and the
+// window is replaced only once the callable has returned.
+std::int64_t Asset::write_into(Destination& destination, const PartitionWindow* window,
+                               std::shared_ptr<const PartitionWindow> scope, Logger logger) const {
+  std::unique_ptr<WindowWriter> writer = destination.open_writer(dataset(), window);
+  ExecutionContext context(name_, std::move(scope), logger.for_asset(name_), {},
+                           [&writer](const Table& batch) { writer->append(batch); });
+  Table rest = compute(context);
+  writer->append(rest);
+  return writer->commit();
+}
+
 std::int64_t Asset::materialize(const PartitionWindow& window, Logger logger) const {
   Destination& destination = require_destination(*this);
-  Table rows = run(window, std::move(logger));
-  return destination.write(dataset(), partitioning_ ? &window : nullptr, rows);
+  check(&window);
+  return write_into(destination, partitioning_ ? &window : nullptr, window.clone(),
+                    std::move(logger));
 }
 
 std::int64_t Asset::materialize(const Partition& partition, Logger logger) const {
@@ -151,8 +164,8 @@ std::int64_t Asset::materialize(const Partition& partition, Logger logger) const
 
 std::int64_t Asset::materialize(Logger logger) const {
   Destination& destination = require_destination(*this);
-  Table rows = run(std::move(logger));
-  return destination.write(dataset(), nullptr, rows);
+  check(nullptr);
+  return write_into(destination, nullptr, nullptr, std::move(logger));
 }
 
 // ---- Source ------------------------------------------------------------------------------
@@ -175,11 +188,31 @@ Asset& Source::add(Asset asset) {
 
 ExecutionContext::ExecutionContext(std::string asset_name,
                                    std::shared_ptr<const PartitionWindow> window, Logger logger,
-                                   Loader loader)
+                                   Loader loader, Emitter emitter, ReadsOf reads_of)
     : asset_name_(std::move(asset_name)),
       window_(std::move(window)),
       logger_(std::move(logger)),
-      loader_(std::move(loader)) {}
+      loader_(std::move(loader)),
+      emitter_(std::move(emitter)),
+      reads_of_(std::move(reads_of)) {}
+
+void ExecutionContext::emit(const Table& batch) {
+  if (emitter_) {
+    emitter_(batch);
+  } else if (!emitted_) {
+    emitted_ = batch;
+  } else {
+    emitted_->append_table(batch);
+  }
+}
+
+Table ExecutionContext::finish(Table rest) {
+  if (!emitted_) return rest;
+  Table all = std::move(*emitted_);
+  emitted_.reset();
+  all.append_table(rest);
+  return all;
+}
 
 const PartitionWindow& ExecutionContext::window() const {
   if (!window_) {
@@ -244,6 +277,15 @@ Table ExecutionContext::load(std::string_view upstream_name) const {
                     asset_name_, upstream_name));
   }
   return loader_(upstream_name);
+}
+
+ExecutionContext::UpstreamReads ExecutionContext::reads_of(std::string_view upstream_name) const {
+  if (!reads_of_) {
+    throw RunError(
+        fmt::format("asset '{}': cannot read '{}' outside a DAG run (no upstream loader)",
+                    asset_name_, upstream_name));
+  }
+  return reads_of_(upstream_name);
 }
 
 }  // namespace interloper

@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "interloper/data/format.hpp"
+#include "interloper/data/stream.hpp"
 
 namespace interloper {
 
@@ -49,6 +50,35 @@ void append_rows(std::string& out, const Table& table, std::size_t begin, std::s
   }
 }
 
+}  // namespace
+
+void detail::append_csv_header(std::string& out, const std::vector<std::string>& names) {
+  for (std::size_t c = 0; c < names.size(); ++c) {
+    if (c > 0) out.push_back(',');
+    append_csv_field(out, names[c]);
+  }
+  out.push_back('\n');
+}
+
+void detail::append_csv_records(std::string& out, const Table& table,
+                                const std::vector<std::size_t>& columns) {
+  for (std::size_t r = 0; r < table.num_rows(); ++r) {
+    for (std::size_t k = 0; k < columns.size(); ++k) {
+      if (k > 0) out.push_back(',');
+      if (columns[k] == Schema::npos) continue;
+      const Value& v = table.column(columns[k])[r];
+      if (v.is_null()) continue;
+      if (v.type() == DataType::string)
+        append_csv_field(out, v.as_string());
+      else
+        append_value(out, v);
+    }
+    out.push_back('\n');
+  }
+}
+
+namespace {
+
 struct CsvField {
   std::string text;
   bool quoted = false;
@@ -59,10 +89,13 @@ std::string line_prefix(std::size_t line) { return "line " + std::to_string(line
 // Splits RFC 4180 records. next() fills `fields` and returns false at the end of the text.
 class RecordReader {
  public:
-  explicit RecordReader(std::string_view text) : text_(text) {}
+  explicit RecordReader(std::string_view text, std::size_t first_line = 1)
+      : text_(text), line_(first_line), record_line_(first_line) {}
 
   // The line on which the last record returned began.
   std::size_t line() const { return record_line_; }
+  // The line the next record begins on.
+  std::size_t next_line() const { return line_; }
 
   bool next(std::vector<CsvField>& fields) {
     if (pos_ >= text_.size()) return false;
@@ -117,8 +150,8 @@ class RecordReader {
 
   std::string_view text_;
   std::size_t pos_ = 0;
-  std::size_t line_ = 1;
-  std::size_t record_line_ = 1;
+  std::size_t line_;
+  std::size_t record_line_;
 };
 
 enum Kind : unsigned { kBool = 1, kInt = 2, kDouble = 4, kDate = 8, kTimestamp = 16 };
@@ -183,15 +216,10 @@ void write_csv(const Table& table, std::ostream& out) {
   if (!buf.empty()) out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
 }
 
-Table read_csv(std::istream& in, const Schema* declared) {
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  return parse_csv(text, declared);
-}
+namespace {
 
-Table parse_csv(std::string_view text, const Schema* declared) {
-  RecordReader reader(text);
-  std::vector<CsvField> header;
-  if (!reader.next(header)) return declared ? Table(*declared) : Table();
+// The header's column names. Throws DataError on a name given twice.
+std::vector<std::string> header_names(const std::vector<CsvField>& header) {
   std::vector<std::string> names;
   for (const CsvField& f : header) {
     for (const std::string& n : names)
@@ -199,46 +227,59 @@ Table parse_csv(std::string_view text, const Schema* declared) {
         throw DataError("line 1: column '" + f.text + "' appears twice in the header");
     names.push_back(f.text);
   }
-  const std::size_t n = names.size();
+  return names;
+}
 
-  std::vector<std::vector<CsvField>> records;
+// Every remaining record of `reader`, and the line each begins on.
+struct Records {
+  std::vector<std::vector<CsvField>> fields;
   std::vector<std::size_t> lines;
+};
+
+Records read_records(RecordReader& reader, std::size_t n) {
+  Records out;
   std::vector<CsvField> fields;
   while (reader.next(fields)) {
     if (fields.size() != n)
       throw DataError(line_prefix(reader.line()) + "record has " + std::to_string(fields.size()) +
                       " fields but the header has " + std::to_string(n));
-    records.push_back(std::move(fields));
-    lines.push_back(reader.line());
+    out.fields.push_back(std::move(fields));
+    out.lines.push_back(reader.line());
     fields = {};
   }
+  return out;
+}
 
-  if (declared) {
-    std::vector<std::size_t> target(n);
-    for (std::size_t c = 0; c < n; ++c) {
-      auto i = declared->find(names[c]);
-      if (!i)
-        throw DataError("line 1: column '" + names[c] + "' is not in the declared schema (" +
-                        declared->to_string() + ")");
-      target[c] = *i;
-    }
-    Table table(*declared);
-    table.reserve(records.size());
-    for (std::size_t r = 0; r < records.size(); ++r) {
-      std::vector<Value> row(declared->size());
-      for (std::size_t c = 0; c < n; ++c)
-        row[target[c]] =
-            field_value(records[r][c], declared->field(target[c]).type, lines[r], names[c]);
-      table.append_row(std::move(row));
-    }
-    return table;
+Table declared_table(const std::vector<std::string>& names, const Records& records,
+                     const Schema& declared) {
+  const std::size_t n = names.size();
+  std::vector<std::size_t> target(n);
+  for (std::size_t c = 0; c < n; ++c) {
+    auto i = declared.find(names[c]);
+    if (!i)
+      throw DataError("line 1: column '" + names[c] + "' is not in the declared schema (" +
+                      declared.to_string() + ")");
+    target[c] = *i;
   }
+  Table table(declared);
+  table.reserve(records.fields.size());
+  for (std::size_t r = 0; r < records.fields.size(); ++r) {
+    std::vector<Value> row(declared.size());
+    for (std::size_t c = 0; c < n; ++c)
+      row[target[c]] = field_value(records.fields[r][c], declared.field(target[c]).type,
+                                   records.lines[r], names[c]);
+    table.append_row(std::move(row));
+  }
+  return table;
+}
 
+Table inferred_table(const std::vector<std::string>& names, const Records& records) {
+  const std::size_t n = names.size();
   std::vector<Field> inferred_fields;
   for (std::size_t c = 0; c < n; ++c) {
     unsigned kinds = ~0u;
     bool any = false;
-    for (const auto& rec : records) {
+    for (const auto& rec : records.fields) {
       if (is_null(rec[c])) continue;
       any = true;
       kinds &= kinds_of(rec[c]);
@@ -248,14 +289,153 @@ Table parse_csv(std::string_view text, const Schema* declared) {
   }
   Schema schema(std::move(inferred_fields));
   Table table(schema);
-  table.reserve(records.size());
-  for (std::size_t r = 0; r < records.size(); ++r) {
+  table.reserve(records.fields.size());
+  for (std::size_t r = 0; r < records.fields.size(); ++r) {
     std::vector<Value> row(n);
     for (std::size_t c = 0; c < n; ++c)
-      row[c] = field_value(records[r][c], schema.field(c).type, lines[r], names[c]);
+      row[c] = field_value(records.fields[r][c], schema.field(c).type, records.lines[r], names[c]);
     table.append_row(std::move(row));
   }
   return table;
 }
+
+Table records_table(const std::vector<std::string>& names, const Records& records,
+                    const Schema* declared) {
+  return declared ? declared_table(names, records, *declared) : inferred_table(names, records);
+}
+
+}  // namespace
+
+Table parse_csv(std::string_view text, const Schema* declared) {
+  RecordReader reader(text);
+  std::vector<CsvField> header;
+  if (!reader.next(header)) return declared ? Table(*declared) : Table();
+  std::vector<std::string> names = header_names(header);
+  return records_table(names, read_records(reader, names.size()), declared);
+}
+
+Table read_csv(std::istream& in, const Schema* declared) {
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return parse_csv(text, declared);
+}
+
+namespace detail {
+namespace {
+
+// Finds where records end in CSV text arriving in pieces, reading quotes exactly as
+// RecordReader does (a quote opens a field only at its start; "" inside is a literal quote).
+class RecordBoundaries {
+ public:
+  // Feeds one character; true when it ends a record.
+  bool ends_record(char c) {
+    switch (state_) {
+      case State::field_start:
+        if (c == '"') {
+          state_ = State::quoted;
+          return false;
+        }
+        [[fallthrough]];
+      case State::unquoted:
+        if (c == '\n') {
+          state_ = State::field_start;
+          return true;
+        }
+        state_ = c == ',' ? State::field_start : State::unquoted;
+        return false;
+      case State::quoted:
+        if (c == '"') state_ = State::quote_seen;
+        return false;
+      case State::quote_seen:
+        if (c == '"') {
+          state_ = State::quoted;
+          return false;
+        }
+        state_ = State::unquoted;
+        return ends_record(c);
+    }
+    return false;
+  }
+
+ private:
+  enum class State : std::uint8_t { field_start, unquoted, quoted, quote_seen };
+  State state_ = State::field_start;
+};
+
+class CsvStream final : public StreamFormat {
+ public:
+  CsvStream(const std::optional<Schema>& declared, BatchSink& sink)
+      : declared_(declared), sink_(sink) {}
+
+  void feed(std::string_view bytes) override {
+    for (char c : bytes) {
+      pending_.push_back(c);
+      if (!boundaries_.ends_record(c)) continue;
+      complete_ = pending_.size();
+      ++records_;
+      if (names_ ? sink_.full(records_, complete_) : true) parse(complete_);
+    }
+  }
+
+  void finish() override {
+    if (!pending_.empty()) {
+      ++records_;
+      parse(pending_.size());
+    }
+    if (names_ && !emitted_) emit(declared_ ? Table(*declared_) : inferred_table(*names_, {}));
+  }
+
+ private:
+  // Parses the complete records in the first `end` bytes of pending_.
+  void parse(std::size_t end) {
+    std::string_view text(pending_.data(), end);
+    RecordReader reader(text, line_);
+    if (!names_) {
+      std::vector<CsvField> header;
+      reader.next(header);
+      names_ = header_names(header);
+    }
+    Records records = read_records(reader, names_->size());
+    line_ = reader.next_line();
+    pending_.erase(0, end);
+    complete_ = 0;
+    records_ = 0;
+    if (!records.fields.empty()) emit(batch(records));
+  }
+
+  Table batch(const Records& records) {
+    Table table = records_table(*names_, records, declared_ ? &*declared_ : nullptr);
+    if (declared_) return table;
+    try {
+      schema_ = emitted_ ? Schema::unify(schema_, table.schema()) : table.schema();
+    } catch (const DataError& e) {
+      throw DataError(line_prefix(records.lines.front()) + "from this line on: " + e.what());
+    }
+    return table;
+  }
+
+  void emit(Table&& table) {
+    emitted_ = true;
+    sink_.emit(std::move(table));
+  }
+
+  std::optional<Schema> declared_;
+  BatchSink& sink_;
+  RecordBoundaries boundaries_;
+  std::string pending_;       // text not parsed yet, starting at a record
+  std::size_t complete_ = 0;  // bytes of pending_ holding complete records
+  std::size_t records_ = 0;   // complete records in pending_
+  std::size_t line_ = 1;      // the line pending_ begins on
+  std::optional<std::vector<std::string>> names_;
+  Schema schema_;  // the batches' schemas unified so far
+  bool emitted_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<StreamFormat> csv_stream(const std::optional<Schema>& declared, BatchSink& sink) {
+  return std::make_unique<CsvStream>(declared, sink);
+}
+
+}  // namespace detail
 
 }  // namespace interloper

@@ -61,6 +61,7 @@ struct AssetSpec {
   std::vector<std::string> argv;  // resolved program path
   bool csv = false;
   double timeout = 0;
+  std::uint64_t max_output = pipeline::kDefaultMaxOutput;
   std::shared_ptr<Destination> destination;
 };
 
@@ -96,6 +97,7 @@ class Loader {
                   std::initializer_list<std::string_view> allowed) const;
   std::string scalar(const YAML::Node& node, std::string_view what) const;
   bool boolean(const YAML::Node& node, std::string_view what) const;
+  std::uint64_t byte_size(const YAML::Node& node, std::string_view what) const;
   std::string expand_env(const YAML::Node& node, std::string_view what) const;
   std::string resolve_path(const std::string& path) const;
   std::string store_path(const YAML::Node& node) const;
@@ -143,6 +145,27 @@ bool Loader::boolean(const YAML::Node& node, std::string_view what) const {
   if (text == "true") return true;
   if (text == "false") return false;
   fail(node, fmt::format("{} must be true or false, not '{}'", what, text));
+}
+
+// A positive number of bytes, optionally with a binary suffix: 4096, 64K, 512M, 10G.
+std::uint64_t Loader::byte_size(const YAML::Node& node, std::string_view what) const {
+  const std::string text = scalar(node, what);
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  const std::string_view suffix = std::string_view(text).substr(digits);
+  int shift = -1;
+  if (suffix.empty()) shift = 0;
+  if (suffix == "K") shift = 10;
+  if (suffix == "M") shift = 20;
+  if (suffix == "G") shift = 30;
+  std::uint64_t value = 0;
+  bool ok = digits > 0 && digits <= 12 && shift >= 0;
+  if (ok) value = std::stoull(text.substr(0, digits)) << shift;
+  if (!ok || value == 0) {
+    fail(node, fmt::format("{} must be a positive number of bytes (4096, 64K, 512M, 10G), not '{}'",
+                           what, text));
+  }
+  return value;
 }
 
 // "${NAME}" is the variable's value, "${NAME:-default}" the default when the variable is unset
@@ -195,6 +218,8 @@ std::string Loader::resolve_path(const std::string& path) const {
 std::string Loader::store_path(const YAML::Node& node) const {
   if (!node) return resolve_path(".interloper/state.db");
   std::string text = expand_env(node, "store");
+  // A server's URL is no path: it stays as written.
+  if (text.rfind("postgresql://", 0) == 0 || text.rfind("postgres://", 0) == 0) return text;
   std::optional<std::string> file;
   try {
     file = store_file(text);
@@ -251,9 +276,21 @@ std::shared_ptr<Destination> Loader::destination(const YAML::Node& node) {
     } catch (const DestinationError& e) {
       fail(node, e.what());
     }
+  } else if (scheme == "postgresql" || scheme == "postgres") {
+    // Connected now, so that a bad URL, password, database or host stops a run before any
+    // asset executes. Messages carry the URL with its password as ***.
+    auto& shared = destinations_by_url_[url];
+    if (!shared) {
+      try {
+        shared = std::make_shared<PostgresDestination>(text);
+      } catch (const DestinationError& e) {
+        fail(node, e.what());
+      }
+    }
+    return shared;
   } else if (scheme != "memory") {
     fail(node, fmt::format("destination '{}' has an unknown scheme '{}' (expected sqlite, file, "
-                           "s3 or memory)",
+                           "s3, postgresql or memory)",
                            text, scheme));
   }
   // Sources naming the same URL share one destination object (one SQLite connection).
@@ -401,7 +438,8 @@ std::unique_ptr<PartitionConfig> Loader::partitioning(const YAML::Node& node) co
 
 void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
   check_keys(node, "asset",
-             {"name", "partitioning", "deps", "enabled", "command", "sql", "format", "timeout"});
+             {"name", "partitioning", "deps", "enabled", "command", "sql", "format", "timeout",
+              "max_output"});
   AssetSpec spec;
   AssetDefinition& def = spec.definition;
   def.line = node.Mark().line + 1;
@@ -453,7 +491,7 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
     for (const auto& arg : command) {
       std::string text = scalar(arg, "a command argument");
       try {
-        pipeline::expand_placeholders(text, nullptr);
+        pipeline::expand_placeholders(text, nullptr, def.deps);
       } catch (const PipelineError& e) {
         fail(arg, e.what());
       }
@@ -474,6 +512,18 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
       def.command.push_back(text);
     }
     spec.argv = def.command;
+    // Each dependency's input file is named by a variable; two names must not give the same.
+    for (std::size_t i = 0; i < def.deps.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (pipeline::input_variable(def.deps[i]) == pipeline::input_variable(def.deps[j])) {
+          fail(spec.dep_nodes[i],
+               fmt::format("dependencies '{}' and '{}' of asset '{}' would both be given in {}; "
+                           "rename one of them",
+                           def.deps[j], def.deps[i], def.name,
+                           pipeline::input_variable(def.deps[i])));
+        }
+      }
+    }
     if (spec.argv[0].find('/') != std::string::npos) spec.argv[0] = resolve_path(spec.argv[0]);
     def.format = "jsonl";
     if (node["format"]) {
@@ -501,6 +551,7 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
       spec.timeout = seconds;
       def.timeout_seconds = seconds;
     }
+    if (node["max_output"]) spec.max_output = byte_size(node["max_output"], "max_output");
   } else {
     def.body = "sql";
     spec.sql_node = sql;
@@ -512,8 +563,14 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
     }
     if (node["format"]) fail(node["format"], "'format' applies to command assets only");
     if (node["timeout"]) fail(node["timeout"], "'timeout' applies to command assets only");
-    if (def.destination_url.rfind("sqlite:", 0) != 0) {
-      fail(sql, fmt::format("asset '{}': sql assets run inside a SQLite destination, but source "
+    if (node["max_output"]) {
+      fail(node["max_output"], "'max_output' applies to command assets only");
+    }
+    const std::string& target = def.destination_url;
+    if (target.rfind("sqlite:", 0) != 0 && target.rfind("postgresql:", 0) != 0 &&
+        target.rfind("postgres:", 0) != 0) {
+      fail(sql, fmt::format("asset '{}': sql assets run inside a SQLite or PostgreSQL "
+                            "destination, but source "
                             "'{}' writes to {}",
                             def.name, source.name, def.destination_url));
     }
@@ -615,7 +672,9 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
         compute = pipeline::command_compute({.argv = spec.argv,
                                              .working_directory = directory_,
                                              .csv = spec.csv,
-                                             .timeout_seconds = spec.timeout});
+                                             .timeout_seconds = spec.timeout,
+                                             .max_output = spec.max_output,
+                                             .inputs = def.deps});
       } else {
         pipeline::SqlAsset sql{
             .sql = def.sql, .source = def.source, .deps = {}, .destination = spec.destination};

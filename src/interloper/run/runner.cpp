@@ -125,6 +125,8 @@ class Heartbeat {
   std::thread thread_;
 };
 
+constexpr const char* kInterrupted = "interrupted";
+
 // How a task ended besides its Status: claimed by another run, or found done meanwhile.
 enum class Unrun : std::uint8_t { no, claimed_elsewhere, done_meanwhile };
 
@@ -272,6 +274,12 @@ class Engine {
     std::unique_lock lock(mutex_);
     while (true) {
       cv_.wait(lock, [this] { return !ready_.empty() || remaining_ == 0; });
+      if (stopping()) {
+        // Nothing new starts; the workers wait for the running tasks to end.
+        cancel_pending(kInterrupted);
+        if (remaining_ == 0) return;
+        continue;
+      }
       if (ready_.empty()) return;  // everything finished
       std::pop_heap(ready_.begin(), ready_.end());
       const std::size_t task = ready_.back().task;
@@ -318,12 +326,24 @@ class Engine {
     result_.failures.push_back(std::move(outcome));
     cancel_downstream(task, reason);
     if (options_.fail_fast) {
-      const std::string stop =
-          fmt::format("asset '{}' failed and fail_fast is on", result_.failures.back().asset);
-      for (std::size_t t = 0; t < state_.size(); ++t) {
-        if (state_[t] == Status::pending) cancel(t, stop);
-      }
+      cancel_pending(
+          fmt::format("asset '{}' failed and fail_fast is on", result_.failures.back().asset));
     }
+  }
+
+  bool stopping() const {
+    return options_.run.stop != nullptr && options_.run.stop->load(std::memory_order_relaxed);
+  }
+
+  // Requires mutex_. Cancels every task not started yet.
+  void cancel_pending(const std::string& reason) {
+    if (canceled_all_) return;
+    canceled_all_ = true;
+    for (std::size_t t = 0; t < state_.size(); ++t) {
+      if (state_[t] == Status::pending) cancel(t, reason);
+    }
+    ready_.clear();
+    cv_.notify_all();
   }
 
   // Requires mutex_. A task not run: another run holds it (it and its readers count as
@@ -474,12 +494,21 @@ class Engine {
             "asset '{}': no destination to write to (set one on the asset or its source)",
             asset.name()));
       }
-      ExecutionContext context(asset.name(), window, logger_.for_asset(asset.name()),
-                               [this, &asset, &result, window](std::string_view upstream) {
-                                 return load(asset, window.get(), result.window, upstream);
-                               });
-      const Table rows = asset.compute(context);
-      result.rows = destination->write(asset.dataset(), write_window, rows);
+      // Batches the asset emits go to the writer as they come; the window is replaced only
+      // when the asset has returned, so a failure leaves it as it was.
+      std::unique_ptr<WindowWriter> writer =
+          destination->open_writer(asset.dataset(), write_window);
+      ExecutionContext context(
+          asset.name(), window, logger_.for_asset(asset.name()),
+          [this, &asset, &result, window](std::string_view upstream) {
+            return load(asset, window.get(), result.window, upstream);
+          },
+          [&writer](const Table& batch) { writer->append(batch); },
+          [this, &asset, window](std::string_view upstream) {
+            return reads_of(asset, window.get(), upstream).reads;
+          });
+      writer->append(asset.compute(context));
+      result.rows = writer->commit();
       if (options_.run.events != nullptr) {
         Event event = make_event(EventType::destination_write, asset.name(), result.window);
         event.rows = result.rows;
@@ -489,7 +518,10 @@ class Engine {
       result.status = Status::succeeded;
     } catch (...) {
       result.status = Status::failed;
-      result.error = describe_exception(std::current_exception());
+      // A run being stopped has interrupted the task (its command was terminated): that, not
+      // the command's death, is what happened to it.
+      result.error = stopping() ? std::string(kInterrupted)
+                                : describe_exception(std::current_exception());
     }
     if (options_.run.store != nullptr) {
       MaterializationRecord record;
@@ -522,11 +554,15 @@ class Engine {
     return result;
   }
 
-  // ExecutionContext::load for `asset` running over `window`: the rows of every upstream
-  // partition overlapping the window's bounds; an unpartitioned upstream, or any upstream of an
+  // What `asset` running over `window` reads of `upstream_name`: the upstream's partitions
+  // overlapping the window's bounds; an unpartitioned upstream, or any upstream of an
   // unpartitioned asset, is read whole.
-  Table load(const Asset& asset, const PartitionWindow* window, const std::string& window_text,
-             std::string_view upstream_name) {
+  struct Reads {
+    ExecutionContext::UpstreamReads reads;
+    Destination* destination = nullptr;
+  };
+  Reads reads_of(const Asset& asset, const PartitionWindow* window,
+                 std::string_view upstream_name) const {
     const auto& deps = asset.deps();
     if (std::find(deps.begin(), deps.end(), upstream_name) == deps.end()) {
       throw RunError(fmt::format("asset '{}' cannot load '{}': it is not one of its dependencies",
@@ -538,22 +574,31 @@ class Engine {
       throw RunError(
           fmt::format("asset '{}' cannot load '{}': unknown asset", asset.name(), upstream_name));
     }
-    Destination* destination = dag_.destination_of(*upstream);
-    if (destination == nullptr) {
+    Reads result;
+    result.destination = dag_.destination_of(*upstream);
+    if (result.destination == nullptr) {
       throw RunError(fmt::format("asset '{}' cannot load '{}': it has no destination", asset.name(),
                                  upstream_name));
     }
-    std::unique_ptr<PartitionWindow> reads;
+    result.reads.dataset = upstream->dataset();
     if (upstream->partitioning() != nullptr && asset.partitioning() != nullptr &&
         window != nullptr) {
-      reads = overlapping_window(*upstream->partitioning(), *window);
-      if (reads == nullptr) return Table();  // the window lies before the upstream's start
+      result.reads.whole = false;
+      result.reads.window = overlapping_window(*upstream->partitioning(), *window);
     }
-    Table rows = destination->read(upstream->dataset(), reads.get());
+    return result;
+  }
+
+  // ExecutionContext::load: the rows reads_of() names.
+  Table load(const Asset& asset, const PartitionWindow* window, const std::string& window_text,
+             std::string_view upstream_name) {
+    Reads reads = reads_of(asset, window, upstream_name);
+    if (!reads.reads.whole && reads.reads.window == nullptr) return Table();  // before its start
+    Table rows = reads.destination->read(reads.reads.dataset, reads.reads.window.get());
     if (options_.run.events != nullptr) {
       Event event = make_event(EventType::destination_read, asset.name(), window_text);
       event.rows = static_cast<std::int64_t>(rows.num_rows());
-      event.message = fmt::format("read '{}' from {}", upstream->name(), destination->url());
+      event.message = fmt::format("read '{}' from {}", upstream_name, reads.destination->url());
       publish(event);
     }
     return rows;
@@ -576,6 +621,7 @@ class Engine {
   std::vector<bool> root_;              // per task: no upstream task of the plan runs
   std::vector<Ready> ready_;            // a heap
   std::size_t remaining_ = 0;           // tasks to run not yet finished or canceled
+  bool canceled_all_ = false;           // every pending task was canceled once
   PlanResult result_;
 };
 

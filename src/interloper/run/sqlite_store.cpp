@@ -623,8 +623,9 @@ std::vector<RunRecord> SqliteStore::runs(std::string_view pipeline, std::size_t 
     r.finished = TimePoint::parse(stmt->column_text(5));
     const std::string state = stmt->column_text(6);
     r.state = state == "succeeded" ? RunState::succeeded
-              : state == "failed"  ? RunState::failed
-                                   : RunState::running;
+              : state == "failed"      ? RunState::failed
+              : state == "interrupted" ? RunState::interrupted
+                                       : RunState::running;
     r.partitions = stmt->column_int(7);
     r.succeeded = stmt->column_int(8);
     r.failed = stmt->column_int(9);
@@ -638,7 +639,7 @@ std::optional<std::string> store_file(std::string_view path) {
   if (path == "memory://" || path == "memory:") return std::nullopt;
   auto fail = [&](std::string_view why) {
     throw DestinationError(fmt::format("store '{}': {} (write a path, sqlite:///absolute/path.db, "
-                                       "sqlite:relative/path.db or memory://)",
+                                       "sqlite:relative/path.db, postgresql://... or memory://)",
                                        path, why));
   };
   std::string_view file = path;
@@ -652,6 +653,7 @@ std::optional<std::string> store_file(std::string_view path) {
   }
   if (scheme) {
     const std::string_view name = file.substr(0, colon);
+    if (name == "postgresql" || name == "postgres") fail("a server's URL names no file");
     if (name != "sqlite") fail(fmt::format("unknown scheme '{}'", name));
     file.remove_prefix(colon + 1);
     if (file.rfind("//", 0) == 0) {
@@ -665,13 +667,22 @@ std::optional<std::string> store_file(std::string_view path) {
   return std::string(file);
 }
 
+namespace {
+bool is_server_url(std::string_view path) {
+  return path.rfind("postgresql://", 0) == 0 || path.rfind("postgres://", 0) == 0;
+}
+}  // namespace
+
 std::unique_ptr<MaterializationStore> open_store(std::string_view path) {
+  if (is_server_url(path)) return std::make_unique<PostgresStore>(path);
   std::optional<std::string> file = store_file(path);
   if (!file) return std::make_unique<MemoryStore>();
   return std::make_unique<SqliteStore>(*file);
 }
 
 std::unique_ptr<MaterializationStore> open_store_read_only(std::string_view path) {
+  // A server enforces its own permissions; only a file needs opening read-only.
+  if (is_server_url(path)) return std::make_unique<PostgresStore>(path);
   std::optional<std::string> file = store_file(path);
   if (!file) return std::make_unique<MemoryStore>();
   return std::make_unique<SqliteStore>(*file, true);
