@@ -58,6 +58,8 @@ Asset::Asset(const Asset& other)
       partitioning_(other.partitioning_ ? other.partitioning_->clone() : nullptr),
       deps_(other.deps_),
       enabled_(other.enabled_),
+      schema_(other.schema_),
+      min_rows_(other.min_rows_),
       destination_(other.destination_),
       source_destination_(other.source_destination_) {}
 
@@ -91,6 +93,19 @@ Asset& Asset::destination(std::shared_ptr<Destination> destination) {
   return *this;
 }
 
+Asset& Asset::schema(Schema declared) {
+  schema_ = std::move(declared);
+  return *this;
+}
+
+Asset& Asset::min_rows(std::int64_t rows) {
+  if (rows < 0) {
+    throw std::invalid_argument(fmt::format("asset '{}': min_rows must not be negative", name_));
+  }
+  min_rows_ = rows;
+  return *this;
+}
+
 Asset& Asset::source_name(std::string name) {
   source_ = std::move(name);
   return *this;
@@ -109,7 +124,43 @@ void Asset::check(const PartitionWindow* window) const {
   }
 }
 
-Table Asset::compute(ExecutionContext& context) const { return compute_(context); }
+namespace {
+
+// Throws RunError when a partition of `window` (the whole table when unpartitioned) got fewer
+// than `min_rows` rows: replacing stored data with a short result is what the limit prevents.
+void check_min_rows(const Asset& asset, const Table& rows, const PartitionWindow* window) {
+  const std::int64_t need = asset.min_rows();
+  if (need == 0) return;
+  auto fail = [&](const std::string& where, std::int64_t got) {
+    throw RunError(
+        fmt::format("asset '{}': {} got {} row{} but min_rows is {}; nothing was "
+                    "written, the stored rows are kept",
+                    asset.name(), where, got, got == 1 ? "" : "s", need));
+  };
+  if (asset.partitioning() == nullptr || window == nullptr) {
+    const auto got = static_cast<std::int64_t>(rows.num_rows());
+    if (got < need) fail("the run", got);
+    return;
+  }
+  const std::string& column = asset.partitioning()->column();
+  for (std::size_t i = 0; i < window->size(); ++i) {
+    const std::unique_ptr<Partition> partition = window->partition_at(i);
+    const std::int64_t got =
+        rows.column_index(column)
+            ? static_cast<std::int64_t>(partition->filter(column).apply(rows).num_rows())
+            : 0;
+    if (got < need) fail("partition " + partition->key(), got);
+  }
+}
+
+}  // namespace
+
+Table Asset::compute(ExecutionContext& context) const {
+  Table rows = compute_(context);
+  if (!schema_.empty()) rows.conform(schema_);
+  check_min_rows(*this, rows, context.has_window() ? &context.window() : nullptr);
+  return rows;
+}
 
 Table Asset::run(const PartitionWindow& window, Logger logger) const {
   check(&window);

@@ -123,17 +123,19 @@ class RecordReader {
 
 enum Kind : unsigned { kBool = 1, kInt = 2, kDouble = 4, kDate = 8, kTimestamp = 16 };
 
-unsigned kinds_of(const CsvField& f) {
+// The types that hold `f` exactly. Dates and timestamps only in the time column.
+unsigned kinds_of(const CsvField& f, bool time_column) {
   if (f.text.empty()) return 0;  // a quoted empty string
   const std::string& s = f.text;
   if (s == "true" || s == "false") return kBool;
   unsigned k = 0;
   std::int64_t i;
   double d;
-  if (detail::parse_int(s, i))
+  if (detail::is_exact_int(s, i))
     k |= kInt | kDouble;
-  else if (detail::parse_double(s, d))
+  else if (detail::is_exact_double(s, d))
     k |= kDouble;
+  if (!time_column) return k;
   if (parse_date(s))
     k |= kDate | kTimestamp;
   else if (parse_timestamp(s))
@@ -152,14 +154,56 @@ DataType type_of(unsigned kinds) {
 
 bool is_null(const CsvField& f) { return f.text.empty() && !f.quoted; }
 
-Value field_value(const CsvField& f, DataType type, std::size_t line, std::string_view column) {
+Value field_value(const CsvField& f, DataType type, std::size_t row, std::size_t line,
+                  std::string_view column) {
   if (is_null(f)) return Value();
   if (type == DataType::string) return Value(f.text);
   try {
-    return convert(Value(f.text), type);
+    return detail::declared_value(Value(f.text), type, column);
   } catch (const DataError& e) {
-    throw DataError(line_prefix(line) + "column '" + std::string(column) + "': " + e.what());
+    throw DataError(detail::row_prefix(row, line) + e.what());
   }
+}
+
+// The header's names; throws on a duplicate or invalid UTF-8.
+std::vector<std::string> header_names(const std::vector<CsvField>& header) {
+  std::vector<std::string> names;
+  for (const CsvField& f : header) {
+    if (!detail::valid_utf8(f.text)) throw DataError("line 1: a column name is not valid UTF-8");
+    for (const std::string& n : names)
+      if (n == f.text)
+        throw DataError("line 1: column '" + f.text + "' appears twice in the header");
+    names.push_back(f.text);
+  }
+  return names;
+}
+
+// The type of each column: declared, or inferred from all its fields. With only_declared, every
+// header name must be declared.
+std::vector<Field> column_fields(const std::vector<std::string>& names,
+                                 const std::vector<std::vector<CsvField>>& records,
+                                 const ReadOptions& options) {
+  std::vector<Field> fields;
+  for (std::size_t c = 0; c < names.size(); ++c) {
+    if (auto i = options.schema.find(names[c])) {
+      fields.push_back(options.schema.field(*i));
+      continue;
+    }
+    if (options.only_declared)
+      throw DataError("line 1: column '" + names[c] + "' is not in the declared schema (" +
+                      options.schema.to_string() + ")");
+    const bool time = names[c] == options.time_column;
+    unsigned kinds = ~0u;
+    bool any = false;
+    for (const auto& rec : records) {
+      if (is_null(rec[c])) continue;
+      any = true;
+      kinds &= kinds_of(rec[c], time);
+      if (kinds == 0) break;
+    }
+    fields.push_back({names[c], any ? type_of(kinds) : DataType::null});
+  }
+  return fields;
 }
 
 }  // namespace
@@ -183,22 +227,20 @@ void write_csv(const Table& table, std::ostream& out) {
   if (!buf.empty()) out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
 }
 
-Table read_csv(std::istream& in, const Schema* declared) {
+Table read_csv(std::istream& in, const ReadOptions& options) {
   std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  return parse_csv(text, declared);
+  return parse_csv(text, options);
 }
 
-Table parse_csv(std::string_view text, const Schema* declared) {
+Table parse_csv(std::string_view text, const ReadOptions& options) {
   RecordReader reader(text);
   std::vector<CsvField> header;
-  if (!reader.next(header)) return declared ? Table(*declared) : Table();
-  std::vector<std::string> names;
-  for (const CsvField& f : header) {
-    for (const std::string& n : names)
-      if (n == f.text)
-        throw DataError("line 1: column '" + f.text + "' appears twice in the header");
-    names.push_back(f.text);
+  if (!reader.next(header)) {
+    Table empty = options.only_declared ? Table(options.schema) : Table();
+    empty.conform(options.schema);
+    return empty;
   }
+  const std::vector<std::string> names = header_names(header);
   const std::size_t n = names.size();
 
   std::vector<std::vector<CsvField>> records;
@@ -208,54 +250,53 @@ Table parse_csv(std::string_view text, const Schema* declared) {
     if (fields.size() != n)
       throw DataError(line_prefix(reader.line()) + "record has " + std::to_string(fields.size()) +
                       " fields but the header has " + std::to_string(n));
+    for (std::size_t c = 0; c < n; ++c)
+      if (!detail::valid_utf8(fields[c].text))
+        throw DataError(line_prefix(reader.line()) + "column '" + names[c] +
+                        "' is not valid UTF-8");
     records.push_back(std::move(fields));
     lines.push_back(reader.line());
     fields = {};
   }
 
-  if (declared) {
-    std::vector<std::size_t> target(n);
-    for (std::size_t c = 0; c < n; ++c) {
-      auto i = declared->find(names[c]);
-      if (!i)
-        throw DataError("line 1: column '" + names[c] + "' is not in the declared schema (" +
-                        declared->to_string() + ")");
-      target[c] = *i;
-    }
-    Table table(*declared);
-    table.reserve(records.size());
-    for (std::size_t r = 0; r < records.size(); ++r) {
-      std::vector<Value> row(declared->size());
-      for (std::size_t c = 0; c < n; ++c)
-        row[target[c]] =
-            field_value(records[r][c], declared->field(target[c]).type, lines[r], names[c]);
-      table.append_row(std::move(row));
-    }
-    return table;
+  const std::vector<Field> typed = column_fields(names, records, options);
+  std::vector<std::size_t> target(n);
+  Table table;
+  if (options.only_declared) {
+    table = Table(options.schema);
+    for (std::size_t c = 0; c < n; ++c) target[c] = *options.schema.find(names[c]);
+  } else {
+    table = Table(Schema(typed));
+    for (std::size_t c = 0; c < n; ++c) target[c] = c;
   }
-
-  std::vector<Field> inferred_fields;
-  for (std::size_t c = 0; c < n; ++c) {
-    unsigned kinds = ~0u;
-    bool any = false;
-    for (const auto& rec : records) {
-      if (is_null(rec[c])) continue;
-      any = true;
-      kinds &= kinds_of(rec[c]);
-      if (kinds == 0) break;
-    }
-    inferred_fields.push_back({names[c], any ? type_of(kinds) : DataType::null});
-  }
-  Schema schema(std::move(inferred_fields));
-  Table table(schema);
   table.reserve(records.size());
   for (std::size_t r = 0; r < records.size(); ++r) {
-    std::vector<Value> row(n);
+    std::vector<Value> row(table.num_columns());
     for (std::size_t c = 0; c < n; ++c)
-      row[c] = field_value(records[r][c], schema.field(c).type, lines[r], names[c]);
+      row[target[c]] = field_value(records[r][c], typed[c].type, r + 1, lines[r], names[c]);
     table.append_row(std::move(row));
   }
+  if (!options.only_declared) table.conform(options.schema);
   return table;
+}
+
+namespace {
+
+ReadOptions exactly(const Schema* declared) {
+  ReadOptions options;
+  if (declared != nullptr) {
+    options.schema = *declared;
+    options.only_declared = true;
+  }
+  return options;
+}
+
+}  // namespace
+
+Table read_csv(std::istream& in, const Schema* declared) { return read_csv(in, exactly(declared)); }
+
+Table parse_csv(std::string_view text, const Schema* declared) {
+  return parse_csv(text, exactly(declared));
 }
 
 }  // namespace interloper

@@ -75,7 +75,7 @@ void append_rows(std::string& out, const Table& table, const std::vector<std::st
           double d = v.as_double();
           if (!std::isfinite(d))
             throw DataError("cannot write " + detail::describe(v) + " as JSON (column '" +
-                            table.schema().field(c).name + "' row " + std::to_string(r) + ")");
+                            table.schema().field(c).name + "' row " + std::to_string(r + 1) + ")");
           detail::append_double(out, d);
           break;
         }
@@ -117,39 +117,41 @@ class LineHandler {
  public:
   using J = nlohmann::json;
 
-  explicit LineHandler(const Schema* declared) : declared_(declared) {}
+  explicit LineHandler(const ReadOptions& options) : options_(options) {}
 
-  // Resets for a new line.
-  void start(std::size_t line) {
+  // Resets for a new line, the `row`-th non-blank one.
+  void start(std::size_t line, std::size_t row) {
     line_ = line;
+    row_no_ = row;
     depth_ = 0;
     n_cells_ = 0;
-    if (declared_) row_.assign(declared_->size(), Value());
+    if (options_.only_declared) row_.assign(options_.schema.size(), Value());
   }
 
-  // Cells of the finished line (no declared schema).
+  // Cells of the finished line (not only_declared).
   std::vector<std::pair<std::string, Value>>& cells() {
     cells_.resize(n_cells_);
     return cells_;
   }
-  // Row of the finished line (declared schema).
+  // Row of the finished line (only_declared).
   std::vector<Value>& row() { return row_; }
 
   bool null() { return cell(Value()); }
   bool boolean(bool b) { return cell(Value(b)); }
   bool number_integer(J::number_integer_t i) { return cell(Value(static_cast<long long>(i))); }
   bool number_unsigned(J::number_unsigned_t u) {
-    if (u > static_cast<std::uint64_t>(INT64_MAX))
-      fail("column '" + key_ + "': integer " + std::to_string(u) + " does not fit in int64");
+    // Beyond int64: the exact digits as text, as CSV keeps them, never a rounded number.
+    if (u > static_cast<std::uint64_t>(INT64_MAX)) return cell(Value(std::to_string(u)));
     return cell(Value(static_cast<long long>(u)));
   }
-  bool number_float(J::number_float_t d, const J::string_t&) { return cell(Value(d)); }
+  bool number_float(J::number_float_t d, const J::string_t& text) {
+    // An integer literal nlohmann could only hold as a double: keep its digits.
+    if (text.find_first_of(".eE") == std::string::npos) return cell(Value(text));
+    return cell(Value(d));
+  }
   bool string(J::string_t& s) {
-    if (!declared_ && s.size() >= 10 && s.size() <= 20 && s[4] == '-') {
-      if (auto d = parse_date(s)) return cell(Value(*d));
-      if (auto t = parse_timestamp(s)) return cell(Value(*t));
-    }
-    return cell(Value(std::move(s)));
+    return cell(detail::text_value(std::move(s),
+                                   key_ == options_.time_column && !options_.schema.find(key_)));
   }
   bool binary(J::binary_t&) { return nested("binary"); }
   bool start_object(std::size_t) {
@@ -179,34 +181,36 @@ class LineHandler {
     fail("column '" + key_ + "': nested " + std::string(what) + " values are not supported");
   }
 
+  // `v` in the declared type of column `c`.
+  Value declared(Value v, std::size_t c) {
+    const Field& f = options_.schema.field(c);
+    try {
+      return detail::declared_value(v, f.type, f.name);
+    } catch (const DataError& e) {
+      throw DataError(detail::row_prefix(row_no_, line_) + e.what());
+    }
+  }
+
   bool cell(Value v) {
     if (depth_ == 0) fail("expected a JSON object, got " + std::string(type_name(v.type())));
-    if (declared_) {
-      auto c = declared_->find(key_);
+    auto c = options_.schema.find(key_);
+    if (options_.only_declared) {
       if (!c)
-        fail("column '" + key_ + "' is not in the declared schema (" + declared_->to_string() +
+        fail("column '" + key_ + "' is not in the declared schema (" + options_.schema.to_string() +
              ")");
-      DataType t = declared_->field(*c).type;
-      if (v.type() == t || v.is_null()) {
-        row_[*c] = std::move(v);
-        return true;
-      }
-      try {
-        row_[*c] = convert(v, t);
-      } catch (const DataError& e) {
-        fail("column '" + key_ + "': " + e.what());
-      }
+      row_[*c] = declared(std::move(v), *c);
       return true;
     }
     if (n_cells_ == cells_.size()) cells_.emplace_back();
     auto& slot = cells_[n_cells_++];
     slot.first = key_;
-    slot.second = std::move(v);
+    slot.second = c ? declared(std::move(v), *c) : std::move(v);
     return true;
   }
 
-  const Schema* declared_;
+  const ReadOptions& options_;
   std::size_t line_ = 0;
+  std::size_t row_no_ = 0;
   int depth_ = 0;
   std::string key_;
   std::vector<std::pair<std::string, Value>> cells_;
@@ -216,17 +220,17 @@ class LineHandler {
 
 // Reads lines from `next_line` (returns false at the end) into a table.
 template <typename NextLine>
-Table read_lines(NextLine&& next_line, const Schema* declared) {
-  Table table = declared ? Table(*declared) : Table();
-  LineHandler handler(declared);
+Table read_lines(NextLine&& next_line, const ReadOptions& options) {
+  Table table = options.only_declared ? Table(options.schema) : Table();
+  LineHandler handler(options);
   std::string_view line;
-  std::size_t line_no = 0;
+  std::size_t line_no = 0, row_no = 0;
   while (next_line(line)) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    handler.start(line_no);
+    handler.start(line_no, ++row_no);
     nlohmann::json::sax_parse(line.begin(), line.end(), &handler);
-    if (declared) {
+    if (options.only_declared) {
       table.append_row(std::move(handler.row()));
     } else {
       try {
@@ -236,7 +240,17 @@ Table read_lines(NextLine&& next_line, const Schema* declared) {
       }
     }
   }
+  if (!options.only_declared) table.conform(options.schema);
   return table;
+}
+
+ReadOptions exactly(const Schema* declared) {
+  ReadOptions options;
+  if (declared != nullptr) {
+    options.schema = *declared;
+    options.only_declared = true;
+  }
+  return options;
 }
 
 }  // namespace
@@ -258,7 +272,7 @@ std::string to_json_lines(const Table& table) {
   return out;
 }
 
-Table read_json_lines(std::istream& in, const Schema* declared) {
+Table read_json_lines(std::istream& in, const ReadOptions& options) {
   std::string buffer;
   return read_lines(
       [&](std::string_view& line) {
@@ -266,10 +280,10 @@ Table read_json_lines(std::istream& in, const Schema* declared) {
         line = buffer;
         return true;
       },
-      declared);
+      options);
 }
 
-Table parse_json_lines(std::string_view text, const Schema* declared) {
+Table parse_json_lines(std::string_view text, const ReadOptions& options) {
   std::size_t pos = 0;
   return read_lines(
       [&](std::string_view& line) {
@@ -280,7 +294,15 @@ Table parse_json_lines(std::string_view text, const Schema* declared) {
         pos = nl + 1;
         return true;
       },
-      declared);
+      options);
+}
+
+Table read_json_lines(std::istream& in, const Schema* declared) {
+  return read_json_lines(in, exactly(declared));
+}
+
+Table parse_json_lines(std::string_view text, const Schema* declared) {
+  return parse_json_lines(text, exactly(declared));
 }
 
 std::string schema_to_json(const Schema& schema) {

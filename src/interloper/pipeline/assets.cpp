@@ -266,7 +266,8 @@ ComputeFn command_compute(CommandAsset command) {
                                  result.describe(command.timeout_seconds), tail));
     }
     try {
-      return command.csv ? parse_csv(result.out) : parse_json_lines(result.out);
+      return command.csv ? parse_csv(result.out, command.read)
+                         : parse_json_lines(result.out, command.read);
     } catch (const std::exception& e) {
       throw RunError(fmt::format("command '{}' printed invalid {}: {}", program,
                                  command.csv ? "CSV" : "JSON lines", e.what()));

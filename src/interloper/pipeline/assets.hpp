@@ -40,6 +40,7 @@ struct CommandAsset {
   std::string working_directory;
   bool csv = false;
   double timeout_seconds = 0;
+  ReadOptions read;  // declared columns and the time column of what the command prints
 };
 ComputeFn command_compute(CommandAsset command);
 
