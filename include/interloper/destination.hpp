@@ -176,6 +176,62 @@ class SqliteDestination final : public Destination, public QueryableDestination 
   std::unique_ptr<State> state_;
 };
 
+// A PostgreSQL database: one table per asset in one schema ("SCHEMA"."SOURCE__ASSET"), typed
+// columns (boolean, bigint, double precision, text, date, timestamp), and beside them the
+// catalog tables _interloper_columns (declared types) and _interloper_partitions (the written
+// partitions, so an empty written partition differs from a missing one). See
+// docs/postgresql.md.
+//
+// A window write is one transaction: transaction-scoped advisory locks per (asset, partition),
+// so two processes writing the same partition take turns; the window's rows deleted; the new
+// rows streamed with COPY ... FROM STDIN (binary) while batches arrive; the registry updated.
+// New columns are added (ALTER TABLE ... ADD COLUMN) and types widen as Schema::unify allows;
+// any other type change is refused naming the column and both types, and nothing is written.
+//
+// The password of the URL never appears in url(), messages or logs (it reads ***).
+//
+//   PostgresDestination warehouse("postgresql://etl@db.internal/warehouse?schema=raw");
+//
+// Thread-safe: each operation borrows a connection from a small pool.
+class PostgresDestination final : public Destination, public QueryableDestination {
+ public:
+  // "postgresql://[USER[:PASSWORD]@][HOST][:PORT]/DB[?schema=NAME&LIBPQ_PARAMETER=VALUE...]"
+  // (also "postgres://"). Every parameter but `schema` (default "public") goes to libpq, and so
+  // do the PG* environment variables (PGPASSWORD, PGPASSFILE, PGHOST...). Connects at once,
+  // with connect_timeout=5 unless set, and creates the schema and catalog tables when missing.
+  // Throws DestinationError (one line, password redacted) for a malformed URL, an unreachable
+  // server, a refused login or an unknown database.
+  explicit PostgresDestination(std::string_view url);
+  ~PostgresDestination() override;
+  // The URL with its password replaced by ***.
+  std::string url() const override;
+  const std::string& schema_name() const;
+  std::unique_ptr<WindowWriter> open_writer(const DatasetRef& dataset,
+                                            const PartitionWindow* window) override;
+  std::int64_t write(const DatasetRef& dataset, const PartitionWindow* window,
+                     const Table& table) override;
+  Table read(const DatasetRef& dataset, const PartitionWindow* window) override;
+  std::int64_t row_count(const DatasetRef& dataset, const Partition* partition) override;
+  std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
+                                               const PartitionWindow& window) override;
+  std::optional<Schema> schema(const DatasetRef& dataset) override;
+
+  // Runs `sql` in a READ ONLY transaction with the schema first on the search path; named
+  // parameters (":name") become $1, $2... (never spliced; "::" casts and text inside quotes,
+  // comments and dollar quotes are left alone), dates and timestamps bound as such.
+  Table query(std::string_view sql,
+              const std::vector<std::pair<std::string, Value>>& params) override;
+  QueryableDestination* queryable() override { return this; }
+  // "SOURCE__ASSET" (or "ASSET"), found through the search path inside query().
+  std::string table_name_of(const DatasetRef& dataset) const override {
+    return SqliteDestination::table_name(dataset);
+  }
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
 // Splits `table` into one table per partition of `window`, in window order (a partition with
 // no rows gets an empty table with the same schema). Throws DestinationError naming the first
 // row outside the window, or a missing partition column. Time windows are split by arithmetic
@@ -185,7 +241,8 @@ std::vector<Table> split_by_partition(const DatasetRef& dataset, const Partition
                                       const Table& table);
 
 // Opens a destination from a URL: "memory://", "sqlite:///path.db", "file:///dir?format=csv",
-// "s3://bucket/prefix?endpoint=http://127.0.0.1:9000" (see S3Destination::parse_url).
+// "s3://bucket/prefix?endpoint=http://127.0.0.1:9000" (see S3Destination::parse_url),
+// "postgresql://user@host/db?schema=raw" (see PostgresDestination).
 // Throws DestinationError naming an unknown scheme or a malformed URL.
 std::shared_ptr<Destination> open_destination(std::string_view url);
 

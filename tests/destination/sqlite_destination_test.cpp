@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "destination/destination_contract.hpp"
 #include "destination/storage_fixtures.hpp"
@@ -132,6 +134,32 @@ TEST_F(SqliteDestinationTest, WidenedColumnsReadBackWidened) {
   Table back = destination.read(stats, &both);
   EXPECT_EQ(back.at(0, "v"), Value(1.0));
   EXPECT_EQ(back.at(1, "v"), Value(2.5));
+}
+
+// Switching a file to WAL needs an exclusive lock, and SQLite answers "database is locked" at
+// once, without waiting, when another connection holds the write lock at that moment (as when
+// another process is creating the same new database). Opening must wait for it instead.
+TEST_F(SqliteDestinationTest, OpeningWaitsForAnotherConnectionsWriteLock) {
+  const std::string file = dir / "locked.db";
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(file.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "CREATE TABLE t(x); BEGIN IMMEDIATE; INSERT INTO t VALUES (1);",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  std::thread release([other] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr);
+  });
+  try {
+    SqliteDestination opened(file);
+    Table rows;
+    rows.append({{"x", 1}});
+    opened.write({"src", "a", nullptr}, nullptr, rows);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << e.what();
+  }
+  release.join();
+  sqlite3_close(other);
 }
 
 }  // namespace

@@ -182,6 +182,47 @@ TEST(CommandAsset, FailureCarriesTheStderrTail) {
   }
 }
 
+TEST(CommandAsset, ArgumentsTooLargeNameTheAssetAndTheSizes) {
+  TempDir dir;
+  dir.write("pipeline.yaml", "destination: memory://\n"
+                             "sources:\n"
+                             "  - name: shop\n"
+                             "    assets:\n"
+                             "      - name: wide\n"
+                             "        command: [/bin/echo, " +
+                                 std::string(200000, 'a') + "]\n");
+  il::Pipeline pipeline = il::Pipeline::load((dir.path() / "pipeline.yaml").string());
+  try {
+    pipeline.dag().asset("wide").run();
+    FAIL() << "expected the command to fail";
+  } catch (const il::RunError& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("asset 'wide': cannot run '/bin/echo': its arguments and environment "
+                            "are too large",
+                            0),
+              0u)
+        << message;
+    EXPECT_NE(message.find("the largest is argument 1 with 200001 bytes"), std::string::npos)
+        << message;
+  }
+}
+
+TEST(CommandAsset, SucceedsWhenItsChildKeepsStdoutOpen) {
+  TempDir dir;
+  dir.write("pipeline.yaml",
+            "destination: memory://\n"
+            "sources:\n"
+            "  - name: shop\n"
+            "    assets:\n"
+            "      - name: daemonish\n"
+            "        timeout: 60\n"
+            "        command: [/bin/sh, -c, 'sleep 1000 & echo ''{\"x\":1}''']\n");
+  il::Pipeline pipeline = il::Pipeline::load((dir.path() / "pipeline.yaml").string());
+  il::Table rows = pipeline.dag().asset("daemonish").run();
+  ASSERT_EQ(rows.num_rows(), 1u);
+  EXPECT_EQ(rows.at(0, "x").to_string(), "1");
+}
+
 TEST(PipelineLoad, ResolvesPathsAgainstThePipelineDirectory) {
   TempDir dir;
   fs::create_directories(dir.path() / "sub");

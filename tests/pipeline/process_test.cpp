@@ -2,7 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
 
 #include "interloper/error.hpp"
 
@@ -100,6 +111,170 @@ TEST(Process, RunsInTheGivenWorkingDirectory) {
   spec.argv = {"/bin/pwd"};
   spec.working_directory = "/tmp";
   EXPECT_EQ(ilp::run_process(spec).out, "/tmp\n");
+}
+
+// Whether every process of group `group` is gone, waiting at most `bound`. Orphans whose
+// parent died come to this process (a subreaper), which reaps them: a zombie still answers
+// kill(-group, 0).
+bool group_gone(pid_t group, std::chrono::seconds bound) {
+  const auto until = std::chrono::steady_clock::now() + bound;
+  while (true) {
+    while (::waitpid(-group, nullptr, WNOHANG) > 0) {
+    }
+    if (::kill(-group, 0) == -1 && errno == ESRCH) return true;
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+TEST(Process, ProgramThatExitsWhileItsChildHoldsStdoutIsDoneNotTimedOut) {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  ilp::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "sleep 1000 & echo '{\"x\":1}'"};
+  spec.timeout_seconds = 60;  // only a bound: the program exits at once
+  int group = 0;
+  spec.on_started = [&](int pid) { group = pid; };
+  auto result = ilp::run_process(spec);
+  EXPECT_TRUE(result.ok()) << result.describe(60);
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_TRUE(result.left_processes);
+  EXPECT_EQ(result.out, "{\"x\":1}\n");
+  ASSERT_GT(group, 0);
+  EXPECT_TRUE(group_gone(group, std::chrono::seconds(10)));
+}
+
+TEST(Process, OutputWrittenAfterTheProgramExitsIsReadDuringTheGrace) {
+  ilp::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "(sleep 0.1; echo late) & echo early"};
+  spec.linger_seconds = 30;  // the late writer closes stdout well before
+  auto result = ilp::run_process(spec);
+  EXPECT_TRUE(result.ok());
+  EXPECT_FALSE(result.left_processes);
+  EXPECT_EQ(result.out, "early\nlate\n");
+}
+
+TEST(Process, ProgramThatClosesItsPipesStillTimesOut) {
+  auto result = sh("exec >&- 2>&-; sleep 30", 0.2);
+  EXPECT_TRUE(result.timed_out);
+}
+
+TEST(Process, ExitStatusOfAProgramWhoseChildLingers) {
+  auto result = sh("sleep 1000 & exit 4");
+  EXPECT_EQ(result.exit_code, 4);
+  EXPECT_TRUE(result.left_processes);
+  EXPECT_EQ(result.describe(0), "exited with status 4");
+}
+
+TEST(Process, TerminateReachesEveryRunningGroupAndMarksItInterrupted) {
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  ilp::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "sleep 300 & sleep 300"};
+  spec.timeout_seconds = 120;  // a bound should the interrupt not arrive
+  std::atomic<int> group{0};
+  spec.on_started = [&](int pid) { group = pid; };
+  ilp::ProcessResult result;
+  std::thread runner([&] { result = ilp::run_process(spec); });
+  while (group == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ilp::terminate_processes();
+  runner.join();
+  EXPECT_TRUE(ilp::processes_interrupted());
+  ilp::clear_interrupt();
+  EXPECT_TRUE(result.interrupted);
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_FALSE(result.ok());
+  EXPECT_EQ(result.describe(120), "interrupted");
+  EXPECT_TRUE(group_gone(group, std::chrono::seconds(10)));
+}
+
+TEST(Process, KillReachesAGroupThatIgnoresTerm) {
+  ilp::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "trap '' TERM; sleep 300"};
+  spec.timeout_seconds = 120;
+  std::atomic<int> group{0};
+  spec.on_started = [&](int pid) { group = pid; };
+  ilp::ProcessResult result;
+  std::thread runner([&] { result = ilp::run_process(spec); });
+  while (group == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ilp::terminate_processes();
+  ilp::kill_processes();
+  runner.join();
+  ilp::clear_interrupt();
+  EXPECT_TRUE(result.interrupted);
+  EXPECT_FALSE(result.timed_out);
+}
+
+TEST(Process, ChildStartedAfterAnInterruptIsStoppedAtOnce) {
+  ilp::terminate_processes();
+  auto result = sh("sleep 300", 120);
+  ilp::clear_interrupt();
+  EXPECT_TRUE(result.interrupted);
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_TRUE(sh("true").ok());
+}
+
+TEST(Process, EnvironmentTooLargeSaysSoWithTheSizes) {
+  ilp::ProcessSpec spec;
+  spec.argv = {"/bin/true"};
+  spec.env = {{"IL_HUGE", std::string(4u << 20, 'x')}};
+  try {
+    ilp::run_process(spec);
+    FAIL() << "expected PipelineError";
+  } catch (const interloper::PipelineError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("too large"), std::string::npos) << what;
+    EXPECT_NE(what.find("variable IL_HUGE with 4194313 bytes"), std::string::npos) << what;
+    EXPECT_EQ(what.find("Argument list too long"), std::string::npos) << what;
+  }
+}
+
+TEST(Process, HandsStdoutToTheCallbackInsteadOfCollectingIt) {
+  ilp::ProcessSpec spec;
+  // 1 MiB: many reads, so the chunks must add up to the whole output in order.
+  spec.argv = {"/bin/sh", "-c", "head -c 1048576 /dev/zero | tr '\\0' x; echo end"};
+  std::string seen;
+  std::size_t chunks = 0;
+  spec.on_stdout = [&](std::string_view chunk) {
+    seen.append(chunk);
+    ++chunks;
+  };
+  auto result = ilp::run_process(spec);
+  EXPECT_TRUE(result.ok());
+  EXPECT_TRUE(result.out.empty());
+  EXPECT_EQ(seen.size(), 1048576u + 4u);
+  EXPECT_EQ(seen.substr(seen.size() - 4), "end\n");
+  EXPECT_GT(chunks, 1u);
+}
+
+TEST(Process, ACallbackThatThrowsStopsTheWholeProcessGroup) {
+  auto pid_file = std::filesystem::temp_directory_path() /
+                  ("il_process_test_" + std::to_string(::getpid()) + ".pid");
+  ilp::ProcessSpec spec;
+  // Endless output from a grandchild whose pid is recorded, so the test can see it was killed.
+  spec.argv = {"/bin/sh", "-c", "yes x & echo $! > '" + pid_file.string() + "'; wait"};
+  std::size_t bytes = 0;
+  spec.on_stdout = [&](std::string_view chunk) {
+    bytes += chunk.size();
+    if (bytes > 100000) throw std::runtime_error("enough");
+  };
+  EXPECT_THROW(ilp::run_process(spec), std::runtime_error);
+  std::ifstream in(pid_file);
+  pid_t grandchild = 0;
+  in >> grandchild;
+  ASSERT_GT(grandchild, 0);
+  // The grandchild is dead once it is gone or a zombie waiting for init to reap it.
+  auto dead = [grandchild] {
+    std::ifstream stat("/proc/" + std::to_string(grandchild) + "/stat");
+    std::string pid, name, state;
+    if (!(stat >> pid >> name >> state)) return true;
+    return state == "Z" || state == "X";
+  };
+  bool gone = false;
+  for (int i = 0; i < 200 && !gone; ++i) {  // bounded: at most 2 s
+    gone = dead();
+    if (!gone) ::usleep(10000);
+  }
+  std::filesystem::remove(pid_file);
+  EXPECT_TRUE(gone);
 }
 
 }  // namespace

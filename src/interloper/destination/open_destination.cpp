@@ -84,8 +84,11 @@ std::shared_ptr<Destination> open_destination(std::string_view url) {
     return std::make_shared<FileDestination>(parsed.path, format);
   }
   if (scheme == "s3") return std::make_shared<S3Destination>(S3Destination::parse_url(url));
+  if (scheme == "postgresql" || scheme == "postgres") {
+    return std::make_shared<PostgresDestination>(url);
+  }
   throw DestinationError(fmt::format(
-      "destination URL '{}': unknown scheme '{}' (memory, sqlite, file, s3)", url, scheme));
+      "destination URL '{}': unknown scheme '{}' (memory, sqlite, file, s3, postgresql)", url, scheme));
 }
 
 }  // namespace interloper

@@ -118,6 +118,8 @@ std::vector<std::string> scan_named_parameters(std::string_view sql) {
       i = end == std::string_view::npos ? sql.size() : end + 1;
     } else if (std::size_t after = skip_comment(sql, i); after != i) {
       i = after;
+    } else if (c == ':' && i + 1 < sql.size() && sql[i + 1] == ':') {
+      i += 2;  // a PostgreSQL cast (x::date), not a parameter
     } else if (c == ':' && i + 1 < sql.size() && is_identifier_char(sql[i + 1])) {
       std::size_t end = i + 1;
       while (end < sql.size() && is_identifier_char(sql[end])) ++end;
@@ -254,8 +256,19 @@ ComputeFn command_compute(CommandAsset command) {
     const Logger& logger = context.logger();
     spec.on_stderr_line = [&logger](std::string_view line) { logger.info(line); };
 
-    ProcessResult result = run_process(spec);
+    ProcessResult result;
+    try {
+      result = run_process(spec);
+    } catch (const PipelineError& e) {
+      throw RunError(fmt::format("asset '{}': {}", scope.asset, e.what()));
+    }
     const std::string& program = command.argv.front();
+    if (result.left_processes) {
+      logger.warning(fmt::format(
+          "command '{}' exited but processes it started still held its output; they were "
+          "killed",
+          program));
+    }
     if (!result.ok()) {
       std::string tail;
       for (const auto& line : result.stderr_tail) {
@@ -311,7 +324,13 @@ ComputeFn sql_compute(SqlAsset asset) {
     Scope scope = Scope::of(context);
     auto text_or_null = [](const std::optional<std::string>& v) { return v ? Value(*v) : Value(); };
     auto instant_or_null = [](const std::optional<TimePoint>& t) {
-      return t ? Value(instant_text(*t)) : Value();
+      // Typed, so that a database compares them with date and timestamp columns as times;
+      // their text is instant_text's (a midnight as the bare date).
+      if (!t) return Value();
+      if (t->is_midnight()) {
+        return Value(Value::Date(std::chrono::floor<std::chrono::days>(t->seconds())));
+      }
+      return Value(Value::Timestamp(t->seconds()));
     };
     std::vector<std::pair<std::string, Value>> candidates = {
         {"window_start", scope.has_window ? Value(scope.start_key) : Value()},

@@ -222,9 +222,21 @@ std::shared_ptr<Destination> Loader::destination(const YAML::Node& node) {
     } catch (const DestinationError& e) {
       fail(node, e.what());
     }
+  } else if (scheme == "postgresql" || scheme == "postgres") {
+    // Connected now, so that a bad URL, password, database or host stops a run before any
+    // asset executes. Messages carry the URL with its password as ***.
+    auto& shared = destinations_by_url_[url];
+    if (!shared) {
+      try {
+        shared = std::make_shared<PostgresDestination>(text);
+      } catch (const DestinationError& e) {
+        fail(node, e.what());
+      }
+    }
+    return shared;
   } else if (scheme != "memory") {
     fail(node, fmt::format("destination '{}' has an unknown scheme '{}' (expected sqlite, file, "
-                           "s3 or memory)",
+                           "s3, postgresql or memory)",
                            text, scheme));
   }
   // Sources naming the same URL share one destination object (one SQLite connection).
@@ -524,8 +536,11 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
     if (def.sql.find_first_not_of(" \t\r\n") == std::string::npos) fail(sql, "'sql' is empty");
     if (node["format"]) fail(node["format"], "'format' applies to command assets only");
     if (node["timeout"]) fail(node["timeout"], "'timeout' applies to command assets only");
-    if (def.destination_url.rfind("sqlite:", 0) != 0) {
-      fail(sql, fmt::format("asset '{}': sql assets run inside a SQLite destination, but source "
+    const std::string& target = def.destination_url;
+    if (target.rfind("sqlite:", 0) != 0 && target.rfind("postgresql:", 0) != 0 &&
+        target.rfind("postgres:", 0) != 0) {
+      fail(sql, fmt::format("asset '{}': sql assets run inside a SQLite or PostgreSQL "
+                            "destination, but source "
                             "'{}' writes to {}",
                             def.name, source.name, def.destination_url));
     }

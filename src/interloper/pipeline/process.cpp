@@ -5,14 +5,19 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <list>
 #include <map>
+#include <mutex>
+#include <optional>
 
 #include "interloper/error.hpp"
 
@@ -96,12 +101,168 @@ std::vector<std::string> child_environment(
   return out;
 }
 
+
+// The children being run, so that an interrupt reaches them. An entry lives from the spawn until
+// just before the child is reaped: until then its pid, which is its group's id, cannot be reused.
+struct Running {
+  pid_t group;
+  bool interrupted;
+};
+
+struct Registry {
+  std::mutex mutex;
+  std::list<Running> running;
+  int signal = 0;  // the interrupt sent, for children that start later: 0, SIGTERM or SIGKILL
+};
+
+Registry& registry() {
+  static Registry instance;
+  return instance;
+}
+
+void signal_all(int sig) {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  if (r.signal != SIGKILL) r.signal = sig;
+  for (Running& child : r.running) {
+    child.interrupted = true;
+    ::kill(-child.group, sig);
+  }
+}
+
+// A spawned child: registered for interrupts, its exit observed without reaping it, and on
+// finish() its group killed, its entry removed and the child reaped.
+class Child {
+ public:
+  explicit Child(pid_t pid) : pid_(pid) {
+    {
+      Registry& r = registry();
+      std::lock_guard lock(r.mutex);
+      entry_ = r.running.insert(r.running.end(), Running{pid, false});
+      if (r.signal != 0) {
+        entry_->interrupted = true;
+        ::kill(-pid, r.signal);
+      }
+    }
+    // A pidfd makes the exit pollable; without one (old kernels) exits are checked on a tick.
+    const long fd = ::syscall(SYS_pidfd_open, pid, 0);
+    pidfd_.reset(fd >= 0 ? static_cast<int>(fd) : -1);
+  }
+  ~Child() { finish(); }
+  Child(const Child&) = delete;
+  Child& operator=(const Child&) = delete;
+
+  int pidfd() const { return pidfd_.get(); }
+
+  // Whether the child has exited. WNOWAIT leaves it a zombie, so its pid stays reserved.
+  bool exited() {
+    if (exited_) return true;
+    siginfo_t info{};
+    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+        info.si_pid == 0) {
+      return false;
+    }
+    exited_ = true;
+    if (info.si_code == CLD_EXITED) {
+      exit_code_ = info.si_status;
+    } else {
+      signal_ = info.si_status;
+    }
+    return true;
+  }
+
+  // Kills what is left of the group, unregisters and reaps the child. Idempotent.
+  void finish() {
+    if (finished_) return;
+    finished_ = true;
+    ::kill(-pid_, SIGKILL);
+    {
+      Registry& r = registry();
+      std::lock_guard lock(r.mutex);
+      interrupted_ = entry_->interrupted;
+      r.running.erase(entry_);
+    }
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!exited_) {
+      exited_ = true;
+      if (WIFEXITED(status)) exit_code_ = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) signal_ = WTERMSIG(status);
+    }
+  }
+
+  void report(ProcessResult& result) const {
+    result.exit_code = exit_code_;
+    result.signal = signal_;
+    result.interrupted = interrupted_;
+  }
+
+ private:
+  pid_t pid_;
+  Fd pidfd_;
+  std::list<Running>::iterator entry_;
+  bool exited_ = false, finished_ = false, interrupted_ = false;
+  int exit_code_ = -1, signal_ = 0;
+};
+
+// Why execve refused: the arguments and environment exceed ARG_MAX in all, or one string
+// exceeds the kernel's per-string limit (32 pages).
+std::string too_large(const ProcessSpec& spec, const std::vector<std::string>& env) {
+  std::size_t args = 0, vars = 0, largest = 0;
+  std::string largest_name;
+  auto weigh = [&](const std::string& s, std::size_t& total, std::string_view name) {
+    total += s.size() + 1 + sizeof(char*);
+    if (s.size() + 1 > largest) {
+      largest = s.size() + 1;
+      largest_name = std::string(name);
+    }
+  };
+  for (std::size_t i = 0; i < spec.argv.size(); ++i) {
+    weigh(spec.argv[i], args, fmt::format("argument {}", i));
+  }
+  for (const std::string& e : env) {
+    weigh(e, vars, "variable " + e.substr(0, e.find('=')));
+  }
+  const long arg_max = ::sysconf(_SC_ARG_MAX);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  return fmt::format(
+      "cannot run '{}': its arguments and environment are too large for the system "
+      "({} bytes of arguments, {} bytes of environment; the largest is {} with {} bytes; the "
+      "limit is {} bytes in all and {} bytes for one argument or variable)",
+      spec.argv.front(), args, vars, largest_name, largest, arg_max, 32 * page);
+}
+
+int milliseconds_until(std::chrono::steady_clock::time_point t) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      t - std::chrono::steady_clock::now());
+  // Round up, so that a wake-up never comes before the deadline it waits for.
+  return static_cast<int>(std::clamp<long long>(left.count() + 1, 0, 1 << 30));
+}
+
 }  // namespace
 
 std::string ProcessResult::describe(double timeout_seconds) const {
+  if (interrupted) return "interrupted";
   if (timed_out) return fmt::format("timed out after {}s", timeout_seconds);
   if (signal != 0) return fmt::format("killed by signal {} ({})", signal, ::strsignal(signal));
   return fmt::format("exited with status {}", exit_code);
+}
+
+void terminate_processes() { signal_all(SIGTERM); }
+
+void kill_processes() { signal_all(SIGKILL); }
+
+bool processes_interrupted() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  return r.signal != 0;
+}
+
+void clear_interrupt() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.signal = 0;
 }
 
 ProcessResult run_process(const ProcessSpec& spec, std::size_t tail_lines) {
@@ -123,8 +284,15 @@ ProcessResult run_process(const ProcessSpec& spec, std::size_t tail_lines) {
   sigset_t defaults;
   sigemptyset(&defaults);
   sigaddset(&defaults, SIGPIPE);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
   posix_spawnattr_setsigdefault(attributes.get(), &defaults);
-  posix_spawnattr_setflags(attributes.get(), POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
+  // Signals the caller blocks (a thread that watches for them, say) are unblocked in the child.
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(attributes.get(), &none);
+  posix_spawnattr_setflags(attributes.get(),
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
   std::vector<char*> argv;
   for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -136,17 +304,26 @@ ProcessResult run_process(const ProcessSpec& spec, std::size_t tail_lines) {
 
   pid_t pid = 0;
   int rc = ::posix_spawnp(&pid, argv[0], actions.get(), attributes.get(), argv.data(), envp.data());
+  if (rc == E2BIG) throw PipelineError(too_large(spec, env_strings));
   if (rc != 0) {
     throw PipelineError(fmt::format("cannot run '{}': {}", spec.argv.front(), std::strerror(rc)));
   }
+  Child child(pid);
   out.write.reset();
   err.write.reset();
+  // Non-blocking reads, so that what the pipes hold can be drained without waiting.
+  ::fcntl(out.read.get(), F_SETFL, O_NONBLOCK);
+  ::fcntl(err.read.get(), F_SETFL, O_NONBLOCK);
+  if (spec.on_started) spec.on_started(static_cast<int>(pid));
 
   using Clock = std::chrono::steady_clock;
+  auto after = [](double seconds) {
+    return Clock::now() +
+           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  };
   const bool limited = spec.timeout_seconds > 0;
-  const auto deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(limited ? spec.timeout_seconds : 0));
+  const auto deadline = after(limited ? spec.timeout_seconds : 0);
+  std::optional<Clock::time_point> linger_until;  // set once the program has exited
 
   ProcessResult result;
   std::deque<std::string> tail;
@@ -160,38 +337,22 @@ ProcessResult run_process(const ProcessSpec& spec, std::size_t tail_lines) {
 
   bool out_open = true, err_open = true;
   char buffer[65536];
-  while (out_open || err_open) {
-    pollfd fds[2];
-    nfds_t n = 0;
-    if (out_open) fds[n++] = {out.read.get(), POLLIN, 0};
-    if (err_open) fds[n++] = {err.read.get(), POLLIN, 0};
-    int wait_ms = -1;
-    if (limited) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-      if (left.count() <= 0) {
-        result.timed_out = true;
-        ::kill(-pid, SIGKILL);
-        break;
-      }
-      wait_ms = static_cast<int>(std::min<long long>(left.count(), 1 << 30));
-    }
-    int ready = ::poll(fds, n, wait_ms);
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      ::kill(-pid, SIGKILL);
-      break;
-    }
-    for (nfds_t i = 0; i < n; ++i) {
-      if (fds[i].revents == 0) continue;
-      bool is_out = fds[i].fd == out.read.get();
-      ssize_t got = ::read(fds[i].fd, buffer, sizeof buffer);
-      if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-      if (got <= 0) {
-        (is_out ? out_open : err_open) = false;
-        continue;
-      }
+  // Reads what `fd` holds now; false once it is closed.
+  auto read_from = [&](int fd, bool is_out) {
+    while (true) {
+      ssize_t got = ::read(fd, buffer, sizeof buffer);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0 && errno == EAGAIN) return true;
+      if (got <= 0) return false;
       if (is_out) {
-        result.out.append(buffer, static_cast<std::size_t>(got));
+        std::string_view chunk(buffer, static_cast<std::size_t>(got));
+        if (!spec.on_stdout) {
+          result.out.append(chunk);
+        } else {
+          // When the consumer gives up (bad output, too much output), nothing more is wanted
+          // from the child: `child` kills its group and reaps it as the exception leaves.
+          spec.on_stdout(chunk);
+        }
       } else {
         err_pending.append(buffer, static_cast<std::size_t>(got));
         std::size_t start = 0, nl;
@@ -201,18 +362,51 @@ ProcessResult run_process(const ProcessSpec& spec, std::size_t tail_lines) {
         }
         err_pending.erase(0, start);
       }
+      if (static_cast<std::size_t>(got) < sizeof buffer) return true;
     }
+  };
+  auto read_ready = [&] {
+    if (out_open) out_open = read_from(out.read.get(), true);
+    if (err_open) err_open = read_from(err.read.get(), false);
+  };
+
+  while (true) {
+    if (!linger_until && child.exited()) linger_until = after(spec.linger_seconds);
+    if (linger_until && !out_open && !err_open) break;
+    if (linger_until && Clock::now() >= *linger_until) {
+      // The program is gone but something it started still holds its output: stop that, keep
+      // what the pipes already hold.
+      result.left_processes = true;
+      ::kill(-pid, SIGKILL);
+      read_ready();
+      break;
+    }
+    if (!linger_until && limited && Clock::now() >= deadline) {
+      result.timed_out = true;
+      ::kill(-pid, SIGKILL);
+      break;
+    }
+    pollfd fds[3];
+    nfds_t n = 0;
+    if (out_open) fds[n++] = {out.read.get(), POLLIN, 0};
+    if (err_open) fds[n++] = {err.read.get(), POLLIN, 0};
+    int wait_ms = -1;
+    if (linger_until) {
+      wait_ms = milliseconds_until(*linger_until);
+    } else {
+      if (child.pidfd() >= 0) fds[n++] = {child.pidfd(), POLLIN, 0};
+      if (limited) wait_ms = milliseconds_until(deadline);
+      if (child.pidfd() < 0) wait_ms = wait_ms < 0 ? 50 : std::min(wait_ms, 50);
+    }
+    if (::poll(fds, n, wait_ms) < 0 && errno != EINTR) {
+      ::kill(-pid, SIGKILL);
+      break;
+    }
+    read_ready();
   }
   if (!err_pending.empty()) stderr_line(std::move(err_pending));
-
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status)) {
-    result.exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    result.signal = WTERMSIG(status);
-  }
+  child.finish();
+  child.report(result);
   result.stderr_tail.assign(tail.begin(), tail.end());
   return result;
 }

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 
 namespace interloper::sqlite {
 
@@ -12,6 +15,9 @@ namespace {
 
 // More distinct texts than this (ad hoc queries) empty the cache rather than grow it.
 constexpr std::size_t kMaxCached = 64;
+
+// How long a statement waits for another connection's lock before reporting "database is locked".
+constexpr std::chrono::milliseconds kBusyTimeout(10000);
 
 // Whether `sql` starts with a statement that changes the schema.
 bool changes_schema(std::string_view sql) {
@@ -48,8 +54,29 @@ Database::Database(std::string path) : path_(std::move(path)) {
     db_ = nullptr;
     throw DestinationError(fmt::format("sqlite '{}': cannot open: {}", path_, message));
   }
-  sqlite3_busy_timeout(db_, 10000);
-  exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
+  sqlite3_busy_timeout(db_, static_cast<int>(kBusyTimeout.count()));
+  configure();
+}
+
+void Database::configure() {
+  // Switching a fresh file to WAL takes an exclusive lock, and SQLite reports SQLITE_BUSY at once
+  // (without calling the busy handler) when another process is opening the same new file at that
+  // moment. The switch is idempotent and persists in the file, so retry it until the timeout.
+  constexpr const char* kSetup =
+      "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;";
+  auto deadline = std::chrono::steady_clock::now() + kBusyTimeout;
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    int rc = sqlite3_exec(db_, kSetup, nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) return;
+    int primary = rc & 0xff;
+    if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) ||
+        std::chrono::steady_clock::now() >= deadline) {
+      fail(kSetup);
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(50));
+  }
 }
 
 Database::~Database() {

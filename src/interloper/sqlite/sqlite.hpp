@@ -56,6 +56,8 @@ class Database {
     std::unique_ptr<Statement> statement;
     bool in_use = false;
   };
+  void configure();
+
   std::string path_;
   sqlite3* db_ = nullptr;
   std::unordered_map<std::string, Entry> cache_;

@@ -1,0 +1,202 @@
+#include "interloper/destination/postgres_schema.hpp"
+
+#include <fmt/format.h>
+
+#include "interloper/time/civil.hpp"
+
+namespace interloper::detail::pg {
+
+using postgres::quote;
+
+const char* sql_type(DataType type) {
+  switch (type) {
+    case DataType::boolean:
+      return "boolean";
+    case DataType::int64:
+      return "bigint";
+    case DataType::float64:
+      return "double precision";
+    case DataType::date:
+      return "date";
+    case DataType::timestamp:
+      return "timestamp";
+    case DataType::null:
+    case DataType::string:
+      break;
+  }
+  return "text";
+}
+
+Oid type_oid(DataType type) {
+  switch (type) {
+    case DataType::boolean:
+      return postgres::oid::boolean;
+    case DataType::int64:
+      return postgres::oid::int8;
+    case DataType::float64:
+      return postgres::oid::float8;
+    case DataType::date:
+      return postgres::oid::date;
+    case DataType::timestamp:
+      return postgres::oid::timestamp;
+    case DataType::null:
+    case DataType::string:
+      break;
+  }
+  return postgres::oid::text;
+}
+
+std::string qualified(const std::string& schema, const std::string& name) {
+  return quote(schema) + "." + quote(name);
+}
+
+void ensure_catalog(postgres::Connection& conn, const std::string& schema) {
+  postgres::Transaction tx(conn);
+  // CREATE ... IF NOT EXISTS races with itself across sessions; one lock per schema settles it.
+  postgres::Params lock;
+  lock.text("interloper catalog " + schema);
+  conn.exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
+  conn.exec(fmt::format(
+      "CREATE SCHEMA IF NOT EXISTS {0}; "
+      "CREATE TABLE IF NOT EXISTS {0}._interloper_columns (dataset text NOT NULL, "
+      "\"column\" text NOT NULL, type text NOT NULL, position integer NOT NULL, "
+      "PRIMARY KEY (dataset, \"column\")); "
+      "CREATE TABLE IF NOT EXISTS {0}._interloper_partitions (dataset text NOT NULL, "
+      "key text NOT NULL, rows bigint NOT NULL, written_at timestamp NOT NULL, "
+      "PRIMARY KEY (dataset, key))",
+      quote(schema)));
+  tx.commit();
+}
+
+Schema stored_schema(postgres::Connection& conn, const std::string& schema,
+                     const std::string& table) {
+  postgres::Params params;
+  params.text(table);
+  postgres::Result rows = conn.exec(
+      "SELECT \"column\", type FROM " + qualified(schema, "_interloper_columns") +
+          " WHERE dataset = $1 ORDER BY position",
+      params);
+  std::vector<Field> fields;
+  for (int r = 0; r < rows.rows(); ++r) {
+    fields.push_back({std::string(rows.value(r, 0)), type_from_name(rows.value(r, 1))});
+  }
+  return Schema(std::move(fields));
+}
+
+namespace {
+
+// ALTER COLUMN ... TYPE for a widening Schema::unify allows (int -> double, date -> timestamp,
+// null -> anything).
+std::string retype(const std::string& table, const Field& field, DataType from) {
+  std::string using_clause =
+      from == DataType::null ? fmt::format(" USING NULL::{}", sql_type(field.type)) : "";
+  return fmt::format("ALTER TABLE {} ALTER COLUMN {} TYPE {}{}", table, quote(field.name),
+                     sql_type(field.type), using_clause);
+}
+
+}  // namespace
+
+void change_schema(postgres::Connection& conn, const std::string& schema, const std::string& table,
+                   const Schema& stored, const Schema& merged,
+                   const std::string& partition_column) {
+  const std::string name = qualified(schema, table);
+  std::string ddl;
+  if (stored.empty()) {
+    ddl = "CREATE TABLE IF NOT EXISTS " + name + " (";
+    for (std::size_t i = 0; i < merged.size(); ++i) {
+      ddl += fmt::format("{}{} {}", i ? ", " : "", quote(merged.field(i).name),
+                         sql_type(merged.field(i).type));
+    }
+    ddl += ")";
+  } else {
+    for (std::size_t i = 0; i < merged.size(); ++i) {
+      const Field& f = merged.field(i);
+      if (i >= stored.size()) {
+        ddl += fmt::format("ALTER TABLE {} ADD COLUMN {} {}; ", name, quote(f.name),
+                           sql_type(f.type));
+      } else if (stored.field(i).type != f.type) {
+        ddl += retype(name, f, stored.field(i).type) + "; ";
+      }
+    }
+  }
+  if (!ddl.empty()) conn.exec(ddl);
+  if (!partition_column.empty() && merged.find(partition_column) &&
+      !(stored.find(partition_column))) {
+    conn.exec(fmt::format("CREATE INDEX IF NOT EXISTS {} ON {} ({})",
+                          quote(table + "__" + partition_column), name, quote(partition_column)));
+  }
+  postgres::Params params;
+  std::vector<std::string> names, types, positions;
+  for (std::size_t i = 0; i < merged.size(); ++i) {
+    names.push_back(merged.field(i).name);
+    types.emplace_back(type_name(merged.field(i).type));
+    positions.push_back(std::to_string(i));
+  }
+  params.text(table);
+  params.text(text_array(names));
+  params.text(text_array(types));
+  params.text(text_array(positions));
+  conn.exec("INSERT INTO " + qualified(schema, "_interloper_columns") +
+                " (dataset, \"column\", type, position) "
+                "SELECT $1, c, t, p::integer FROM unnest($2::text[], $3::text[], $4::text[]) "
+                "AS u(c, t, p) ON CONFLICT (dataset, \"column\") DO UPDATE SET "
+                "type = excluded.type, position = excluded.position",
+            params);
+}
+
+namespace {
+
+// SQLite-style ISO text for a bound compared with text columns: a midnight as the bare date.
+std::string bound_text(TimePoint t) {
+  char buffer[kMaxIsoChars];
+  char* end = t.is_midnight()
+                  ? put_date(buffer, floor_div(t.epoch_seconds(), kSecondsPerDay))
+                  : put_timestamp(buffer, t.epoch_seconds());
+  return std::string(buffer, end);
+}
+
+std::string timestamp_text(TimePoint t) {
+  char buffer[kMaxIsoChars];
+  return std::string(buffer, put_timestamp(buffer, t.epoch_seconds()));
+}
+
+}  // namespace
+
+Where where_of(const Filter& filter, DataType type) {
+  Where where;
+  const std::string column = quote(filter.column());
+  if (filter.kind() == Filter::Kind::range) {
+    where.sql = column + " >= $1 AND " + column + " < $2";
+    if (type == DataType::string) {
+      where.params.text(bound_text(filter.start()), postgres::oid::text);
+      where.params.text(bound_text(filter.end()), postgres::oid::text);
+    } else {
+      where.params.text(timestamp_text(filter.start()), postgres::oid::timestamp);
+      where.params.text(timestamp_text(filter.end()), postgres::oid::timestamp);
+    }
+    return where;
+  }
+  if (filter.values().empty()) {
+    where.sql = "false";
+    return where;
+  }
+  where.sql = (type == DataType::string ? column : column + "::text") + " = ANY ($1::text[])";
+  where.params.text(text_array(filter.values()));
+  return where;
+}
+
+std::string text_array(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
+}  // namespace interloper::detail::pg

@@ -1,0 +1,129 @@
+// The `interloper` binary on a pipeline whose destination is PostgreSQL (scripts/with-postgres):
+// command and sql assets, the password kept out of every output, and connection problems
+// refused in one line before any asset runs.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "destination/storage_fixtures.hpp"
+#include "interloper/destination.hpp"
+#include "support/cli_process.hpp"
+#include "support/postgres.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using interloper::testing::Outcome;
+
+std::string fresh_schema() {
+  static std::atomic<int> counter{0};
+  std::random_device device;
+  return "il_cli_" + std::to_string(device() % 1000000000u) + "_" + std::to_string(++counter);
+}
+
+std::string password_of(const std::string& url) {
+  auto start = url.find("://") + 3;
+  auto at = url.find('@', start);
+  auto colon = url.find(':', start);
+  if (at == std::string::npos || colon == std::string::npos || colon > at) return "";
+  return url.substr(colon + 1, at - colon - 1);
+}
+
+// A daily command asset logging each key it runs, and a sql aggregate of it in the database.
+void write_pipeline(const fs::path& dir, const std::string& destination) {
+  std::ofstream(dir / "emit.sh")
+      << "#!/bin/sh\n"
+         "echo \"$IL_PARTITION_KEY\" >> calls.log\n"
+         "echo \"{\\\"date\\\":\\\"$1\\\",\\\"amount\\\":2.5,\\\"at\\\":\\\"$1T23:00:00\\\"}\"\n"
+         "echo \"{\\\"date\\\":\\\"$1\\\",\\\"amount\\\":4,\\\"at\\\":\\\"$1T01:00:00\\\"}\"\n";
+  fs::permissions(dir / "emit.sh", fs::perms::owner_all, fs::perm_options::add);
+  std::ofstream(dir / "pipeline.yaml")
+      << "destination: " << destination << "\n"
+      << "store: state.db\n"
+         "sources:\n"
+         "  - name: shop\n"
+         "    assets:\n"
+         "      - name: events\n"
+         "        partitioning: {kind: time, column: date, granularity: day}\n"
+         "        command: [./emit.sh, \"{partition.key}\"]\n"
+         "      - name: revenue\n"
+         "        deps: [events]\n"
+         "        partitioning: {kind: time, column: date, granularity: day}\n"
+         "        sql: |\n"
+         "          -- :partition_key in a comment is text\n"
+         "          SELECT date, SUM(amount)::double precision AS total, COUNT(*) AS n,\n"
+         "                 ':window_start' AS literal, :partition_key AS k, MAX(at) AS last_at\n"
+         "          FROM events\n"
+         "          WHERE at >= :bounds_start AND at < :bounds_end GROUP BY date\n";
+}
+
+TEST(PostgresCli, SqlAssetsRunInTheDatabaseAndThePasswordNeverShows) {
+  IL_REQUIRE_POSTGRES(url);
+  interloper::testing::TempDir dir;
+  const std::string schema = fresh_schema();
+  write_pipeline(dir.path(), "${IL_TEST_POSTGRES_URL}?schema=" + schema);
+  const std::string pipeline = (dir.path() / "pipeline.yaml").string();
+  Outcome run = interloper::testing::run_interloper(
+      {"backfill", pipeline, "--window", "2026-11-01..2026-11-03", "--json"}, dir.path().string());
+  ASSERT_EQ(run.code, 0) << run.err;
+  interloper::PostgresDestination warehouse(url + "?schema=" + schema);
+  interloper::TimePartitionConfig daily("date");
+  interloper::DatasetRef revenue{"shop", "revenue", &daily};
+  interloper::TimePartitionWindow window(interloper::testing::day(2026, 11, 1),
+                                         interloper::testing::day(2026, 11, 3));
+  interloper::Table rows = warehouse.read(revenue, &window);
+  ASSERT_EQ(rows.num_rows(), 3u);
+  EXPECT_EQ(rows.at(1, "date"), interloper::Value(interloper::testing::day(2026, 11, 2)));
+  EXPECT_EQ(rows.at(1, "total"), interloper::Value(6.5));
+  EXPECT_EQ(rows.at(1, "n"), interloper::Value(2));
+  EXPECT_EQ(rows.at(1, "literal"), interloper::Value(":window_start"));
+  EXPECT_EQ(rows.at(1, "k"), interloper::Value("2026-11-02"));
+  EXPECT_EQ(rows.at(1, "last_at"), interloper::Value(interloper::testing::at(2026, 11, 2, 23)));
+
+  Outcome catalog =
+      interloper::testing::run_interloper({"catalog", pipeline}, dir.path().string());
+  ASSERT_EQ(catalog.code, 0) << catalog.err;
+  EXPECT_NE(catalog.out.find(":***@"), std::string::npos) << catalog.out;
+  Outcome status = interloper::testing::run_interloper(
+      {"status", pipeline, "--window", "2026-11-01..2026-11-03", "--json"}, dir.path().string());
+  const std::string password = password_of(url);
+  for (const Outcome* o : {&run, &catalog, &status}) {
+    EXPECT_EQ(o->out.find(password), std::string::npos) << o->out;
+    EXPECT_EQ(o->err.find(password), std::string::npos) << o->err;
+  }
+}
+
+TEST(PostgresCli, ConnectionProblemsExitTwoBeforeAnyAssetRuns) {
+  IL_REQUIRE_POSTGRES(url);
+  const std::string password = password_of(url);
+  std::string wrong_password = url;
+  wrong_password.replace(wrong_password.find(":" + password + "@"), password.size() + 2,
+                         ":not-" + password + "@");
+  std::string unknown_database = url.substr(0, url.rfind('/')) + "/no_such_database";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {wrong_password, "password authentication failed"},
+      {unknown_database, "no_such_database"},
+      {"postgresql://u:hidden-pw@127.0.0.1:1/db?connect_timeout=2", "127.0.0.1"},
+      {url + "?sslmode=sometimes", "sslmode"},
+  };
+  for (const auto& [destination, needle] : cases) {
+    interloper::testing::TempDir dir;
+    write_pipeline(dir.path(), destination);
+    Outcome o = interloper::testing::run_interloper(
+        {"materialize", (dir.path() / "pipeline.yaml").string(), "--partition", "2026-11-01"},
+        dir.path().string());
+    EXPECT_EQ(o.code, 2) << o.err;
+    auto lines = interloper::testing::lines_of(o.err);
+    ASSERT_EQ(lines.size(), 1u) << o.err;
+    EXPECT_NE(lines[0].find(needle), std::string::npos) << lines[0];
+    EXPECT_EQ(lines[0].find(password), std::string::npos) << lines[0];
+    EXPECT_EQ(lines[0].find("hidden-pw"), std::string::npos) << lines[0];
+    EXPECT_FALSE(fs::exists(dir.path() / "calls.log")) << "an asset ran for " << needle;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,343 @@
+// PostgresDestination against a real server (scripts/with-postgres): the contract, the stored
+// types, schema changes, the streaming writer, partition locks, URLs and redacted passwords.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <random>
+#include <thread>
+
+#include "destination/destination_contract.hpp"
+#include "destination/storage_fixtures.hpp"
+#include "interloper/destination.hpp"
+#include "interloper/destination/postgres_sql.hpp"
+#include "interloper/postgres/postgres.hpp"
+#include "support/postgres.hpp"
+
+namespace {
+
+// A schema no other test uses, so tests share one database without seeing each other's tables.
+std::string fresh_schema(std::string_view name) {
+  static std::atomic<int> counter{0};
+  std::random_device device;
+  return "il_" + std::string(name) + "_" + std::to_string(device() % 1000000000u) + "_" +
+         std::to_string(++counter);
+}
+
+std::string with_schema(const std::string& url, const std::string& schema) {
+  return url + (url.find('?') == std::string::npos ? "?" : "&") + "schema=" + schema;
+}
+
+std::shared_ptr<interloper::Destination> contract_destination() {
+  std::shared_ptr<interloper::Destination> out;
+  [&] {
+    IL_REQUIRE_POSTGRES(url);
+    out = std::make_shared<interloper::PostgresDestination>(
+        with_schema(url, fresh_schema("contract")));
+  }();
+  return out;
+}
+
+}  // namespace
+
+IL_INSTANTIATE_DESTINATION_CONTRACT(Postgres,
+                                    [](const std::string&) { return contract_destination(); });
+
+namespace interloper {
+namespace {
+
+using testing::at;
+using testing::day;
+
+// The password of a URL, as written.
+std::string password_of(const std::string& url) {
+  auto start = url.find("://") + 3;
+  auto at = url.find('@', start);
+  auto colon = url.find(':', start);
+  if (at == std::string::npos || colon == std::string::npos || colon > at) return "";
+  return url.substr(colon + 1, at - colon - 1);
+}
+
+class PostgresDestinationTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    IL_REQUIRE_POSTGRES(found);
+    url = found;
+    schema = fresh_schema("dest");
+    destination = std::make_unique<PostgresDestination>(with_schema(url, schema));
+    checker = std::make_unique<postgres::Pool>(postgres::parse_url(url, {}));
+  }
+
+  // One value straight from the server, as text, bypassing the destination.
+  std::string raw(const std::string& sql) {
+    auto conn = checker->acquire();
+    postgres::Result result = conn->exec(sql);
+    if (result.rows() == 0 || result.is_null(0, 0)) return "";
+    return std::string(result.value(0, 0));
+  }
+
+  std::string url;
+  std::string schema;
+  std::unique_ptr<PostgresDestination> destination;
+  std::unique_ptr<postgres::Pool> checker;
+  TimePartitionConfig daily{"date", {.granularity = TimeGranularity::DAY, .allow_window = true}};
+  DatasetRef stats{"ads", "stats", &daily};
+};
+
+TEST_F(PostgresDestinationTest, StoresTypedColumnsInTheSchema) {
+  TimePartitionWindow window(day(2026, 1, 5), day(2026, 1, 5));
+  Table rows;
+  rows.append({{"date", day(2026, 1, 5)},
+               {"ts", at(2026, 1, 5, 7, 30)},
+               {"n", 3},
+               {"x", 0.5},
+               {"s", "a"},
+               {"ok", true},
+               {"none", nullptr}});
+  destination->write(stats, &window, rows);
+  std::string types = raw(
+      "SELECT string_agg(column_name || ' ' || data_type, ', ' ORDER BY ordinal_position) "
+      "FROM information_schema.columns WHERE table_schema = '" +
+      schema + "' AND table_name = 'ads__stats'");
+  EXPECT_EQ(types,
+            "date date, ts timestamp without time zone, n bigint, x double precision, s text, "
+            "ok boolean, none text");
+  EXPECT_EQ(raw("SELECT ts::text FROM \"" + schema + "\".ads__stats"), "2026-01-05 07:30:00");
+  EXPECT_EQ(raw("SELECT rows FROM \"" + schema +
+                "\"._interloper_partitions WHERE dataset = 'ads__stats'"),
+            "1");
+  EXPECT_EQ(destination->read(stats, &window), rows);
+}
+
+TEST_F(PostgresDestinationTest, NewColumnsAreAddedAndTypesWiden) {
+  TimePartitionWindow first(day(2026, 1, 1), day(2026, 1, 1));
+  TimePartitionWindow second(day(2026, 1, 2), day(2026, 1, 2));
+  Table a;
+  a.append({{"date", day(2026, 1, 1)}, {"clicks", 1}});
+  destination->write(stats, &first, a);
+  Table b;
+  b.append({{"date", day(2026, 1, 2)}, {"clicks", 2.5}, {"cost", "high"}});
+  destination->write(stats, &second, b);
+  EXPECT_EQ(raw("SELECT data_type FROM information_schema.columns WHERE table_schema = '" +
+                schema + "' AND column_name = 'clicks'"),
+            "double precision");
+  TimePartitionWindow both(day(2026, 1, 1), day(2026, 1, 2));
+  Table back = destination->read(stats, &both);
+  ASSERT_EQ(back.num_rows(), 2u);
+  EXPECT_EQ(back.at(0, "clicks"), Value(1.0));
+  EXPECT_EQ(back.at(0, "cost"), Value());
+  EXPECT_EQ(back.at(1, "cost"), Value("high"));
+}
+
+TEST_F(PostgresDestinationTest, TypeChangeThatCannotWidenIsRefusedAndNothingIsWritten) {
+  TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 2));
+  Table a;
+  a.append({{"date", day(2026, 1, 1)}, {"clicks", 1}});
+  destination->write(stats, &window, a);
+  Table b;
+  b.append({{"date", day(2026, 1, 2)}, {"clicks", "many"}});
+  try {
+    destination->write(stats, &window, b);
+    FAIL() << "expected DestinationError";
+  } catch (const DestinationError& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("clicks"), std::string::npos) << message;
+    EXPECT_NE(message.find("int"), std::string::npos) << message;
+    EXPECT_NE(message.find("string"), std::string::npos) << message;
+  }
+  EXPECT_EQ(destination->read(stats, &window), a);
+  EXPECT_EQ(raw("SELECT data_type FROM information_schema.columns WHERE table_schema = '" +
+                schema + "' AND column_name = 'clicks'"),
+            "bigint");
+}
+
+TEST_F(PostgresDestinationTest, StreamingWriterKeepsOneCopyOpenAndCommitsAtOnce) {
+  TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 3));
+  Table old_rows;
+  old_rows.append({{"date", day(2026, 1, 2)}, {"clicks", 100}});
+  destination->write(stats, &window, old_rows);
+  auto writer = destination->open_writer(stats, &window);
+  for (int d = 1; d <= 3; ++d) {
+    Table batch;
+    batch.append({{"date", day(2026, 1, d)}, {"clicks", d}});
+    writer->append(batch);
+  }
+  // Until commit, readers see the old rows.
+  EXPECT_EQ(destination->read(stats, &window), old_rows);
+  // A batch bringing a column closes the COPY, adds the column and reopens it (readers of the
+  // table now wait for the commit: ALTER TABLE holds its lock until then).
+  Table extra;
+  extra.append({{"date", day(2026, 1, 3)}, {"clicks", 4}, {"note", "x"}});
+  writer->append(extra);
+  EXPECT_EQ(writer->commit(), 4);
+  Table back = destination->read(stats, &window);
+  ASSERT_EQ(back.num_rows(), 4u);
+  EXPECT_EQ(back.at(3, "note"), Value("x"));
+  EXPECT_EQ(back.at(0, "note"), Value());
+}
+
+TEST_F(PostgresDestinationTest, AbandonedWriterLeavesStorageAsItWas) {
+  TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 2));
+  Table old_rows;
+  old_rows.append({{"date", day(2026, 1, 1)}, {"clicks", 7}});
+  destination->write(stats, &window, old_rows);
+  {
+    auto writer = destination->open_writer(stats, &window);
+    Table batch;
+    batch.append({{"date", day(2026, 1, 2)}, {"clicks", 1}, {"added", true}});
+    writer->append(batch);
+    Table outside;
+    outside.append({{"date", day(2026, 1, 9)}, {"clicks", 1}});
+    EXPECT_THROW(writer->append(outside), DestinationError);
+    EXPECT_THROW(writer->commit(), DestinationError);
+  }
+  EXPECT_EQ(destination->read(stats, &window), old_rows);
+  EXPECT_EQ(*destination->schema(stats),
+            Schema({{"date", DataType::date}, {"clicks", DataType::int64}}));
+}
+
+TEST_F(PostgresDestinationTest, WritersOfOnePartitionTakeTurns) {
+  TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 1));
+  Table first_rows;
+  first_rows.append({{"date", day(2026, 1, 1)}, {"clicks", 1}});
+  destination->write(stats, &window, first_rows);  // the table exists
+  auto first = destination->open_writer(stats, &window);
+  first->append(first_rows);
+  Table second_rows;
+  second_rows.append({{"date", day(2026, 1, 1)}, {"clicks", 2}});
+  second_rows.append({{"date", day(2026, 1, 1)}, {"clicks", 3}});
+  std::thread second([&] { destination->write(stats, &window, second_rows); });
+  // The second writer waits on the partition's advisory lock until the first commits.
+  bool waiting = false;
+  for (int i = 0; i < 500 && !waiting; ++i) {
+    waiting = raw("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted") !=
+              "0";
+    if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(waiting);
+  EXPECT_EQ(destination->row_count(stats, nullptr), 1);
+  first->commit();
+  second.join();
+  EXPECT_EQ(destination->read(stats, &window), second_rows);
+}
+
+TEST_F(PostgresDestinationTest, PasswordNeverShows) {
+  std::string password = password_of(url);
+  ASSERT_FALSE(password.empty()) << "the test server's URL carries a password";
+  EXPECT_EQ(destination->url().find(password), std::string::npos);
+  EXPECT_NE(destination->url().find(":***@"), std::string::npos) << destination->url();
+  std::string wrong = url;
+  wrong.replace(wrong.find(password), password.size(), "not-" + password);
+  try {
+    PostgresDestination refused(wrong);
+    FAIL() << "expected DestinationError";
+  } catch (const DestinationError& e) {
+    std::string message = e.what();
+    EXPECT_EQ(message.find(password), std::string::npos) << message;
+    EXPECT_NE(message.find("password authentication failed"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+}
+
+TEST_F(PostgresDestinationTest, LibpqParametersAndEnvironmentPassThrough) {
+  auto probe = std::make_unique<PostgresDestination>(
+      with_schema(url, schema) + "&application_name=il_probe_" + schema);
+  probe->row_count(stats, nullptr);  // leaves its connection idle in the pool
+  EXPECT_EQ(raw("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'il_probe_" +
+                schema + "'"),
+            "1");
+  // No password in the URL: PGPASSWORD supplies it, as for any libpq program.
+  std::string password = password_of(url);
+  std::string bare = url;
+  bare.erase(bare.find(":" + password + "@"), password.size() + 1);
+  ::setenv("PGPASSWORD", password.c_str(), 1);
+  EXPECT_NO_THROW(PostgresDestination(with_schema(bare, schema)));
+  ::unsetenv("PGPASSWORD");
+  EXPECT_THROW(PostgresDestination(with_schema(bare, schema) + "&passfile=/nonexistent"),
+               DestinationError);
+}
+
+TEST_F(PostgresDestinationTest, BadUrlsFailInOneLine) {
+  for (std::string bad : {url + "?nonsense_parameter=1", url + "?schema=",
+                          std::string("postgresql://u:pw-secret@127.0.0.1:1/db?connect_timeout=2")}) {
+    try {
+      open_destination(bad);
+      ADD_FAILURE() << "expected DestinationError for " << bad;
+    } catch (const DestinationError& e) {
+      std::string message = e.what();
+      EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+      EXPECT_EQ(message.find("pw-secret"), std::string::npos) << message;
+      EXPECT_EQ(message.find(password_of(url)), std::string::npos) << message;
+    }
+  }
+}
+
+TEST(PostgresUrl, RedactsThePassword) {
+  EXPECT_EQ(postgres::redact("postgresql://me:s3cret@db:5432/w?schema=raw"),
+            "postgresql://me:***@db:5432/w?schema=raw");
+  EXPECT_EQ(postgres::redact("postgres://me@db/w"), "postgres://me@db/w");
+  EXPECT_EQ(postgres::redact("postgresql:///w"), "postgresql:///w");
+  postgres::Url url = postgres::parse_url("postgresql://me:p%40ss@db/w?schema=raw&sslmode=disable",
+                                          {"schema"});
+  EXPECT_EQ(url.get("schema"), "raw");
+  EXPECT_EQ(url.conninfo, "postgresql://me:p%40ss@db/w?sslmode=disable&connect_timeout=5");
+  EXPECT_THROW(postgres::parse_url("mysql://x", {}), DestinationError);
+}
+
+}  // namespace
+}  // namespace interloper
+
+namespace interloper {
+namespace {
+
+TEST(PostgresSql, NamedParametersBecomeNumberedOutsideQuotesAndComments) {
+  auto q = detail::pg::number_parameters(
+      "SELECT x::date, ':a', E'\\':b', \":c\", $$ :d $$, $t$ :e $t$ -- :f\n"
+      "FROM t /* :g /* :h */ */ WHERE a = :a AND b < :b_2 AND c = :a");
+  EXPECT_EQ(q.sql,
+            "SELECT x::date, ':a', E'\\':b', \":c\", $$ :d $$, $t$ :e $t$ -- :f\n"
+            "FROM t /* :g /* :h */ */ WHERE a = $1 AND b < $2 AND c = $1");
+  EXPECT_EQ(q.names, (std::vector<std::string>{"a", "b_2"}));
+}
+
+TEST_F(PostgresDestinationTest, QueryBindsTypedParametersReadOnly) {
+  TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 2));
+  Table rows;
+  rows.append({{"date", day(2026, 1, 1)}, {"ts", at(2026, 1, 1, 23)}, {"clicks", 1}});
+  rows.append({{"date", day(2026, 1, 2)}, {"ts", at(2026, 1, 2, 0)}, {"clicks", 2}});
+  destination->write(stats, &window, rows);
+  const std::string table = destination->table_name_of(stats);
+  // A date bound against a timestamp column compares as a time, not as text.
+  Table back = destination->query(
+      "SELECT \"date\", ts, clicks, clicks::double precision / 2 AS half, ':start' AS literal "
+      "FROM \"" + table + "\" WHERE ts >= :start AND ts < :end ORDER BY ts",
+      {{":start", Value(Value::Date(std::chrono::sys_days(day(2026, 1, 1))))},
+       {":end", Value(Value::Date(std::chrono::sys_days(day(2026, 1, 2))))}});
+  ASSERT_EQ(back.num_rows(), 1u);
+  EXPECT_EQ(back.schema(), Schema({{"date", DataType::date},
+                                   {"ts", DataType::timestamp},
+                                   {"clicks", DataType::int64},
+                                   {"half", DataType::float64},
+                                   {"literal", DataType::string}}));
+  EXPECT_EQ(back.at(0, "ts"), Value(at(2026, 1, 1, 23)));
+  EXPECT_EQ(back.at(0, "half"), Value(0.5));
+  EXPECT_EQ(back.at(0, "literal"), Value(":start"));
+  // A string parameter takes the type its context gives it.
+  EXPECT_EQ(destination->query("SELECT count(*) AS n FROM \"" + table + "\" WHERE \"date\" = :d",
+                               {{"d", Value("2026-01-02")}})
+                .at(0, "n"),
+            Value(1));
+  EXPECT_THROW(destination->query("DELETE FROM \"" + table + "\"", {}), DestinationError);
+  try {
+    raw("CREATE SEQUENCE \"" + schema + "\".counter");
+    destination->query("SELECT nextval('counter') AS n", {});  // writes: refused in READ ONLY
+    FAIL() << "expected DestinationError";
+  } catch (const DestinationError& e) {
+    EXPECT_NE(std::string(e.what()).find("read-only"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(destination->query("SELECT 1", {{":missing", Value(1)}}), DestinationError);
+  EXPECT_EQ(destination->row_count(stats, nullptr), 2);
+}
+
+}  // namespace
+}  // namespace interloper

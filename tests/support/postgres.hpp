@@ -1,0 +1,47 @@
+// The PostgreSQL server the tests run against: scripts/with-postgres starts a throw-away cluster
+// on loopback and exports IL_TEST_POSTGRES_URL (and IL_TEST_POSTGRES_CTL, a script that stops
+// and restarts that server). Without the URL the PostgreSQL tests skip with a message, except
+// under CI=true, where a missing server is a failure.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+namespace interloper::testing {
+
+// The server's URL, or nothing when no server was given.
+inline std::optional<std::string> postgres_url() {
+  const char* url = std::getenv("IL_TEST_POSTGRES_URL");
+  if (url == nullptr || *url == '\0') return std::nullopt;
+  return std::string(url);
+}
+
+// The script that stops (`stop`) and restarts (`start`) the test server, when there is one.
+inline std::optional<std::string> postgres_ctl() {
+  const char* ctl = std::getenv("IL_TEST_POSTGRES_CTL");
+  if (ctl == nullptr || *ctl == '\0') return std::nullopt;
+  return std::string(ctl);
+}
+
+inline bool postgres_required() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && std::string(ci) == "true";
+}
+
+}  // namespace interloper::testing
+
+// Inside a test (or a function returning void): the server's URL, or a skip (a failure under CI).
+#define IL_REQUIRE_POSTGRES(url)                                                              \
+  auto url##_found = ::interloper::testing::postgres_url();                                   \
+  if (!url##_found) {                                                                         \
+    if (::interloper::testing::postgres_required()) {                                         \
+      FAIL() << "CI=true but IL_TEST_POSTGRES_URL is unset: scripts/with-postgres did not "   \
+                "start a server";                                                             \
+    }                                                                                         \
+    GTEST_SKIP() << "no PostgreSQL server: run under scripts/with-postgres (or set "          \
+                    "IL_TEST_POSTGRES_URL) to test PostgreSQL";                               \
+  }                                                                                           \
+  const std::string& url = *url##_found
