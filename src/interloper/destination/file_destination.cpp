@@ -22,6 +22,7 @@
 #include <unordered_set>
 
 #include "interloper/destination.hpp"
+#include "interloper/destination/schema_change.hpp"
 #include "interloper/destination/window_index.hpp"
 
 namespace interloper {
@@ -461,17 +462,14 @@ std::int64_t FileDestination::write(const DatasetRef& dataset, const PartitionWi
   make_dirs(dir);
   remove_stale_temps(dir);
 
-  Schema schema = table.schema();
-  if (auto stored = state_->stored_schema(dir)) {
-    try {
-      schema = Schema::unify(*stored, table.schema());
-    } catch (const DataError& e) {
-      throw DestinationError(fmt::format("file destination: '{}': {}", dir.string(), e.what()));
-    }
-    if (!(schema == *stored)) replace_file(dir / schema_file, schema_to_json(schema));
-  } else {
-    replace_file(dir / schema_file, schema_to_json(schema));
+  const std::optional<Schema> stored = state_->stored_schema(dir);
+  Schema schema;
+  try {
+    schema = detail::evolve_schema(dataset, stored, table.schema());
+  } catch (const DestinationError& e) {
+    throw DestinationError(fmt::format("file destination: '{}': {}", dir.string(), e.what()));
   }
+  if (!stored || !(schema == *stored)) replace_file(dir / schema_file, schema_to_json(schema));
 
   std::vector<std::pair<fs::path, fs::path>> renames;  // temp -> target
   std::vector<fs::path> dirs;

@@ -16,6 +16,7 @@
 #include "interloper/data/time_value.hpp"
 #include "interloper/destination.hpp"
 #include "interloper/destination/dataset_name.hpp"
+#include "interloper/destination/schema_change.hpp"
 
 namespace interloper {
 
@@ -127,6 +128,7 @@ std::int64_t MemoryDestination::write(const DatasetRef& dataset, const Partition
     const TimeGranularity granularity = time->granularity();
     std::lock_guard lock(state_->mutex);
     StoredDataset& stored = state_->datasets[dataset_key(dataset)];
+    Schema schema = detail::evolve_schema(dataset, stored.schema, table.schema());
     // Remove whatever the window covers; a slot reaching past it keeps its outside rows as
     // slots of their own before and after the window.
     std::vector<std::pair<TimePoint, TimeSlot>> trimmed;
@@ -156,7 +158,7 @@ std::int64_t MemoryDestination::write(const DatasetRef& dataset, const Partition
       ++hint;
       start = end;
     }
-    stored.schema = table.schema();
+    stored.schema = std::move(schema);
     return rows;
   }
 
@@ -169,8 +171,9 @@ std::int64_t MemoryDestination::write(const DatasetRef& dataset, const Partition
   }
   std::lock_guard lock(state_->mutex);
   StoredDataset& stored = state_->datasets[dataset_key(dataset)];
+  Schema schema = detail::evolve_schema(dataset, stored.schema, table.schema());
   for (std::size_t i = 0; i < keys.size(); ++i) stored.keyed[keys[i]] = std::move(parts[i]);
-  stored.schema = table.schema();
+  stored.schema = std::move(schema);
   return rows;
 }
 

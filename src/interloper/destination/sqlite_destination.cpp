@@ -11,6 +11,7 @@
 #include <unordered_set>
 
 #include "interloper/destination.hpp"
+#include "interloper/destination/schema_change.hpp"
 #include "interloper/destination/window_index.hpp"
 #include "interloper/partitioning/sql.hpp"
 #include "interloper/sqlite/sqlite.hpp"
@@ -136,15 +137,15 @@ struct SqliteDestination::State {
   }
 
   // Creates the table or adds the columns `incoming` brings; widens remembered types.
-  Schema ensure_table(const std::string& table, const Schema& incoming,
-                      const std::string& partition_column) {
+  Schema ensure_table(const DatasetRef& dataset, const std::string& table,
+                      const Schema& incoming, const std::string& partition_column) {
     Schema stored = columns(table);
     if (incoming.empty() && stored.empty()) return stored;
     Schema merged;
     try {
-      merged = Schema::unify(stored, incoming);
-    } catch (const DataError& e) {
-      throw DestinationError(fmt::format("sqlite '{}': table '{}': {}", path, table, e.what()));
+      merged = detail::evolve_schema(dataset, stored, incoming);
+    } catch (const DestinationError& e) {
+      throw DestinationError(fmt::format("sqlite '{}': {}", path, e.what()));
     }
     if (stored.empty()) {
       std::string sql = "CREATE TABLE IF NOT EXISTS " + quote(table) + " (";
@@ -249,6 +250,20 @@ struct SqliteDestination::State {
                              static_cast<std::size_t>(sqlite3_column_bytes(stmt, c))));
   }
 
+  // Drops the table and what is remembered of it: an unpartitioned dataset is replaced whole,
+  // so its next write may bring any columns and types.
+  void drop_table(const std::string& table) {
+    if (columns(table).empty()) return;
+    db.run("DROP TABLE IF EXISTS " + quote(table));
+    auto clear = db.cached("DELETE FROM _interloper_columns WHERE dataset = ?");
+    clear->bind_text(1, table, false);
+    clear->step();
+    known_schemas.erase(table);
+    for (auto it = known_indexes.begin(); it != known_indexes.end();) {
+      it = it->rfind(table + '\0', 0) == 0 ? known_indexes.erase(it) : std::next(it);
+    }
+  }
+
   void write_locked(const DatasetRef& dataset, const PartitionWindow* window, const Table& table,
                     bool partitioned, const std::string& column, const std::string& name,
                     const std::vector<std::vector<std::size_t>>& parts,
@@ -307,7 +322,8 @@ void SqliteDestination::State::write_locked(const DatasetRef& dataset,
                                             const std::optional<detail::WindowIndex>& index) {
   auto& db = this->db;
   sqlite::Transaction transaction(db);
-  Schema schema = ensure_table(name, table.schema(), column);
+  if (dataset.partitioning == nullptr) drop_table(name);
+  Schema schema = ensure_table(dataset, name, table.schema(), column);
 
   // Clear what the write replaces.
   if (!schema.empty()) {
