@@ -17,6 +17,7 @@
 //   il::BackfillResult done = il::backfill(dag, window, options);
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -115,6 +116,11 @@ struct RunOptions {
   const Clock* clock = nullptr;           // not owned; default: the system clock
   Logger logger;                          // receives the assets' log lines
   std::string run_id;                     // generated when empty
+  // Not owned. Once it reads true, no further asset or task starts: those not started are
+  // canceled with the reason "interrupted", and a running one that fails is recorded as failed
+  // with the error "interrupted". Running ones are not stopped by it: whoever sets it stops
+  // them (the CLI terminates the commands' process groups); C++ assets run to their end.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // Throws one PartitionError listing every enabled (and selected) asset that cannot serve

@@ -89,7 +89,8 @@ inline constexpr std::size_t kMaxStoredError = 4096;
 std::string bound_error(std::string_view error, std::size_t max = kMaxStoredError);
 
 // One run (a `materialize` or a `backfill`) in the run history.
-enum class RunState : std::uint8_t { running, succeeded, failed };
+// `interrupted`: stopped by a signal (SIGINT, SIGTERM) before it finished.
+enum class RunState : std::uint8_t { running, succeeded, failed, interrupted };
 std::string_view run_state_name(RunState state);
 
 struct RunRecord {

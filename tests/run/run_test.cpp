@@ -550,6 +550,52 @@ TEST(Backfill, NewestFirstOneTaskPerPartition) {
   EXPECT_EQ(destination->row_count(dag.asset("a").dataset(), nullptr), 10);
 }
 
+TEST(Backfill, StopStartsNothingNewAndRecordsTheInterruptedTask) {
+  auto destination = std::make_shared<il::MemoryDestination>();
+  std::atomic<bool> stop{false};
+  Journal journal;
+  il::Source s("s", destination);
+  s.asset("a", [&](il::ExecutionContext& ctx) -> il::Table {
+     const std::string key = il::TimePoint(ctx.partition_date()).date_string();
+     journal.add(key);
+     if (key == "2026-01-04") {
+       // What a terminated command looks like from here: the stop is set, then it fails.
+       stop = true;
+       throw std::runtime_error("command 'x' killed by signal 15");
+     }
+     il::Table t;
+     t.append({{"date", ctx.partition_date()}});
+     return t;
+   }).partitioned(kDaily);
+  il::DAG dag({s});
+  il::MemoryStore store;
+  Outcomes outcomes;
+  il::BackfillOptions options;
+  options.run.store = &store;
+  options.run.stop = &stop;
+  options.on_task = outcomes.callback();
+  const il::TimePartitionWindow window(day(1), day(5));
+  il::BackfillResult result = il::backfill(dag, window, options);
+  EXPECT_FALSE(result.ok());
+  EXPECT_EQ(result.tasks.succeeded, 1u);
+  EXPECT_EQ(result.tasks.failed, 1u);
+  EXPECT_EQ(result.tasks.canceled, 3u);
+  ASSERT_EQ(result.failures.size(), 1u);
+  EXPECT_EQ(result.failures[0].error, "interrupted");
+  EXPECT_EQ(journal.names, (std::vector<std::string>{"2026-01-05", "2026-01-04"}));
+  EXPECT_EQ(std::count(outcomes.lines.begin(), outcomes.lines.end(), "a 2026-01-01 canceled"), 1);
+
+  const il::DatasetRef dataset = dag.asset("a").dataset();
+  il::WindowStatus status = store.status(dataset, window);
+  EXPECT_EQ(status.count(status.materialized), 1u);  // 2026-01-05, written before the stop
+  EXPECT_EQ(status.count(status.failed), 1u);
+  EXPECT_EQ(status.count(status.missing), 3u);       // never started: nothing recorded
+  std::vector<il::FailedRange> failures = store.failures(dataset, window, 10);
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_EQ(failures[0].record.error, "interrupted");
+  EXPECT_EQ(destination->row_count(dataset, nullptr), 1);
+}
+
 TEST(Backfill, ValidatesTheWholeWindowFirst) {
   Journal journal;
   il::Source s("s", std::make_shared<il::MemoryDestination>());

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "interloper/cli/interrupt.hpp"
 #include "interloper/cli/schedule_commands.hpp"
 #include "interloper/cli/selection.hpp"
 #include "interloper/data.hpp"
@@ -60,6 +62,7 @@ struct Args {
   int concurrency = 1;
   bool missing = false;
   bool dry_run = false;
+  bool fail_fast = false;
   bool all = false;
   bool verify = false;
   int claim_lease = 60;
@@ -359,7 +362,9 @@ json run_json(const RunRecord& r) {
 // Records the end of the run and, with --json, prints the summary as the last event.
 void finish_history(RunContext& run, const Args& args, RunRecord record, json extra = {}) {
   record.finished = SystemClock().now();
-  record.state = record.failed == 0 ? RunState::succeeded : RunState::failed;
+  if (record.state == RunState::running) {
+    record.state = record.failed == 0 ? RunState::succeeded : RunState::failed;
+  }
   run.store->record_run(record, static_cast<std::size_t>(args.keep_runs));
   if (args.json) {
     json summary = run_json(record);
@@ -368,6 +373,32 @@ void finish_history(RunContext& run, const Args& args, RunRecord record, json ex
     std::cout << dump(summary) << "\n";
     std::cout.flush();
   }
+}
+
+// How long commands get between SIGTERM and SIGKILL when a run is interrupted, and how long the
+// run then gets to end before the process exits anyway (a C++ asset still computing).
+constexpr std::chrono::milliseconds kInterruptGrace{3000};
+constexpr std::chrono::milliseconds kInterruptLinger{2000};
+
+std::string signal_name(int signal) { return signal == SIGINT ? "SIGINT" : "SIGTERM"; }
+
+// Watches for SIGINT/SIGTERM during a run. Should the run not end after the commands were
+// killed, the history records it as interrupted before the process exits.
+Interrupts watch_interrupts(RunContext& run, const Args& args, const RunRecord& history) {
+  MaterializationStore* store = run.store.get();
+  return Interrupts(kInterruptGrace, kInterruptLinger, [&args, &history, store](int signal) {
+    RunRecord record = history;
+    record.state = RunState::interrupted;
+    record.finished = SystemClock().now();
+    try {
+      store->record_run(record, static_cast<std::size_t>(args.keep_runs));
+    } catch (...) {
+      // Exiting anyway; the entry stays "running".
+    }
+    print_error(args, fmt::format("interrupted by {}: an asset is still running {}s after its "
+                                  "commands were killed; exiting without waiting for it",
+                                  signal_name(signal), kInterruptLinger.count() / 1000));
+  });
 }
 
 int run_materialize(const Project& project, const Args& args) {
@@ -392,6 +423,9 @@ int run_materialize(const Project& project, const Args& args) {
     });
   }
   RunRecord history = start_history(run, args, selection.window.get());
+  Interrupts interrupts = watch_interrupts(run, args, history);
+  run.options.stop = &interrupts.stop();
+  run.options.fail_fast = args.fail_fast;
   ThreadedRunner runner(args.workers);
   RunResult result = runner.run(*project.dag, selection.window.get(), run.options);
   for (const AssetResult& asset : result.assets) {
@@ -399,7 +433,20 @@ int run_materialize(const Project& project, const Args& args) {
     if (asset.status == Status::failed || asset.status == Status::canceled) ++history.failed;
     if (asset.status == Status::skipped) ++history.skipped;
   }
+  if (interrupts.signal() != 0) history.state = RunState::interrupted;
   finish_history(run, args, history);
+  if (interrupts.signal() != 0) {
+    std::size_t interrupted = 0, not_started = 0;
+    for (const AssetResult& asset : result.assets) {
+      if (asset.status == Status::failed) ++interrupted;
+      if (asset.status == Status::canceled) ++not_started;
+    }
+    print_error(args, fmt::format("interrupted by {}: {} asset{} failed or interrupted, {} not "
+                                  "started",
+                                  signal_name(interrupts.signal()), interrupted,
+                                  interrupted == 1 ? "" : "s", not_started));
+    return interrupts.exit_code();
+  }
   if (!result.ok()) {
     const std::string scope = result.window.empty() ? "run" : "run " + result.window;
     print_error(args, fmt::format("{} failed: {}", scope, one_line(result.error_summary())));
@@ -473,11 +520,15 @@ int run_backfill(const Project& project, const Args& args) {
   };
   RunRecord history = start_history(run, args, selection.window.get());
   options.run.run_id = history.run_id;
+  Interrupts interrupts = watch_interrupts(run, args, history);
+  options.run.stop = &interrupts.stop();
+  options.fail_fast = args.fail_fast;
   BackfillResult result = backfill(*project.dag, *selection.window, options);
   if (live) std::cout << "\n";
   history.succeeded = static_cast<std::int64_t>(result.succeeded());
   history.failed = static_cast<std::int64_t>(result.failed());
   history.skipped = static_cast<std::int64_t>(result.tasks.skipped + result.tasks.claimed);
+  if (interrupts.signal() != 0) history.state = RunState::interrupted;
   finish_history(run, args, history, json{{"claimed", result.tasks.claimed}});
   if (!args.json && !args.quiet) {
     std::cout << fmt::format(
@@ -492,6 +543,13 @@ int run_backfill(const Project& project, const Args& args) {
                                result.tasks.claimed > 1 ? ", ..." : "");
     }
     std::cout << "\n";
+  }
+  if (interrupts.signal() != 0) {
+    print_error(args, fmt::format("interrupted by {}: {} tasks failed or interrupted, {} not "
+                                  "started",
+                                  signal_name(interrupts.signal()), result.tasks.failed,
+                                  result.tasks.canceled));
+    return interrupts.exit_code();
   }
   if (!result.ok()) {
     std::string first;
@@ -787,8 +845,17 @@ constexpr const char* kMainFooter = R"(Examples:
   interloper jobs pipeline.yaml --count 3
   interloper schedule pipeline.yaml --catch-up 2
 
-Exit codes: 0 success, 1 a run failed, 2 bad input (usage, pipeline file, keys, windows).
+Exit codes: 0 success, 1 a run failed, 2 bad input (usage, pipeline file, keys, windows),
+130/143 a run stopped by SIGINT/SIGTERM.
 Global flags (--json, --quiet, --verbose) may follow the command.)";
+
+constexpr const char* kInterruptHelp =
+    "--fail-fast: after the first failure nothing new starts; what already runs finishes and\n"
+    "is recorded; the rest is canceled.\n"
+    "Ctrl-C (SIGINT) or SIGTERM: nothing new starts, running commands get SIGTERM and, 3s\n"
+    "later, SIGKILL (a second Ctrl-C: at once); their partitions are recorded as failed\n"
+    "(\"interrupted\"), the summary is printed, exit 130 (SIGINT) or 143 (SIGTERM). A C++\n"
+    "asset cannot be stopped: the process exits 2s after the SIGKILL if one still runs.\n\n";
 
 // The DAG with `destination` given to every source (and loose asset) that has none.
 std::unique_ptr<DAG> with_default_destination(const DAG& dag,
@@ -908,6 +975,8 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       ->check(CLI::PositiveNumber)
       ->default_str("4");
   materialize->add_flag("--dry-run", args.dry_run, "Print the plan without running");
+  materialize->add_flag("--fail-fast", args.fail_fast,
+                        "After the first failure start no other asset (running ones finish)");
   auto add_keep_runs = [&](CLI::App* sub) {
     sub->add_option("--keep-runs", args.keep_runs,
                     "Runs of this pipeline the run history keeps (oldest dropped)")
@@ -921,11 +990,12 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       "asset with several of them must allow windows.\n"
       "Without --asset, the assets whose partitioning accepts the window run (unpartitioned\n"
       "ones only without a window); the others are named in an info line.\n\n"
+      "{2}"
       "Examples:\n  {0} materialize{1} --partition 2026-11-03\n"
       "  {0} materialize{1} --window eu..us --asset region_targets\n"
       "  {0} materialize{1} --lookback 3 --offset 1 --time-zone Europe/Paris\n"
       "  {0} materialize{1}                      (unpartitioned assets)",
-      program, yaml ? " pipeline.yaml" : ""));
+      program, yaml ? " pipeline.yaml" : "", kInterruptHelp));
 
   auto* backfill_cmd = app.add_subcommand("backfill",
                                           "Run a window asset by asset and partition "
@@ -941,6 +1011,8 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   backfill_cmd->add_flag("--missing", args.missing,
                          "Skip what the store records as materialized and up to date (resume)");
   backfill_cmd->add_flag("--dry-run", args.dry_run, "Print the plan without running");
+  backfill_cmd->add_flag("--fail-fast", args.fail_fast,
+                         "After the first failed task start no other task (running ones finish)");
   backfill_cmd
       ->add_option("--claim-lease", args.claim_lease,
                    "Seconds a claim on a running partition lasts unless renewed")
@@ -957,9 +1029,10 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
                   "running are skipped, not waited for, with the tasks reading them (counted as\n"
                   "\"claimed\" in the summary); a run that dies leaves claims that lapse after\n"
                   "the lease.\n\n"
+                  "{2}"
                   "Examples:\n  {0} backfill{1} --window 2026-11-01..2026-11-30 --concurrency 4\n"
                   "  {0} backfill{1} --window 2026-11-01..2026-11-30 --missing",
-                  program, yaml ? " pipeline.yaml" : ""));
+                  program, yaml ? " pipeline.yaml" : "", kInterruptHelp));
 
   auto* status = app.add_subcommand("status",
                                     "Show materialized, failed and missing "
@@ -1008,8 +1081,9 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       ->check(CLI::PositiveNumber)
       ->default_str("20");
   runs_cmd->footer(fmt::format(
-      "Every materialize and backfill is recorded when it starts and when it ends (a run\n"
-      "still shown as running was interrupted). The store keeps the newest --keep-runs runs\n"
+      "Every materialize and backfill is recorded when it starts and when it ends; a run\n"
+      "stopped by SIGINT or SIGTERM ends as interrupted, and one still shown as running\n"
+      "either runs or was killed outright. The store keeps the newest --keep-runs runs\n"
       "(1000 unless a run says otherwise).\n\n"
       "Examples:\n  {0} runs{1}\n  {0} --json runs{1} --last 5",
       program, yaml ? " pipeline.yaml" : ""));

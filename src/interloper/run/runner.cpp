@@ -125,6 +125,8 @@ class Heartbeat {
   std::thread thread_;
 };
 
+constexpr const char* kInterrupted = "interrupted";
+
 // How a task ended besides its Status: claimed by another run, or found done meanwhile.
 enum class Unrun : std::uint8_t { no, claimed_elsewhere, done_meanwhile };
 
@@ -272,6 +274,12 @@ class Engine {
     std::unique_lock lock(mutex_);
     while (true) {
       cv_.wait(lock, [this] { return !ready_.empty() || remaining_ == 0; });
+      if (stopping()) {
+        // Nothing new starts; the workers wait for the running tasks to end.
+        cancel_pending(kInterrupted);
+        if (remaining_ == 0) return;
+        continue;
+      }
       if (ready_.empty()) return;  // everything finished
       std::pop_heap(ready_.begin(), ready_.end());
       const std::size_t task = ready_.back().task;
@@ -318,12 +326,24 @@ class Engine {
     result_.failures.push_back(std::move(outcome));
     cancel_downstream(task, reason);
     if (options_.fail_fast) {
-      const std::string stop =
-          fmt::format("asset '{}' failed and fail_fast is on", result_.failures.back().asset);
-      for (std::size_t t = 0; t < state_.size(); ++t) {
-        if (state_[t] == Status::pending) cancel(t, stop);
-      }
+      cancel_pending(
+          fmt::format("asset '{}' failed and fail_fast is on", result_.failures.back().asset));
     }
+  }
+
+  bool stopping() const {
+    return options_.run.stop != nullptr && options_.run.stop->load(std::memory_order_relaxed);
+  }
+
+  // Requires mutex_. Cancels every task not started yet.
+  void cancel_pending(const std::string& reason) {
+    if (canceled_all_) return;
+    canceled_all_ = true;
+    for (std::size_t t = 0; t < state_.size(); ++t) {
+      if (state_[t] == Status::pending) cancel(t, reason);
+    }
+    ready_.clear();
+    cv_.notify_all();
   }
 
   // Requires mutex_. A task not run: another run holds it (it and its readers count as
@@ -489,7 +509,10 @@ class Engine {
       result.status = Status::succeeded;
     } catch (...) {
       result.status = Status::failed;
-      result.error = describe_exception(std::current_exception());
+      // A run being stopped has interrupted the task (its command was terminated): that, not
+      // the command's death, is what happened to it.
+      result.error = stopping() ? std::string(kInterrupted)
+                                : describe_exception(std::current_exception());
     }
     if (options_.run.store != nullptr) {
       MaterializationRecord record;
@@ -576,6 +599,7 @@ class Engine {
   std::vector<bool> root_;              // per task: no upstream task of the plan runs
   std::vector<Ready> ready_;            // a heap
   std::size_t remaining_ = 0;           // tasks to run not yet finished or canceled
+  bool canceled_all_ = false;           // every pending task was canceled once
   PlanResult result_;
 };
 

@@ -613,8 +613,9 @@ std::vector<RunRecord> SqliteStore::runs(std::string_view pipeline, std::size_t 
     r.finished = TimePoint::parse(stmt->column_text(5));
     const std::string state = stmt->column_text(6);
     r.state = state == "succeeded" ? RunState::succeeded
-              : state == "failed"  ? RunState::failed
-                                   : RunState::running;
+              : state == "failed"      ? RunState::failed
+              : state == "interrupted" ? RunState::interrupted
+                                       : RunState::running;
     r.partitions = stmt->column_int(7);
     r.succeeded = stmt->column_int(8);
     r.failed = stmt->column_int(9);

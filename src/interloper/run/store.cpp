@@ -38,6 +38,8 @@ std::string_view run_state_name(RunState state) {
       return "succeeded";
     case RunState::failed:
       return "failed";
+    case RunState::interrupted:
+      return "interrupted";
   }
   return "running";
 }

@@ -1,0 +1,245 @@
+// End-to-end tests of stopping the `interloper` binary with SIGINT and SIGTERM while its
+// commands run, and of --fail-fast: real processes, real SQLite files.
+#include <gtest/gtest.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "interloper/pipeline/process.hpp"
+#include "support/cli_process.hpp"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using interloper::testing::Outcome;
+using interloper::testing::query;
+using interloper::testing::read_file;
+
+namespace {
+
+// The binary running on a thread of its own, in a process group of its own (as a terminal's
+// foreground job is), so that a signal can be sent to that group.
+class Background {
+ public:
+  Background(std::vector<std::string> args, const fs::path& dir) {
+    thread_ = std::thread([this, args = std::move(args), dir] {
+      interloper::pipeline::ProcessSpec spec;
+      spec.argv = {interloper::testing::interloper_binary()};
+      spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+      spec.working_directory = dir.string();
+      spec.timeout_seconds = 120;  // a bound, should the interrupt not work
+      spec.on_started = [this](int pid) { pid_ = pid; };
+      spec.on_stderr_line = [this](std::string_view line) {
+        outcome_.err += line;
+        outcome_.err += '\n';
+      };
+      auto result = interloper::pipeline::run_process(spec);
+      outcome_.code = result.timed_out ? -1 : result.signal != 0 ? 128 + result.signal
+                                                                 : result.exit_code;
+      outcome_.out = result.out;
+    });
+  }
+  ~Background() {
+    if (thread_.joinable()) thread_.join();
+  }
+  int pid() const {
+    while (pid_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return pid_;
+  }
+  Outcome join() {
+    thread_.join();
+    return outcome_;
+  }
+
+ private:
+  std::atomic<int> pid_{0};
+  Outcome outcome_;
+  std::thread thread_;
+};
+
+// Waits (at most 60 s) for `file` to hold a number, and returns it.
+pid_t number_in(const fs::path& file) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < until) {
+    std::ifstream in(file);
+    pid_t value = 0;
+    if (in >> value && value > 0) return value;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ADD_FAILURE() << "no number appeared in " << file;
+  return 0;
+}
+
+// Whether every process of group `group` is gone, waiting at most 10 s. Orphans come to this
+// process (a subreaper), which reaps them: a zombie still answers kill(-group, 0).
+bool group_gone(pid_t group) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (true) {
+    while (::waitpid(-group, nullptr, WNOHANG) > 0) {
+    }
+    if (::kill(-group, 0) == -1 && errno == ESRCH) return true;
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+class Interrupt : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    std::string pattern = (fs::temp_directory_path() / "il_interrupt_XXXXXX").string();
+    dir_ = ::mkdtemp(pattern.data());
+    fs::create_directories(dir_ / "pids");
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  // A daily command asset: it records its process group in pids/KEY, prints one row, and
+  // then (for the keys listed in hang.txt, or always with `always_hang`) waits in a child
+  // and a grandchild. `prelude` runs first.
+  std::string pipeline(const std::string& prelude = "", bool always_hang = true) {
+    const std::string hang =
+        always_hang ? "true" : "grep -qx \"$IL_PARTITION_KEY\" hang.txt 2>/dev/null";
+    std::ofstream(dir_ / "emit.sh")
+        << "#!/bin/sh\n"
+        << prelude << "\n"
+        << "echo $$ > pids/$IL_PARTITION_KEY.tmp && mv pids/$IL_PARTITION_KEY.tmp "
+           "pids/$IL_PARTITION_KEY\n"
+        << "echo \"{\\\"date\\\":\\\"$IL_PARTITION_KEY\\\",\\\"run\\\":\\\"$RUN\\\"}\"\n"
+        << "if " << hang << "; then sleep 300 & sleep 300; fi\n";
+    fs::permissions(dir_ / "emit.sh", fs::perms::owner_all, fs::perm_options::add);
+    const fs::path file = dir_ / "pipeline.yaml";
+    std::ofstream(file) << "sources:\n"
+                           "  - name: s\n"
+                           "    assets:\n"
+                           "      - name: slow\n"
+                           "        partitioning: {kind: time, column: date}\n"
+                           "        command: [./emit.sh]\n";
+    return file.string();
+  }
+  json status(const std::string& path, const std::string& window) {
+    Outcome out = interloper::testing::run_interloper(
+        {"--json", "status", path, "--window", window}, dir_.string());
+    EXPECT_EQ(out.code, 0) << out.err;
+    return json::parse(out.out)[0];
+  }
+  json last_run(const std::string& path) {
+    Outcome out = interloper::testing::run_interloper({"--json", "runs", path}, dir_.string());
+    EXPECT_EQ(out.code, 0) << out.err;
+    return json::parse(out.out)[0];
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(Interrupt, SigintStopsABackfillAndKillsEveryCommandGroup) {
+  const std::string path = pipeline();
+  Background cli({"backfill", path, "--window", "2026-11-01..2026-11-04", "--concurrency", "2"},
+                 dir_);
+  // Newest first, two at a time: 11-04 and 11-03 run, 11-02 and 11-01 wait.
+  const pid_t first = number_in(dir_ / "pids" / "2026-11-04");
+  const pid_t second = number_in(dir_ / "pids" / "2026-11-03");
+  ::kill(-cli.pid(), SIGINT);  // what Ctrl-C sends to the terminal's foreground group
+  Outcome outcome = cli.join();
+
+  EXPECT_EQ(outcome.code, 130) << outcome.err;
+  EXPECT_TRUE(group_gone(first));
+  EXPECT_TRUE(group_gone(second));
+  EXPECT_NE(outcome.out.find("backfill 2026-11-01..2026-11-04: 4 tasks, 0 succeeded, 2 failed, "
+                             "2 canceled, 0 skipped"),
+            std::string::npos)
+      << outcome.out;
+  EXPECT_NE(outcome.out.find("FAILED    slow  2026-11-04  interrupted\n"), std::string::npos);
+  EXPECT_NE(outcome.err.find("interrupted by SIGINT"), std::string::npos) << outcome.err;
+  EXPECT_FALSE(fs::exists(dir_ / "pids" / "2026-11-02"));  // never started
+
+  json state = status(path, "2026-11-01..2026-11-04");
+  EXPECT_EQ(state["failed"], json::array({"2026-11-03..2026-11-04"})) << state;
+  EXPECT_EQ(state["missing"], json::array({"2026-11-01..2026-11-02"})) << state;
+  EXPECT_EQ(state["materialized"], json::array()) << state;
+  ASSERT_FALSE(state["failures"].empty()) << state;
+  for (const json& failure : state["failures"]) EXPECT_EQ(failure["error"], "interrupted");
+  json run = last_run(path);
+  EXPECT_EQ(run["status"], "interrupted") << run;
+  EXPECT_EQ(run["failed"], 2) << run;
+}
+
+TEST_F(Interrupt, SigtermDuringAWriteKeepsThePreviousDataAndRecordsNoMaterialization) {
+  const std::string path = pipeline("", false);
+  ::setenv("RUN", "first", 1);
+  Outcome done = interloper::testing::run_interloper(
+      {"materialize", path, "--partition", "2026-11-03"}, dir_.string());
+  ASSERT_EQ(done.code, 0) << done.err;
+  fs::remove(dir_ / "pids" / "2026-11-03");
+
+  // The second run prints its row, then hangs while the partition's replace is open.
+  std::ofstream(dir_ / "hang.txt") << "2026-11-03\n";
+  ::setenv("RUN", "second", 1);
+  Background cli({"materialize", path, "--partition", "2026-11-03"}, dir_);
+  const pid_t group = number_in(dir_ / "pids" / "2026-11-03");
+  ::kill(cli.pid(), SIGTERM);
+  Outcome outcome = cli.join();
+  ::unsetenv("RUN");
+
+  EXPECT_EQ(outcome.code, 143) << outcome.err;
+  EXPECT_TRUE(group_gone(group));
+  EXPECT_NE(outcome.out.find("FAILED    slow  2026-11-03  interrupted"), std::string::npos)
+      << outcome.out;
+  EXPECT_NE(outcome.err.find("interrupted by SIGTERM"), std::string::npos) << outcome.err;
+  EXPECT_EQ(query(dir_ / ".interloper" / "data.db", "SELECT date, run FROM \"s__slow\""),
+            std::vector<std::string>{"2026-11-03|first"});
+  json state = status(path, "2026-11-03");
+  EXPECT_EQ(state["failed"], json::array({"2026-11-03"})) << state;
+  EXPECT_EQ(state["failures"][0]["error"], "interrupted") << state;
+  EXPECT_EQ(last_run(path)["status"], "interrupted");
+}
+
+TEST_F(Interrupt, SecondSigintKillsACommandThatIgnoresTerm) {
+  const std::string path = pipeline("trap '' TERM");
+  Background cli({"materialize", path, "--partition", "2026-11-03"}, dir_);
+  const pid_t group = number_in(dir_ / "pids" / "2026-11-03");
+  ::kill(-cli.pid(), SIGINT);
+  ::kill(-cli.pid(), SIGINT);
+  Outcome outcome = cli.join();
+  EXPECT_EQ(outcome.code, 130) << outcome.err;
+  EXPECT_TRUE(group_gone(group));
+  EXPECT_EQ(last_run(path)["status"], "interrupted");
+}
+
+TEST_F(Interrupt, CommandIgnoringTermIsKilledAfterTheGrace) {
+  const std::string path = pipeline("trap '' TERM");
+  Background cli({"materialize", path, "--partition", "2026-11-03"}, dir_);
+  const pid_t group = number_in(dir_ / "pids" / "2026-11-03");
+  ::kill(cli.pid(), SIGTERM);
+  Outcome outcome = cli.join();
+  EXPECT_EQ(outcome.code, 143) << outcome.err;
+  EXPECT_TRUE(group_gone(group));
+  EXPECT_EQ(status(path, "2026-11-03")["failures"][0]["error"], "interrupted");
+}
+
+TEST_F(Interrupt, FailFastStartsNothingAfterTheFirstFailure) {
+  const std::string path = pipeline("exit 3");
+  Outcome slow = interloper::testing::run_interloper(
+      {"backfill", path, "--window", "2026-11-01..2026-11-03", "--fail-fast"}, dir_.string());
+  EXPECT_EQ(slow.code, 1) << slow.err;
+  EXPECT_NE(slow.out.find("3 tasks, 0 succeeded, 1 failed, 2 canceled"), std::string::npos)
+      << slow.out;
+  json state = status(path, "2026-11-01..2026-11-03");
+  EXPECT_EQ(state["failed"], json::array({"2026-11-03"})) << state;
+
+  Outcome all = interloper::testing::run_interloper(
+      {"backfill", path, "--window", "2026-11-01..2026-11-03"}, dir_.string());
+  EXPECT_NE(all.out.find("3 tasks, 0 succeeded, 3 failed, 0 canceled"), std::string::npos)
+      << all.out;
+}
+
+}  // namespace
