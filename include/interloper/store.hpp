@@ -222,8 +222,45 @@ class SqliteStore final : public MaterializationStore {
   std::unique_ptr<State> state_;
 };
 
+// Keeps records in a PostgreSQL schema, with SqliteStore's tables and range arithmetic
+// (interloper_partition_ranges, _partition_keys, _failures, _claims, _runs), so that processes
+// on many machines share one store. Each change is one transaction holding an advisory lock on
+// what it rewrites (a dataset's ranges in one scope, or the claims), so concurrent writers take
+// turns instead of merging ranges from stale reads. A connection lost to a server restart is
+// opened again by the next call.
+class PostgresStore final : public MaterializationStore {
+ public:
+  // "postgresql://USER[:PASSWORD]@HOST[:PORT]/DB?schema=NAME&..." as for PostgresDestination.
+  // Connects and creates the schema and tables when missing. Throws DestinationError (password
+  // redacted) when the URL is malformed or the server refuses.
+  explicit PostgresStore(std::string_view url);
+  ~PostgresStore() override;
+  // The URL with its password replaced by ***.
+  std::string url() const;
+
+  void record(const DatasetRef& dataset, const PartitionWindow* window,
+              const MaterializationRecord& record) override;
+  WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) override;
+  std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
+                                              const Partition* partition) override;
+  std::optional<Claim> claim(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
+                             const Claim& claim, TimePoint now) override;
+  void release(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
+               std::string_view owner) override;
+  void renew(std::string_view owner, TimePoint expires) override;
+  std::vector<FailedRange> failures(const DatasetRef& dataset, const PartitionWindow& window,
+                                    std::size_t limit) override;
+  void record_run(const RunRecord& run, std::size_t keep) override;
+  std::vector<RunRecord> runs(std::string_view pipeline, std::size_t last) override;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
 // "memory://" gives a MemoryStore; "sqlite:///abs.db", "sqlite:rel.db" or a plain file path
-// give a SqliteStore. Throws DestinationError for another scheme.
+// give a SqliteStore; "postgresql://..." (or "postgres://") a PostgresStore. Throws
+// DestinationError for another scheme.
 std::unique_ptr<MaterializationStore> open_store(std::string_view path);
 
 }  // namespace interloper

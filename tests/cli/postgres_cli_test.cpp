@@ -34,7 +34,8 @@ std::string password_of(const std::string& url) {
 }
 
 // A daily command asset logging each key it runs, and a sql aggregate of it in the database.
-void write_pipeline(const fs::path& dir, const std::string& destination) {
+void write_pipeline(const fs::path& dir, const std::string& destination,
+                    const std::string& store = "state.db") {
   std::ofstream(dir / "emit.sh")
       << "#!/bin/sh\n"
          "echo \"$IL_PARTITION_KEY\" >> calls.log\n"
@@ -43,8 +44,8 @@ void write_pipeline(const fs::path& dir, const std::string& destination) {
   fs::permissions(dir / "emit.sh", fs::perms::owner_all, fs::perm_options::add);
   std::ofstream(dir / "pipeline.yaml")
       << "destination: " << destination << "\n"
-      << "store: state.db\n"
-         "sources:\n"
+      << "store: " << store << "\n"
+      << "sources:\n"
          "  - name: shop\n"
          "    assets:\n"
          "      - name: events\n"
@@ -65,7 +66,8 @@ TEST(PostgresCli, SqlAssetsRunInTheDatabaseAndThePasswordNeverShows) {
   IL_REQUIRE_POSTGRES(url);
   interloper::testing::TempDir dir;
   const std::string schema = fresh_schema();
-  write_pipeline(dir.path(), "${IL_TEST_POSTGRES_URL}?schema=" + schema);
+  write_pipeline(dir.path(), "${IL_TEST_POSTGRES_URL}?schema=" + schema,
+                 "${IL_TEST_POSTGRES_URL}?schema=" + schema + "_state");
   const std::string pipeline = (dir.path() / "pipeline.yaml").string();
   Outcome run = interloper::testing::run_interloper(
       {"backfill", pipeline, "--window", "2026-11-01..2026-11-03", "--json"}, dir.path().string());
@@ -84,6 +86,15 @@ TEST(PostgresCli, SqlAssetsRunInTheDatabaseAndThePasswordNeverShows) {
   EXPECT_EQ(rows.at(1, "k"), interloper::Value("2026-11-02"));
   EXPECT_EQ(rows.at(1, "last_at"), interloper::Value(interloper::testing::at(2026, 11, 2, 23)));
 
+  // The store in the same server knows what is done: nothing runs again.
+  Outcome again = interloper::testing::run_interloper(
+      {"backfill", pipeline, "--window", "2026-11-01..2026-11-03", "--missing"},
+      dir.path().string());
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(interloper::testing::lines_of(interloper::testing::read_file(dir.path() / "calls.log"))
+                .size(),
+            3u);
+
   Outcome catalog =
       interloper::testing::run_interloper({"catalog", pipeline}, dir.path().string());
   ASSERT_EQ(catalog.code, 0) << catalog.err;
@@ -91,7 +102,7 @@ TEST(PostgresCli, SqlAssetsRunInTheDatabaseAndThePasswordNeverShows) {
   Outcome status = interloper::testing::run_interloper(
       {"status", pipeline, "--window", "2026-11-01..2026-11-03", "--json"}, dir.path().string());
   const std::string password = password_of(url);
-  for (const Outcome* o : {&run, &catalog, &status}) {
+  for (const Outcome* o : {&run, &again, &catalog, &status}) {
     EXPECT_EQ(o->out.find(password), std::string::npos) << o->out;
     EXPECT_EQ(o->err.find(password), std::string::npos) << o->err;
   }
@@ -124,6 +135,63 @@ TEST(PostgresCli, ConnectionProblemsExitTwoBeforeAnyAssetRuns) {
     EXPECT_EQ(lines[0].find("hidden-pw"), std::string::npos) << lines[0];
     EXPECT_FALSE(fs::exists(dir.path() / "calls.log")) << "an asset ran for " << needle;
   }
+}
+
+}  // namespace
+
+namespace {
+
+// The server goes away in the middle of a backfill: the partitions running then fail naming
+// the host, and `backfill --missing` after the restart completes the rest. A server of its own
+// (a nested scripts/with-postgres), since it is stopped and started.
+TEST(PostgresCli, ServerStoppedMidBackfillFailsThenMissingCompletes) {
+  IL_REQUIRE_POSTGRES(url);
+  (void)url;
+  interloper::testing::TempDir dir;
+  std::ofstream(dir.path() / "emit.sh")
+      << "#!/bin/sh\n"
+         "echo \"$IL_PARTITION_KEY\" >> calls.log\n"
+         "sleep 0.2\n"
+         "echo \"{\\\"date\\\":\\\"$1\\\",\\\"n\\\":1}\"\n";
+  fs::permissions(dir.path() / "emit.sh", fs::perms::owner_all, fs::perm_options::add);
+  std::ofstream(dir.path() / "pipeline.yaml")
+      << "destination: ${IL_TEST_POSTGRES_URL}\n"
+         "sources:\n"
+         "  - name: shop\n"
+         "    assets:\n"
+         "      - name: events\n"
+         "        partitioning: {kind: time, column: date, granularity: day}\n"
+         "        command: [./emit.sh, \"{partition.key}\"]\n";
+  std::ofstream(dir.path() / "scenario.sh")
+      << "set -u\n"
+         "bin=\"$1\"\n"
+         "\"$bin\" backfill pipeline.yaml --window 2026-11-01..2026-11-20 --concurrency 1 "
+         ">first.out 2>first.err &\n"
+         "pid=$!\n"
+         "for i in $(seq 1 300); do\n"
+         "  [ \"$(wc -l < calls.log 2>/dev/null || echo 0)\" -ge 3 ] && break; sleep 0.05\n"
+         "done\n"
+         "\"$IL_TEST_POSTGRES_CTL\" stop\n"
+         "wait $pid; echo \"first=$?\" > codes\n"
+         "\"$IL_TEST_POSTGRES_CTL\" start\n"
+         "\"$bin\" backfill pipeline.yaml --window 2026-11-01..2026-11-20 --missing "
+         ">second.out 2>second.err; echo \"second=$?\" >> codes\n"
+         "\"$bin\" status pipeline.yaml --window 2026-11-01..2026-11-20 --json > status.json\n";
+  const std::string script = (fs::path(IL_TEST_SOURCE_DIR) / "scripts" / "with-postgres").string();
+  interloper::pipeline::ProcessSpec spec;
+  spec.argv = {"/usr/bin/env", "-u", "IL_TEST_POSTGRES_URL", "-u", "IL_TEST_POSTGRES_CTL",
+               "bash", script, "bash", "scenario.sh", interloper::testing::interloper_binary()};
+  spec.working_directory = dir.path().string();
+  spec.timeout_seconds = 120;
+  auto result = interloper::pipeline::run_process(spec);
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  const std::string codes = interloper::testing::read_file(dir.path() / "codes");
+  EXPECT_EQ(codes, "first=1\nsecond=0\n") << interloper::testing::read_file(dir.path() / "first.err");
+  const std::string first_err = interloper::testing::read_file(dir.path() / "first.err");
+  EXPECT_NE(first_err.find("127.0.0.1"), std::string::npos) << first_err;
+  const std::string status = interloper::testing::read_file(dir.path() / "status.json");
+  EXPECT_NE(status.find("\"missing\":[]"), std::string::npos) << status;
+  EXPECT_NE(status.find("\"failed\":[]"), std::string::npos) << status;
 }
 
 }  // namespace

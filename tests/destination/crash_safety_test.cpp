@@ -12,7 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <thread>
@@ -20,6 +22,7 @@
 #include "destination/storage_fixtures.hpp"
 #include "interloper/destination.hpp"
 #include "interloper/store.hpp"
+#include "support/postgres.hpp"
 
 extern char** environ;
 
@@ -37,8 +40,23 @@ const DatasetRef dataset{"crash", "rows", &daily};
 // generations so a mix or a partial file cannot look whole.
 std::size_t rows_for(std::int64_t generation, unsigned p) { return (generation % 2 ? 40 : 25) + p; }
 
+// The PostgreSQL schema of one crash test, named after its directory so the child finds it.
+std::string crash_schema(const std::string& dir) {
+  std::string schema = "il_crash_";
+  for (char c : std::filesystem::path(dir).filename().string()) {
+    schema += std::isalnum(static_cast<unsigned char>(c))
+                  ? static_cast<char>(std::tolower(static_cast<unsigned char>(c)))
+                  : '_';
+  }
+  return schema;
+}
+
 std::unique_ptr<Destination> open_kind(const std::string& kind, const std::string& dir) {
   if (kind == "file") return std::make_unique<FileDestination>(dir + "/files");
+  if (kind == "postgres") {
+    return std::make_unique<PostgresDestination>(testing::postgres_url().value_or("") +
+                                                 "?schema=" + crash_schema(dir));
+  }
   return std::make_unique<SqliteDestination>(dir + "/data.db");
 }
 
@@ -202,6 +220,11 @@ void crash_repeatedly(const std::string& kind, int kills, int max_delay_ms) {
 
 TEST(CrashSafety, FileDestinationSurvivesSigkill) { crash_repeatedly("file", 55, 200); }
 TEST(CrashSafety, SqliteDestinationSurvivesSigkill) { crash_repeatedly("sqlite", 55, 80); }
+TEST(CrashSafety, PostgresDestinationSurvivesSigkill) {
+  IL_REQUIRE_POSTGRES(url);
+  (void)url;
+  crash_repeatedly("postgres", 55, 60);
+}
 
 }  // namespace
 }  // namespace interloper

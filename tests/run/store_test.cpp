@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
 #include <random>
 
 #include "destination/storage_fixtures.hpp"
+#include "support/postgres.hpp"
 
 namespace interloper {
 namespace {
@@ -52,8 +54,23 @@ std::int64_t count_rows(const std::string& path, const std::string& sql) {
 // make_store.
 class StoreTest : public ::testing::TestWithParam<std::string> {
  protected:
+  void SetUp() override {
+    if (store) return;
+    IL_REQUIRE_POSTGRES(url);  // only the PostgreSQL store can be missing
+    (void)url;
+  }
   std::unique_ptr<MaterializationStore> make_store() {
     if (GetParam() == "memory") return std::make_unique<MemoryStore>();
+    if (GetParam() == "postgres") {
+      auto url = testing::postgres_url();
+      if (!url) return nullptr;
+      static std::atomic<int> counter{0};
+      std::random_device device;
+      // A schema of its own: the test sees no other test's records.
+      return std::make_unique<PostgresStore>(*url + "?schema=il_store_" +
+                                             std::to_string(device() % 1000000000u) + "_" +
+                                             std::to_string(++counter));
+    }
     return std::make_unique<SqliteStore>(path);
   }
   TempDir dir;
@@ -63,7 +80,7 @@ class StoreTest : public ::testing::TestWithParam<std::string> {
   DatasetRef stats{"ads", "stats", &daily};
 };
 
-INSTANTIATE_TEST_SUITE_P(Stores, StoreTest, ::testing::Values("memory", "sqlite"),
+INSTANTIATE_TEST_SUITE_P(Stores, StoreTest, ::testing::Values("memory", "sqlite", "postgres"),
                          [](const auto& info) { return info.param; });
 
 class SqliteStoreTest : public ::testing::Test {

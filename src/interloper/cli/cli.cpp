@@ -118,7 +118,8 @@ int terminal_width() {
 std::shared_ptr<MaterializationStore> open_state_store(const std::string& path, bool create) {
   // Reading commands (status) must not create state: a store that does not exist yet is empty.
   std::error_code ec;
-  if (!create && !fs::exists(path, ec)) return std::make_shared<MemoryStore>();
+  const bool server = path.rfind("postgresql://", 0) == 0 || path.rfind("postgres://", 0) == 0;
+  if (!create && !server && !fs::exists(path, ec)) return std::make_shared<MemoryStore>();
   return std::shared_ptr<MaterializationStore>(open_store(path));
 }
 

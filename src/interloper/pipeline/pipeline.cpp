@@ -620,8 +620,13 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
   state->directory = directory_;
   std::shared_ptr<Destination> default_destination = destination(root["destination"]);
   state->destination_url = default_destination->url();
-  state->store_path = root["store"] ? resolve_path(expand_env(root["store"], "store"))
-                                    : resolve_path(".interloper/state.db");
+  if (root["store"]) {
+    std::string store = expand_env(root["store"], "store");
+    const bool server = store.rfind("postgresql://", 0) == 0 || store.rfind("postgres://", 0) == 0;
+    state->store_path = server ? store : resolve_path(store);  // a server's URL is no path
+  } else {
+    state->store_path = resolve_path(".interloper/state.db");
+  }
 
   const YAML::Node sources = root["sources"];
   if (!sources) fail(root, "the pipeline has no 'sources'");

@@ -627,6 +627,9 @@ std::vector<RunRecord> SqliteStore::runs(std::string_view pipeline, std::size_t 
 
 std::unique_ptr<MaterializationStore> open_store(std::string_view path) {
   if (path == "memory://" || path == "memory:") return std::make_unique<MemoryStore>();
+  if (path.rfind("postgresql://", 0) == 0 || path.rfind("postgres://", 0) == 0) {
+    return std::make_unique<PostgresStore>(path);
+  }
   std::string_view file = path;
   if (file.rfind("sqlite:", 0) == 0) {
     file.remove_prefix(7);
@@ -638,7 +641,7 @@ std::unique_ptr<MaterializationStore> open_store(std::string_view path) {
       }
     }
   } else if (auto colon = file.find("://"); colon != std::string_view::npos) {
-    throw DestinationError(fmt::format("store '{}': unknown scheme '{}' (memory, sqlite)", path,
+    throw DestinationError(fmt::format("store '{}': unknown scheme '{}' (memory, sqlite, postgresql)", path,
                                        file.substr(0, colon)));
   }
   if (file.empty()) throw DestinationError(fmt::format("store '{}': no path", path));
