@@ -13,6 +13,22 @@
 //      })
 //      .partitioned(il::TimePartitionConfig("date"));
 //
+// An asset with more rows than memory should hold emits them in batches instead: each batch goes
+// to the destination's writer at once, and the partition is replaced when the callable returns
+// (nothing is replaced if it throws). Whatever the callable returns is added after the batches.
+//
+//   ads.asset("ads_clicks", [](il::ExecutionContext& ctx) {
+//        for (int hour = 0; hour < 24; ++hour) {
+//          il::Table batch;
+//          for (int i = 0; i < 100000; ++i) {
+//            batch.append({{"date", ctx.partition_date()}, {"hour", hour}, {"clicks", i % 7}});
+//          }
+//          ctx.emit(batch);   // written now; memory holds one batch
+//        }
+//        return il::Table();  // nothing more
+//      })
+//      .partitioned(il::TimePartitionConfig("date"));
+//
 // Asset and Source are value types; copying an asset copies its definition (the
 // partitioning is cloned, the destination shared).
 #pragma once
@@ -120,12 +136,19 @@ class Asset {
   std::int64_t materialize(const Partition& partition, Logger logger = {}) const;
   std::int64_t materialize(Logger logger = {}) const;
 
-  // Invokes the compute callable with a prepared context (used by runners), then conforms the
-  // rows to schema() and checks min_rows() against the context's window. Throws DataError for
-  // a value that does not convert, RunError for too few rows.
+  // Invokes the compute callable with a prepared context (used by runners) and returns the rows
+  // it returned. When the context has no emitter, the batches the callable emitted come first
+  // in the result; with one, they were handed to it and only the returned rows are left. Every
+  // batch and the returned rows are conformed to schema(), and min_rows() is checked against
+  // the context's window over all of them before this returns. Throws DataError for a value
+  // that does not convert, RunError for too few rows (a writer given the batches must then not
+  // be committed).
   Table compute(ExecutionContext& context) const;
 
  private:
+  std::int64_t write_into(Destination& destination, const PartitionWindow* window,
+                          std::shared_ptr<const PartitionWindow> scope, Logger logger) const;
+
   std::string name_;
   std::string source_;
   ComputeFn compute_;
@@ -169,10 +192,25 @@ class ExecutionContext {
  public:
   // Reads an upstream asset's rows for this context's window.
   using Loader = std::function<Table(std::string_view upstream_name)>;
+  // What load(upstream) reads, for assets that fetch the rows themselves (an `sql:` asset
+  // queries them inside the database): the upstream's dataset, and either every row (`whole`)
+  // or the rows of `window`, the upstream's partitions overlapping this run's window. `window`
+  // is null when this run's window lies wholly before the upstream's start: nothing is read.
+  struct UpstreamReads {
+    DatasetRef dataset;
+    bool whole = true;
+    std::shared_ptr<const PartitionWindow> window;
+  };
+  using ReadsOf = std::function<UpstreamReads(std::string_view upstream_name)>;
+  // Receives the batches the asset emits: a runner's destination writer.
+  using Emitter = std::function<void(const Table& batch)>;
 
-  // `window` may be null for unpartitioned runs. `loader` may be empty (load() then throws).
+  // `window` may be null for unpartitioned runs. `loader` and `reads_of` may be empty (load()
+  // and reads_of() then throw). `emitter` may be empty: emitted batches are then kept and
+  // Asset::compute returns them.
   ExecutionContext(std::string asset_name, std::shared_ptr<const PartitionWindow> window,
-                   Logger logger = {}, Loader loader = {});
+                   Logger logger = {}, Loader loader = {}, Emitter emitter = {},
+                   ReadsOf reads_of = {});
 
   const std::string& asset_name() const { return asset_name_; }
   bool has_window() const { return window_ != nullptr; }
@@ -199,6 +237,18 @@ class ExecutionContext {
   // read from its destination. Throws RunError when `upstream_name` is not a dependency or
   // no loader is available; destination errors propagate.
   Table load(std::string_view upstream_name) const;
+  // What load(upstream_name) would read, without reading it. Throws RunError like load().
+  UpstreamReads reads_of(std::string_view upstream_name) const;
+
+  // Hands one batch of the asset's rows on now (to the run's destination writer), so that an
+  // asset producing many rows holds one batch at a time. The batches and the rows the callable
+  // returns make up the partition's rows; batches may differ in their columns (they are unified
+  // as Table::append_table unifies). Throws what the writer throws, e.g. DestinationError for a
+  // row outside the window; let it propagate, the run then fails and nothing is replaced.
+  void emit(const Table& batch);
+  // The emitted batches kept (no emitter), followed by `rest`; `rest` alone with an emitter.
+  // Used by Asset::compute.
+  Table finish(Table rest);
 
  private:
   std::string asset_name_;
@@ -206,6 +256,16 @@ class ExecutionContext {
   mutable std::unique_ptr<Partition> partition_;  // computed on first use
   Logger logger_;
   Loader loader_;
+  Emitter emitter_;
+  std::optional<Table> emitted_;  // the batches kept when there is no emitter
+  ReadsOf reads_of_;
+  // Set by Asset::compute while the callable runs: the asset's declared columns (may be
+  // empty) and what counts the rows handed on, so that every batch obeys both.
+  friend class Asset;
+  const Schema* declared_ = nullptr;
+  std::function<void(const Table&)> count_;
+  std::size_t rows_emitted_ = 0;
+  void hand_on(const Table& batch);
 };
 
 }  // namespace interloper

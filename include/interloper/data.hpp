@@ -46,6 +46,7 @@
 #include <initializer_list>
 #include <interloper/error.hpp>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -345,6 +346,64 @@ Table read_csv(std::istream& in, const ReadOptions& options);
 Table parse_csv(std::string_view text, const ReadOptions& options);
 Table read_csv(std::istream& in, const Schema* declared = nullptr);
 Table parse_csv(std::string_view text, const Schema* declared = nullptr);
+
+// ---- Streams ----------------------------------------------------------------------------------
+// Reads JSON lines or CSV text that arrives in pieces of any size (a program's output as it is
+// read, a file read in blocks) and hands the rows on in batches, so that memory holds one batch
+// rather than the whole text. A piece may end anywhere, inside a line or a quoted field.
+//
+//   interloper::TableStreamParser parser(interloper::TableStreamParser::Format::json_lines,
+//                                        [&](interloper::Table&& batch) { writer.append(batch); });
+//   while (std::optional<std::string> piece = read_some()) parser.feed(*piece);
+//   parser.finish();  // the last, partial batch
+//
+// Values and types are read as parse_json_lines and parse_csv read them (ReadOptions apply to
+// every batch: declared columns are converted, strings stay strings, only the time column becomes
+// dates), and errors are the same DataErrors naming the 1-based row and line. Every batch after
+// the first starts with the columns seen so far, so batches concatenate with Table::append_table
+// (or Schema::unify). An undeclared CSV column is typed per batch, keeping what earlier batches
+// gave it when its fields allow: a column read as text stays text (`007` in one batch, `12` in a
+// later one), and int widens to double. The one difference from parse_csv: a column read as
+// numbers in earlier batches that holds text that must stay text in a later one (`007`, a word)
+// is a DataError naming the line and the column, since the earlier batches are already handed
+// on; declaring the column's type reads every batch alike.
+//
+// `on_batch` runs on the thread calling feed() or finish() and may throw: the exception leaves
+// through that call and the parser must not be used again. Not thread-safe.
+class TableStreamParser {
+ public:
+  enum class Format : std::uint8_t { json_lines, csv };
+  // A batch is handed on when it reaches either bound (and at finish()).
+  struct Limits {
+    std::size_t rows = 8192;                   // rows per batch
+    std::size_t bytes = std::size_t{4} << 20;  // text bytes per batch
+  };
+
+  // `options` are copied and used as parse_json_lines / parse_csv use them.
+  TableStreamParser(Format format, std::function<void(Table&&)> on_batch, Limits limits,
+                    const ReadOptions& options);
+  // `declared`, when given, is ReadOptions{*declared, true}: exactly the declared columns.
+  TableStreamParser(Format format, std::function<void(Table&&)> on_batch, Limits limits,
+                    const Schema* declared = nullptr);
+  TableStreamParser(Format format, std::function<void(Table&&)> on_batch)
+      : TableStreamParser(format, std::move(on_batch), Limits{}) {}
+  ~TableStreamParser();
+  TableStreamParser(const TableStreamParser&) = delete;
+  TableStreamParser& operator=(const TableStreamParser&) = delete;
+
+  // Parses `bytes`, handing on every batch that fills. Throws DataError on malformed text.
+  void feed(std::string_view bytes);
+  // Parses what remains (a last line without a newline) and hands on the last batch. A CSV text
+  // that has a header but no records gives one empty batch with the header's columns; a text
+  // without rows gives no batch at all. Call once, after the last feed().
+  void finish();
+  // Rows handed on so far.
+  std::uint64_t rows() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // ---- Schema as JSON ---------------------------------------------------------------------------
 // `[{"name":"date","type":"date"},{"name":"clicks","type":"int"}]`.

@@ -7,6 +7,7 @@
 //
 //   il::DatasetRef dataset{"ads", "ads_stats", &partitioning};
 //   destination.write(dataset, &window, rows);   // replaces each partition of window
+//   auto writer = destination.open_writer(dataset, &window);   // the same, batch by batch
 //   il::Table back = destination.read(dataset, &window);
 //
 // Every operation is scoped to partitions the way a database selects them: a time partition by
@@ -44,24 +45,29 @@ struct PartitionCount {
   bool written = false;
 };
 
-// One replace of a window (or of an unpartitioned dataset) in progress. Rows arrive in batches
-// through append(); nothing is visible to readers until commit() replaces every partition of the
-// window at once. Destroying a writer that was not committed abandons the replace: storage is
-// left exactly as it was. A writer is used by one thread at a time.
+// One replace of a window (or of a whole dataset) in progress: the one way rows reach storage.
+// Rows arrive in batches through append(); nothing is visible to readers until commit()
+// replaces every partition of the window at once. Destroying a writer that was not committed
+// abandons the replace: storage is left exactly as it was, and whatever the writer staged
+// (temporary files, staging tables) is removed. A writer is used by one thread at a time and
+// must not outlive its destination.
 //
 //   auto writer = destination->open_writer(asset.dataset(), &window);
 //   while (auto batch = next_batch()) writer->append(*batch);   // bounded memory per batch
 //   std::int64_t rows = writer->commit();
+//
+// Batches may differ in their columns: the stored schema becomes the Schema::unify of the stored
+// one and every batch, as if the batches had been one table.
 class WindowWriter {
  public:
   virtual ~WindowWriter() = default;
   // Adds one batch of rows. Throws DestinationError when a row lies outside the window, lacks
-  // the partition column, or its types clash with earlier batches; the writer is then unusable
-  // and nothing is written.
+  // the partition column, or its types clash with earlier batches or the stored schema (the
+  // clash may also surface at commit); the writer is then unusable, and nothing is written.
   virtual void append(const Table& batch) = 0;
   // Makes every appended row visible, replacing each partition of the window (a partition that
   // received no rows ends up empty). Returns the rows written. Throws DestinationError when
-  // storage fails; nothing is written then. Call at most once.
+  // storage fails; nothing is written then (S3 documents its one exception). Call at most once.
   virtual std::int64_t commit() = 0;
 };
 
@@ -75,22 +81,26 @@ class Destination {
   // run SQL (memory, files). `sql:` assets run on destinations that return one.
   virtual QueryableDestination* queryable() { return nullptr; }
 
-  // Starts a streaming replace of `window` (nullptr: the whole unpartitioned dataset). The
-  // default buffers every batch and calls write() at commit; destinations that can stream
-  // (SQLite inside one open transaction, files into a temporary file) override it so memory is
-  // bounded by the batch. The writer must not outlive the destination.
+  // Starts a replace of `window` (nullptr: the whole dataset, every partition of a partitioned
+  // one included). Memory stays bounded by the batch: SQLite stages batches in a table of its
+  // own and swaps them in with one transaction at commit, files write batches into temporary
+  // files renamed into place at commit. Throws DestinationError when storage cannot be opened.
   virtual std::unique_ptr<WindowWriter> open_writer(const DatasetRef& dataset,
-                                                    const PartitionWindow* window);
+                                                    const PartitionWindow* window) = 0;
 
   // A URL that reopens this destination (for catalogs and logs).
   virtual std::string url() const = 0;
 
-  // Replaces every partition of `window` with the rows of `table` that fall inside it.
-  // `window` is nullptr for an unpartitioned dataset (the whole table is replaced). Returns the
-  // number of rows written. Throws DestinationError when a row lies outside the window, lacks
-  // the partition column, or storage fails; nothing is written then.
-  virtual std::int64_t write(const DatasetRef& dataset, const PartitionWindow* window,
-                             const Table& table) = 0;
+  // Checks, before a run, that writes can succeed: a destination that opens on first use opens
+  // now, and storage the process may not write is reported. Throws DestinationError saying
+  // what is wrong. The default checks nothing: an open destination was opened for writing.
+  virtual void check_writable() {}
+
+  // Replaces every partition of `window` with the rows of `table` that fall inside it: one
+  // open_writer, append and commit. `window` is nullptr for a whole-dataset replace. Returns
+  // the number of rows written. Throws DestinationError when a row lies outside the window,
+  // lacks the partition column, or storage fails; nothing is written then.
+  std::int64_t write(const DatasetRef& dataset, const PartitionWindow* window, const Table& table);
 
   // The rows of `window` (all rows when nullptr or the dataset is unpartitioned). A dataset
   // that was never written reads as an empty table.
@@ -129,6 +139,19 @@ class QueryableDestination {
   // DestinationError with the database's message (a syntax error, a write attempted...).
   virtual Table query(std::string_view sql,
                       const std::vector<std::pair<std::string, Value>>& params) = 0;
+
+  // A SELECT over the rows of `dataset` that belong to `window`'s partitions (every row when
+  // `window` is null), written to be embedded in a larger query (a CTE body), with the named
+  // parameters it needs. Every parameter name starts with `prefix`, so several relations can
+  // share one query. The default selects from the quoted table_name_of() with the window's
+  // Filter, binding time bounds as timestamp values; a database that stores partition columns
+  // differently (SQLite keeps ISO text) overrides it.
+  struct Relation {
+    std::string sql;
+    std::vector<std::pair<std::string, Value>> params;
+  };
+  virtual Relation relation_of(const DatasetRef& dataset, const PartitionWindow* window,
+                               std::string_view prefix) const;
 };
 
 }  // namespace interloper

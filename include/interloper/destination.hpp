@@ -37,8 +37,9 @@ class MemoryDestination final : public Destination {
   MemoryDestination();
   ~MemoryDestination() override;
   std::string url() const override { return "memory://"; }
-  std::int64_t write(const DatasetRef& dataset, const PartitionWindow* window,
-                     const Table& table) override;
+  // Throws DestinationError for a partitioned dataset without a window.
+  std::unique_ptr<WindowWriter> open_writer(const DatasetRef& dataset,
+                                            const PartitionWindow* window) override;
   Table read(const DatasetRef& dataset, const PartitionWindow* window) override;
   std::int64_t row_count(const DatasetRef& dataset, const Partition* partition) override;
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
@@ -47,6 +48,7 @@ class MemoryDestination final : public Destination {
 
  private:
   struct State;
+  class Writer;
   std::unique_ptr<State> state_;
 };
 
@@ -60,8 +62,8 @@ class FileDestination final : public Destination {
   explicit FileDestination(std::string root, Format format = Format::jsonl);
   ~FileDestination() override;
   std::string url() const override;
-  std::int64_t write(const DatasetRef& dataset, const PartitionWindow* window,
-                     const Table& table) override;
+  std::unique_ptr<WindowWriter> open_writer(const DatasetRef& dataset,
+                                            const PartitionWindow* window) override;
   Table read(const DatasetRef& dataset, const PartitionWindow* window) override;
   std::int64_t row_count(const DatasetRef& dataset, const Partition* partition) override;
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
@@ -74,6 +76,7 @@ class FileDestination final : public Destination {
 
  private:
   struct State;
+  class Writer;
   std::unique_ptr<State> state_;
 };
 
@@ -123,8 +126,6 @@ class S3Destination final : public Destination {
   std::string url() const override;
   std::unique_ptr<WindowWriter> open_writer(const DatasetRef& dataset,
                                             const PartitionWindow* window) override;
-  std::int64_t write(const DatasetRef& dataset, const PartitionWindow* window,
-                     const Table& table) override;
   Table read(const DatasetRef& dataset, const PartitionWindow* window) override;
   std::int64_t row_count(const DatasetRef& dataset, const Partition* partition) override;
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
@@ -152,8 +153,8 @@ class SqliteDestination final : public Destination, public QueryableDestination 
   ~SqliteDestination() override;
   std::string url() const override;
   const std::string& path() const;
-  std::int64_t write(const DatasetRef& dataset, const PartitionWindow* window,
-                     const Table& table) override;
+  std::unique_ptr<WindowWriter> open_writer(const DatasetRef& dataset,
+                                            const PartitionWindow* window) override;
   Table read(const DatasetRef& dataset, const PartitionWindow* window) override;
   std::int64_t row_count(const DatasetRef& dataset, const Partition* partition) override;
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
@@ -168,11 +169,15 @@ class SqliteDestination final : public Destination, public QueryableDestination 
   std::string table_name_of(const DatasetRef& dataset) const override {
     return table_name(dataset);
   }
+  // Time bounds are bound as the ISO text the table stores (see docs/destinations.md).
+  Relation relation_of(const DatasetRef& dataset, const PartitionWindow* window,
+                       std::string_view prefix) const override;
   // The table name used for a dataset ("SOURCE__ASSET", or "ASSET" without a source).
   static std::string table_name(const DatasetRef& dataset);
 
  private:
   struct State;
+  class Writer;
   std::unique_ptr<State> state_;
 };
 
@@ -208,8 +213,6 @@ class PostgresDestination final : public Destination, public QueryableDestinatio
   const std::string& schema_name() const;
   std::unique_ptr<WindowWriter> open_writer(const DatasetRef& dataset,
                                             const PartitionWindow* window) override;
-  std::int64_t write(const DatasetRef& dataset, const PartitionWindow* window,
-                     const Table& table) override;
   Table read(const DatasetRef& dataset, const PartitionWindow* window) override;
   std::int64_t row_count(const DatasetRef& dataset, const Partition* partition) override;
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,

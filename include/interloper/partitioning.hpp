@@ -61,8 +61,10 @@ class TimePartitionWindow;
 class Filter {
  public:
   enum class Kind { range, membership };
-  // How to_sql() writes parameter placeholders: `?` (SQLite) or `$1, $2, ...` (PostgreSQL).
-  enum class Placeholder { question, dollar };
+  // How to_sql() writes parameter placeholders: `?` (SQLite), `$1, $2, ...` (PostgreSQL), or
+  // named `:PREFIX1, :PREFIX2, ...` (for embedding in a query that has named parameters of its
+  // own).
+  enum class Placeholder { question, dollar, named };
   // SQL text with placeholders, and the values to bind to them in order.
   struct Sql {
     std::string text;
@@ -91,8 +93,9 @@ class Filter {
   // The predicate as SQL with bound parameters: `"date" >= ? AND "date" < ?` or
   // `"region" IN ($1, $2)` (an empty membership gives `1 = 0`). The column is double-quoted
   // with embedded quotes doubled; values only ever appear in params, never in the text.
-  // `first_index` numbers the first `$n` placeholder.
-  Sql to_sql(Placeholder style = Placeholder::question, int first_index = 1) const;
+  // `first_index` numbers the first `$n` or named placeholder; `prefix` starts every named one.
+  Sql to_sql(Placeholder style = Placeholder::question, int first_index = 1,
+             std::string_view prefix = "p") const;
   // For humans and logs: `date >= 2026-05-01T00:00:00 AND date < 2026-06-01T00:00:00`,
   // `region IN (eu, us)`.
   std::string to_string() const;

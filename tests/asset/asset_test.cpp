@@ -93,6 +93,105 @@ TEST(Asset, RunComputesAndMaterializeWrites) {
   EXPECT_THROW(loader.run(), il::RunError);
 }
 
+// Emits three batches of `rows` rows each, then returns one more row.
+il::Table emit_batches(il::ExecutionContext& ctx, int rows) {
+  for (int b = 0; b < 3; ++b) {
+    il::Table batch;
+    for (int i = 0; i < rows; ++i)
+      batch.append({{"date", ctx.partition_date()}, {"n", b * rows + i}});
+    ctx.emit(batch);
+  }
+  il::Table last;
+  last.append({{"date", ctx.partition_date()}, {"n", 3 * rows}, {"last", true}});
+  return last;
+}
+
+TEST(Asset, EmittedBatchesAndTheReturnedRowsMakeThePartition) {
+  il::Asset a("clicks", [](il::ExecutionContext& ctx) { return emit_batches(ctx, 4); });
+  a.partitioned(il::TimePartitionConfig("date"));
+  il::TimePartition day(year{2026} / 1 / 15);
+  // Without a destination the batches come back with the returned rows, in order.
+  il::Table rows = a.run(day);
+  ASSERT_EQ(rows.num_rows(), 13u);
+  EXPECT_EQ(rows.at(12, "n"), il::Value(12));
+  EXPECT_EQ(rows.at(0, "last"), il::Value());
+  auto destination = std::make_shared<il::MemoryDestination>();
+  a.destination(destination);
+  EXPECT_EQ(a.materialize(day), 13);
+  EXPECT_EQ(destination->read(a.dataset(), day.as_window().get()), rows);
+}
+
+TEST(Asset, EmittedBatchesObeyTheDeclaredSchemaAndTheRowFloor) {
+  auto destination = std::make_shared<il::MemoryDestination>();
+  il::TimePartition day(year{2026} / 1 / 15);
+  il::Asset a("clicks", [](il::ExecutionContext& ctx) { return emit_batches(ctx, 4); });
+  a.partitioned(il::TimePartitionConfig("date"))
+      .destination(destination)
+      .schema(il::Schema{{"n", il::DataType::string}, {"extra", il::DataType::float64}});
+  // Every batch is converted as it is emitted, not only the returned rows.
+  std::vector<il::Schema> seen;
+  il::ExecutionContext context("clicks", day.as_window(), {}, {},
+                               [&](const il::Table& batch) { seen.push_back(batch.schema()); });
+  il::Table rest = a.compute(context);
+  ASSERT_EQ(seen.size(), 3u);
+  const il::Schema declared{
+      {"date", il::DataType::date}, {"n", il::DataType::string}, {"extra", il::DataType::float64}};
+  for (const il::Schema& schema : seen) EXPECT_EQ(schema, declared);
+  EXPECT_EQ(rest.at(0, "n"), il::Value("12"));
+  EXPECT_EQ(a.materialize(day), 13);
+  EXPECT_EQ(destination->schema(a.dataset())->field(1).type, il::DataType::string);
+  // The floor counts the emitted rows too: 13 pass 13, and 14 fails keeping the stored rows.
+  a.min_rows(13);
+  EXPECT_EQ(a.materialize(day), 13);
+  a.min_rows(14);
+  EXPECT_THROW(a.materialize(day), il::RunError);
+  EXPECT_EQ(destination->row_count(a.dataset(), &day), 13);
+  // A batch whose value does not convert fails naming its row among all emitted rows.
+  il::Asset bad("clicks", [](il::ExecutionContext& ctx) {
+    il::Table batch;
+    batch.append({{"date", ctx.partition_date()}, {"n", 1}});
+    ctx.emit(batch);
+    batch = il::Table();
+    batch.append({{"date", ctx.partition_date()}, {"n", "x"}});
+    ctx.emit(batch);
+    return il::Table();
+  });
+  bad.partitioned(il::TimePartitionConfig("date"))
+      .destination(destination)
+      .schema(il::Schema{{"n", il::DataType::int64}});
+  try {
+    bad.materialize(day);
+    FAIL() << "expected a DataError";
+  } catch (const il::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("row 2"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(destination->row_count(a.dataset(), &day), 13);
+}
+
+TEST(Asset, AnAssetThatFailsAfterEmittingReplacesNothing) {
+  auto destination = std::make_shared<il::MemoryDestination>();
+  il::TimePartition day(year{2026} / 1 / 15);
+  il::Asset good("clicks", one_row);
+  good.partitioned(il::TimePartitionConfig("date")).destination(destination);
+  ASSERT_EQ(good.materialize(day), 1);
+  il::Asset failing("clicks", [](il::ExecutionContext& ctx) -> il::Table {
+    emit_batches(ctx, 4);
+    throw std::runtime_error("upstream vanished");
+  });
+  failing.partitioned(il::TimePartitionConfig("date")).destination(destination);
+  EXPECT_THROW(failing.materialize(day), std::runtime_error);
+  // A batch with a row outside the window fails at once.
+  il::Asset stray("clicks", [](il::ExecutionContext& ctx) {
+    il::Table batch;
+    batch.append({{"date", year{2026} / 1 / 16}});
+    ctx.emit(batch);
+    return il::Table();
+  });
+  stray.partitioned(il::TimePartitionConfig("date")).destination(destination);
+  EXPECT_THROW(stray.materialize(day), il::DestinationError);
+  EXPECT_EQ(destination->read(good.dataset(), day.as_window().get()), good.run(day));
+}
+
 TEST(Asset, MaterializeWritesToTheSourcesDestination) {
   auto source_destination = std::make_shared<il::MemoryDestination>();
   il::Source ads("ads", source_destination);

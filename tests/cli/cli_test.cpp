@@ -435,7 +435,7 @@ TEST_F(Cli, ClaimsOfADeadBackfillLapse) {
   // Right after, the dead run's claim still holds: the partition is skipped, not run.
   Outcome skipped = interloper(args);
   EXPECT_EQ(skipped.code, 0) << skipped.err;
-  EXPECT_NE(skipped.out.find("1 tasks, 0 succeeded, 0 failed, 0 canceled, 0 skipped, 1 claimed "
+  EXPECT_NE(skipped.out.find("1 task, 0 succeeded, 0 failed, 0 canceled, 0 skipped, 1 claimed "
                              "by another run (slow 2026-11-01)"),
             std::string::npos)
       << skipped.out;
@@ -449,7 +449,7 @@ TEST_F(Cli, ClaimsOfADeadBackfillLapse) {
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
   EXPECT_EQ(done.code, 0) << done.err;
-  EXPECT_NE(done.out.find("1 tasks, 1 succeeded"), std::string::npos) << done.out;
+  EXPECT_NE(done.out.find("1 task, 1 succeeded"), std::string::npos) << done.out;
   EXPECT_EQ(calls().size(), 2u);
 }
 
@@ -474,6 +474,79 @@ TEST_F(Cli, SqlParametersAreBoundNotSpliced) {
   ASSERT_EQ(hour.code, 0) << hour.err;
   EXPECT_EQ(query(data_db(), "SELECT until, k FROM crm__days"),
             (std::vector<std::string>{"2026-11-03T14:00:00|2026-11-03T13"}));
+}
+
+// Each dependency's CTE holds what load() would return, so a rollup needs no bounds filter of
+// its own; NAME__all still reaches every row.
+TEST_F(Cli, SqlDependenciesHoldTheRunsPartitionsAcrossGranularities) {
+  write("hit.sh", "#!/bin/sh\necho \"{\\\"hour\\\":\\\"$IL_BOUNDS_START\\\",\\\"n\\\":1}\"\n", true);
+  std::string path = pipeline(
+      "sources:\n"
+      "  - name: web\n"
+      "    assets:\n"
+      "      - name: hits\n"
+      "        partitioning: {kind: time, column: hour, granularity: hour}\n"
+      "        command: [./hit.sh]\n"
+      "      - name: daily\n"
+      "        deps: [hits]\n"
+      "        partitioning: {kind: time, column: day, granularity: day}\n"
+      "        sql: SELECT :partition_key AS day, SUM(n) AS n FROM hits\n"
+      "      - name: monthly\n"
+      "        deps: [daily]\n"
+      "        partitioning: {kind: time, column: month, granularity: month}\n"
+      "        sql: |\n"
+      "          SELECT :bounds_start AS month, SUM(n) AS n, COUNT(*) AS days,\n"
+      "                 (SELECT COUNT(*) FROM daily__all) AS stored FROM daily\n");
+  Outcome first = interloper({"backfill", path, "--window", "2026-10-31T00..2026-11-02T23"});
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_EQ(query(data_db(), "SELECT day, n FROM web__daily ORDER BY day"),
+            (std::vector<std::string>{"2026-10-31|24", "2026-11-01|24", "2026-11-02|24"}));
+  EXPECT_EQ(query(data_db(), "SELECT month, n, days FROM web__monthly ORDER BY month"),
+            (std::vector<std::string>{"2026-10-01|24|1", "2026-11-01|48|2"}));
+  // status reads any window in each asset's own granularity.
+  Outcome status = interloper({"status", path, "--window", "2026-11-02"});
+  ASSERT_EQ(status.code, 0) << status.err;
+  EXPECT_NE(status.out.find("hits  2026-11-02T00..2026-11-02T23  (24 partitions)"),
+            std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find("monthly  2026-11  (1 partition)"), std::string::npos) << status.out;
+  // dbt-style selectors: daily+ is daily and what reads it, +daily daily and what it reads.
+  Outcome down = interloper(
+      {"backfill", path, "--dry-run", "--asset", "daily+", "--window", "2026-11-01..2026-11-02"});
+  ASSERT_EQ(down.code, 0) << down.err;
+  EXPECT_EQ(down.out.find("hits  ["), std::string::npos) << down.out;
+  EXPECT_NE(down.out.find("monthly  ["), std::string::npos) << down.out;
+  Outcome up = interloper(
+      {"backfill", path, "--dry-run", "--asset", "+daily", "--window", "2026-11-01..2026-11-02"});
+  ASSERT_EQ(up.code, 0) << up.err;
+  EXPECT_NE(up.out.find("hits  ["), std::string::npos) << up.out;
+  EXPECT_EQ(up.out.find("monthly  ["), std::string::npos) << up.out;
+  Outcome unknown = interloper({"check", path, "--asset", "+nope"});
+  EXPECT_EQ(unknown.code, 2);
+  expect_one_error_line(unknown, "unknown asset 'nope' in --asset '+nope'");
+  Outcome again = interloper({"materialize", path, "--asset", "monthly", "--partition", "2026-10"});
+  ASSERT_EQ(again.code, 0) << again.err;
+  EXPECT_EQ(query(data_db(), "SELECT stored FROM web__monthly WHERE month = '2026-10-01'"),
+            (std::vector<std::string>{"3"}));
+}
+
+// A store that cannot be reached is bad input found before anything runs, and its password
+// never reaches the terminal.
+TEST_F(Cli, AnUnreachableStoreExitsTwoWithoutItsPassword) {
+  std::string path = pipeline(
+      "store: postgresql://u:s3cret@127.0.0.1:1/db?connect_timeout=2\n"
+      "sources:\n"
+      "  - name: s\n"
+      "    assets:\n"
+      "      - name: a\n"
+      "        command: [/bin/echo, '{{\"x\":1}}']\n");
+  for (const auto& command : {"materialize", "status", "runs"}) {
+    Outcome o = interloper({command, path});
+    EXPECT_EQ(o.code, 2) << command << ": " << o.err;
+    expect_one_error_line(o, "the store cannot be opened");
+    EXPECT_EQ(o.err.find("s3cret"), std::string::npos) << o.err;
+    EXPECT_NE(o.err.find("u:***@127.0.0.1:1"), std::string::npos) << o.err;
+  }
 }
 
 TEST_F(Cli, ListValuesStayInsideTheFileDestination) {

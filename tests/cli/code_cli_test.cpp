@@ -88,8 +88,8 @@ TEST_F(CodeCli, DestinationFlagSuppliesAMissingDestination) {
             0);
   EXPECT_TRUE(fs::exists(dir_ / "flag.db"));
   EXPECT_EQ(run(shop, {"--quiet", "materialize", "--partition", "2026-11-01", "--store", store_}),
-            1)
-      << "without a destination the asset cannot be written";
+            2)
+      << "without a destination the asset cannot be written: bad input, found before running";
 }
 
 TEST_F(CodeCli, ABadDestinationUrlIsBadInputNamedByTheProgram) {
@@ -100,10 +100,12 @@ TEST_F(CodeCli, ABadDestinationUrlIsBadInputNamedByTheProgram) {
   EXPECT_EQ(code, 2);
   EXPECT_EQ(err.rfind("shop: error: ", 0), 0u) << err;
   EXPECT_NE(err.find("bogus"), std::string::npos) << err;
-  // A run that fails is still 1, and is reported under the program's name too.
+  // A run that cannot write is found before it runs, and reported under the program's name.
   testing::internal::CaptureStderr();
-  EXPECT_EQ(run(shop, {"materialize", "--partition", "2026-11-01", "--store", store_}), 1);
-  EXPECT_EQ(testing::internal::GetCapturedStderr().rfind("shop: error: ", 0), 0u);
+  EXPECT_EQ(run(shop, {"materialize", "--partition", "2026-11-01", "--store", store_}), 2);
+  const std::string no_destination = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(no_destination.rfind("shop: error: asset 'orders' has no destination", 0), 0u)
+      << no_destination;
 }
 
 }  // namespace

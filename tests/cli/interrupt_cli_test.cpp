@@ -1,10 +1,12 @@
 // End-to-end tests of stopping the `interloper` binary with SIGINT and SIGTERM while its
-// commands run, and of --fail-fast: real processes, real SQLite files.
+// commands run, of --fail-fast, and of the checks before a run: real processes, real SQLite
+// files.
 #include <gtest/gtest.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -204,10 +206,14 @@ TEST_F(Interrupt, SigtermDuringAWriteKeepsThePreviousDataAndRecordsNoMaterializa
 }
 
 TEST_F(Interrupt, SecondSigintKillsACommandThatIgnoresTerm) {
-  const std::string path = pipeline("trap '' TERM");
+  // The shell outlives SIGTERM (its sleeps do not) and says it got it.
+  const std::string path =
+      pipeline("trap 'echo $$ > got_term' TERM; echo $$ > pids/2026-11-03; "
+               "while :; do sleep 1; done");
   Background cli({"materialize", path, "--partition", "2026-11-03"}, dir_);
   const pid_t group = number_in(dir_ / "pids" / "2026-11-03");
   ::kill(-cli.pid(), SIGINT);
+  number_in(dir_ / "got_term");  // the first one arrived: the second is a second one
   ::kill(-cli.pid(), SIGINT);
   Outcome outcome = cli.join();
   EXPECT_EQ(outcome.code, 130) << outcome.err;
@@ -240,6 +246,57 @@ TEST_F(Interrupt, FailFastStartsNothingAfterTheFirstFailure) {
       {"backfill", path, "--window", "2026-11-01..2026-11-03"}, dir_.string());
   EXPECT_NE(all.out.find("3 tasks, 0 succeeded, 3 failed, 0 canceled"), std::string::npos)
       << all.out;
+}
+
+// A command asset that logs each run to calls.log; `top` is prepended to the pipeline.
+std::string logging_pipeline(const fs::path& dir, const std::string& top) {
+  const fs::path file = dir / "pipeline.yaml";
+  std::ofstream(file) << top
+                      << "sources:\n"
+                         "  - name: s\n"
+                         "    assets:\n"
+                         "      - name: logged\n"
+                         "        partitioning: {kind: time, column: date}\n"
+                         "        command: [/bin/sh, -c, 'echo ran >> calls.log; echo "
+                         "\"{\\\"date\\\":\\\"$IL_PARTITION_KEY\\\"}\"']\n";
+  return file.string();
+}
+
+TEST_F(Interrupt, UnwritableDestinationIsReportedBeforeAnythingRuns) {
+  std::ofstream(dir_ / "blocker") << "a file where a directory should be\n";
+  const std::string path =
+      logging_pipeline(dir_, "destination: sqlite://" + (dir_ / "blocker" / "data.db").string() +
+                                 "\n");
+  for (const char* command : {"materialize", "backfill"}) {
+    Outcome outcome = interloper::testing::run_interloper(
+        {command, path, command == std::string("backfill") ? "--window" : "--partition",
+         "2026-11-01"},
+        dir_.string());
+    EXPECT_EQ(outcome.code, 2) << command << ": " << outcome.err;
+    EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1) << outcome.err;
+    EXPECT_NE(outcome.err.find("error: destination sqlite://" + (dir_ / "blocker").string()),
+              std::string::npos)
+        << outcome.err;
+    EXPECT_NE(outcome.err.find("(asset 'logged') cannot be written"), std::string::npos)
+        << outcome.err;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "calls.log"));
+  EXPECT_FALSE(fs::exists(dir_ / ".interloper" / "state.db"));  // no run recorded either
+}
+
+TEST_F(Interrupt, UnwritableStoreIsReportedBeforeAnythingRuns) {
+  std::ofstream(dir_ / "blocker") << "a file where a directory should be\n";
+  const std::string path =
+      logging_pipeline(dir_, "store: " + (dir_ / "blocker" / "state.db").string() + "\n");
+  Outcome outcome = interloper::testing::run_interloper(
+      {"backfill", path, "--window", "2026-11-01..2026-11-02"}, dir_.string());
+  EXPECT_EQ(outcome.code, 2) << outcome.err;
+  EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1) << outcome.err;
+  EXPECT_NE(outcome.err.find("error: the store cannot be opened for writing: sqlite '" +
+                             (dir_ / "blocker" / "state.db").string() + "'"),
+            std::string::npos)
+      << outcome.err;
+  EXPECT_FALSE(fs::exists(dir_ / "calls.log"));
 }
 
 }  // namespace

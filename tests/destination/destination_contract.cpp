@@ -346,4 +346,125 @@ TEST_P(DestinationContract, ConcurrentWritersOfDistinctPartitions) {
                 {"2026-01-01", 2}, {"2026-01-02", 2}, {"2026-01-03", 2}, {"2026-01-04", 2}}));
 }
 
+// ---- The streaming writer: every write goes through it ------------------------------------
+
+namespace {
+
+// Files a writer left behind in the test's directory: temporary files or staging leftovers.
+std::vector<std::string> leftovers(const std::filesystem::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find(".tmp-") != std::string::npos) out.push_back(entry.path().string());
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_P(DestinationContract, WriterAppendsBatchesAndCommitsThemAtOnce) {
+  auto w = days(1, 3);
+  destination().write(kDailyRef, &w, daily_rows({1, 2, 3}, 100));
+  auto writer = destination().open_writer(kDailyRef, &w);
+  writer->append(daily_rows({1, 3}));
+  writer->append(daily_rows({3, 1}, 2));
+  writer->append(il::Table());
+  // Nothing is visible before the commit.
+  EXPECT_EQ(destination().read(kDailyRef, &w), daily_rows({1, 2, 3}, 100));
+  EXPECT_EQ(writer->commit(), 4);
+  EXPECT_EQ(written(destination().partition_counts(kDailyRef, w)),
+            (std::vector<std::pair<std::string, std::int64_t>>{
+                {"2026-01-01", 2}, {"2026-01-02", 0}, {"2026-01-03", 2}}));
+  il::Table expected;
+  for (auto [d, clicks] : {std::pair{1, 1}, {1, 2}, {3, 3}, {3, 6}}) {
+    expected.append({{"date", year{2026} / 1 / d}, {"clicks", clicks}});
+  }
+  EXPECT_EQ(destination().read(kDailyRef, &w), expected);
+  EXPECT_TRUE(leftovers(temp_dir()).empty());
+}
+
+TEST_P(DestinationContract, WriterDroppedWithoutCommitLeavesStorageAsItWas) {
+  auto w = days(1, 2);
+  destination().write(kDailyRef, &w, daily_rows({1, 2}));
+  {
+    auto writer = destination().open_writer(kDailyRef, &w);
+    for (int i = 0; i < 3; ++i) writer->append(daily_rows({1, 2, 2}, 50 + i));
+  }
+  EXPECT_EQ(destination().read(kDailyRef, &w), daily_rows({1, 2}));
+  EXPECT_EQ(destination().row_count(kDailyRef, nullptr), 2);
+  EXPECT_TRUE(leftovers(temp_dir()).empty());
+  // The destination still writes normally afterwards.
+  EXPECT_EQ(destination().write(kDailyRef, &w, daily_rows({2})), 1);
+  EXPECT_EQ(destination().read(kDailyRef, &w), daily_rows({2}));
+}
+
+TEST_P(DestinationContract, RowOutsideTheWindowInALaterBatchFailsTheWholeWindow) {
+  auto w = days(1, 2);
+  destination().write(kDailyRef, &w, daily_rows({1, 2}));
+  auto writer = destination().open_writer(kDailyRef, &w);
+  writer->append(daily_rows({1, 2}, 7));
+  try {
+    writer->append(daily_rows({2, 5}, 7));
+    FAIL() << "expected DestinationError";
+  } catch (const il::DestinationError& e) {
+    EXPECT_NE(std::string(e.what()).find("2026-01-05"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(writer->commit(), il::DestinationError);
+  writer.reset();
+  EXPECT_EQ(destination().read(kDailyRef, &w), daily_rows({1, 2}));
+  EXPECT_TRUE(leftovers(temp_dir()).empty());
+}
+
+TEST_P(DestinationContract, WriterUnifiesTheSchemaAcrossBatches) {
+  auto w = days(1, 2);
+  auto writer = destination().open_writer(kDailyRef, &w);
+  writer->append(daily_rows({1, 2}));
+  il::Table wider;
+  wider.append({{"date", year{2026} / 1 / 2}, {"clicks", 2.5}, {"note", "late, \"quoted\""}});
+  writer->append(wider);
+  EXPECT_EQ(writer->commit(), 3);
+  const il::Schema expected_schema{{"date", il::DataType::date},
+                                   {"clicks", il::DataType::float64},
+                                   {"note", il::DataType::string}};
+  EXPECT_EQ(destination().schema(kDailyRef), expected_schema);
+  il::Table back = destination().read(kDailyRef, &w);
+  ASSERT_EQ(back.num_rows(), 3u);
+  EXPECT_EQ(back.schema(), expected_schema);
+  EXPECT_EQ(back.at(0, "clicks"), il::Value(1.0));
+  EXPECT_EQ(back.at(0, "note"), il::Value());
+  EXPECT_EQ(back.at(1, "clicks"), il::Value(2.0));
+  EXPECT_EQ(back.at(2, "clicks"), il::Value(2.5));
+  EXPECT_EQ(back.at(2, "note"), il::Value("late, \"quoted\""));
+}
+
+TEST_P(DestinationContract, BatchesWhoseTypesClashWriteNothing) {
+  auto w = days(1, 1);
+  destination().write(kDailyRef, &w, daily_rows({1}));
+  il::Table words;
+  words.append({{"date", year{2026} / 1 / 1}, {"clicks", "many"}});
+  EXPECT_THROW(
+      {
+        auto writer = destination().open_writer(kDailyRef, &w);
+        writer->append(daily_rows({1}, 3));
+        writer->append(words);
+        writer->commit();
+      },
+      il::DestinationError);
+  EXPECT_EQ(destination().read(kDailyRef, &w), daily_rows({1}));
+  // A clash with what is stored fails the same way.
+  EXPECT_THROW(destination().write(kDailyRef, &w, words), il::DestinationError);
+  EXPECT_EQ(destination().read(kDailyRef, &w), daily_rows({1}));
+  EXPECT_TRUE(leftovers(temp_dir()).empty());
+}
+
+TEST_P(DestinationContract, UnpartitionedWriterReplacesTheWholeDataset) {
+  il::DatasetRef ref{"crm", "customers", nullptr};
+  destination().write(ref, nullptr, daily_rows({9}));
+  auto writer = destination().open_writer(ref, nullptr);
+  writer->append(daily_rows({1}));
+  writer->append(daily_rows({2}));
+  EXPECT_EQ(writer->commit(), 2);
+  EXPECT_EQ(destination().read(ref, nullptr), daily_rows({1, 2}));
+}
+
 }  // namespace interloper_test

@@ -1,6 +1,8 @@
 // FileDestination specifics: layout, key escaping, empty partitions, schema file.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -145,6 +147,76 @@ TEST(FileDestinationLayout, RemovesTempFilesOfDeadWritersOnly) {
   EXPECT_TRUE(fs::exists(parent));
   EXPECT_TRUE(fs::exists(unrelated));
   EXPECT_EQ(destination.read(stats, &partition).num_rows(), 1u);
+}
+
+// Temporary files anywhere under `dir`.
+std::vector<std::string> temp_files(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (entry.path().filename().string().find(".tmp-") != std::string::npos) {
+      out.push_back(entry.path().string());
+    }
+  }
+  return out;
+}
+
+// A full disk, for real: in a child process whose files may not grow past 64 KiB (SIGXFSZ
+// ignored, so write() fails with EFBIG as it fails with ENOSPC on a full disk), each way a file
+// write can fail must throw DestinationError, remove every temporary file and keep the old
+// partition. The child's exit status says which check failed.
+int write_on_a_full_disk(const fs::path& root, FileDestination::Format format) {
+  ::signal(SIGXFSZ, SIG_IGN);
+  FileDestination destination(root.string(), format);
+  TimePartitionConfig daily{"date", {.allow_window = true}};
+  DatasetRef stats{"ads", "stats", &daily};
+  TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 2));
+  Table small;
+  small.append({{"date", day(2026, 1, 1)}, {"clicks", 1}});
+  destination.write(stats, &window, small);
+  rlimit limit{64 << 10, 64 << 10};
+  if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) return 10;
+  Table big;
+  for (int i = 0; i < 5000; ++i) {
+    big.append({{"date", day(2026, 1, 1 + i % 2)}, {"clicks", i}, {"note", std::string(40, 'x')}});
+  }
+  Table huge;  // more than a writer buffers, so the failure comes from append()
+  for (int i = 0; i < 40; ++i) huge.append_table(big);
+  auto fails = [](auto&& write) {
+    try {
+      write();
+    } catch (const DestinationError&) {
+      return true;
+    }
+    return false;
+  };
+  if (!fails([&] { destination.write(stats, &window, big); })) return 11;
+  if (!temp_files(root).empty()) return 12;
+  if (!fails([&] { destination.open_writer(stats, &window)->append(huge); })) return 13;
+  if (!temp_files(root).empty()) return 14;
+  if (!fails([&] {
+        auto writer = destination.open_writer(stats, &window);
+        writer->append(big);
+        writer->append(big);
+        writer->commit();
+      })) {
+    return 15;
+  }
+  if (!temp_files(root).empty()) return 16;
+  if (!(destination.read(stats, &window) == small)) return 17;
+  return 0;
+}
+
+TEST(FileDestinationFailures, AFullDiskLeavesNoTemporaryFiles) {
+  for (auto format : {FileDestination::Format::jsonl, FileDestination::Format::csv}) {
+    TempDir dir;
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) ::_exit(write_on_a_full_disk(dir.path() / "root", format));
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << "format " << static_cast<int>(format);
+  }
 }
 
 TEST(FileDestinationLayout, LongKeysKeepTheirKeyBeside) {

@@ -41,6 +41,11 @@ class TempDir {
   fs::path path_;
 };
 
+std::string read_text(const fs::path& file) {
+  std::ifstream in(file);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 TEST(Placeholders, ExpandFromTheScope) {
   ilp::Scope scope;
   scope.asset = "events";
@@ -91,22 +96,22 @@ TEST(Placeholders, OtherBracesAreLiteral) {
 
 TEST(SqlDependencies, PrefixesOneCtePerDependency) {
   EXPECT_EQ(ilp::sql_with_dependencies("SELECT 1", {}), "SELECT 1");
-  EXPECT_EQ(ilp::sql_with_dependencies("SELECT * FROM events", {{"events", "shop__events"}}),
+  EXPECT_EQ(ilp::sql_with_dependencies("SELECT * FROM events", {{"events", "SELECT * FROM \"shop__events\""}}),
             "WITH \"events\" AS (SELECT * FROM \"shop__events\") SELECT * FROM events");
-  EXPECT_EQ(ilp::sql_with_dependencies("SELECT 1", {{"a\"b", "s__a\"b"}, {"c", "s__c"}}),
+  EXPECT_EQ(ilp::sql_with_dependencies("SELECT 1", {{"a\"b", "SELECT * FROM \"s__a\"\"b\""}, {"c", "SELECT * FROM \"s__c\""}}),
             "WITH \"a\"\"b\" AS (SELECT * FROM \"s__a\"\"b\"), \"c\" AS (SELECT * FROM \"s__c\") "
             "SELECT 1");
 }
 
 TEST(SqlDependencies, MergesIntoTheQuerysOwnWith) {
   EXPECT_EQ(ilp::sql_with_dependencies("  -- totals\n with t AS (SELECT 1) SELECT * FROM t",
-                                       {{"events", "shop__events"}}),
+                                       {{"events", "SELECT * FROM \"shop__events\""}}),
             "WITH \"events\" AS (SELECT * FROM \"shop__events\"), t AS (SELECT 1) SELECT * FROM t");
   EXPECT_EQ(ilp::sql_with_dependencies("WITH RECURSIVE n(x) AS (SELECT 1) SELECT x FROM n",
-                                       {{"e", "s__e"}}),
+                                       {{"e", "SELECT * FROM \"s__e\""}}),
             "WITH RECURSIVE \"e\" AS (SELECT * FROM \"s__e\"), n(x) AS (SELECT 1) SELECT x FROM n");
   // A column named "without" is not a WITH clause.
-  EXPECT_EQ(ilp::sql_with_dependencies("WITHOUT", {{"e", "s__e"}}),
+  EXPECT_EQ(ilp::sql_with_dependencies("WITHOUT", {{"e", "SELECT * FROM \"s__e\""}}),
             "WITH \"e\" AS (SELECT * FROM \"s__e\") WITHOUT");
 }
 
@@ -182,6 +187,79 @@ TEST(CommandAsset, FailureCarriesTheStderrTail) {
   }
 }
 
+// A pipeline of one command asset over days, writing into SQLite under `dir`. The command is
+// written inside a YAML single-quoted string: '' stands for one quote.
+il::Pipeline command_pipeline(const TempDir& dir, const std::string& command,
+                              const std::string& extra = "") {
+  dir.write("pipeline.yaml",
+            "destination: sqlite:out.db\n"
+            "sources:\n"
+            "  - name: shop\n"
+            "    assets:\n"
+            "      - name: events\n"
+            "        partitioning: {kind: time, column: date}\n"
+            "        command: [/bin/sh, -c, '" +
+                command + "']\n" + extra);
+  return il::Pipeline::load((dir.path() / "pipeline.yaml").string());
+}
+
+// 50,000 rows of 2026-11-03: several batches of the stream parser.
+const std::string kManyRows =
+    "awk \"BEGIN { for (i = 0; i < 50000; i++) printf "
+    "\\\"{\\\\\\\"date\\\\\\\":\\\\\\\"2026-11-03\\\\\\\","
+    "\\\\\\\"n\\\\\\\":%d}\\\\n\\\", i }\"";
+
+TEST(CommandAsset, StdoutIsStreamedIntoTheDestinationInBatches) {
+  TempDir dir;
+  il::Pipeline pipeline = command_pipeline(dir, kManyRows);
+  const il::Asset& asset = pipeline.dag().asset("events");
+  il::TimePartition day(2026y / 11 / 3);
+  EXPECT_EQ(asset.materialize(day), 50000);
+  il::SqliteDestination db((dir.path() / "out.db").string());
+  EXPECT_EQ(db.row_count(asset.dataset(), &day), 50000);
+  il::Table rows = db.read(asset.dataset(), day.as_window().get());
+  EXPECT_EQ(rows.at(49999, "n"), il::Value(49999));
+}
+
+TEST(CommandAsset, AFailureAfterManyRowsReplacesNothing) {
+  TempDir dir;
+  il::TimePartition day(2026y / 11 / 3);
+  {
+    il::Pipeline first = command_pipeline(dir, "echo ''{\"date\":\"2026-11-03\",\"n\":-1}''");
+    ASSERT_EQ(first.dag().asset("events").materialize(day), 1);
+  }
+  il::Pipeline failing = command_pipeline(dir, kManyRows + "; exit 3");
+  EXPECT_THROW(failing.dag().asset("events").materialize(day), il::RunError);
+  il::Pipeline invalid = command_pipeline(dir, kManyRows + "; echo oops");
+  try {
+    invalid.dag().asset("events").materialize(day);
+    FAIL() << "expected invalid output";
+  } catch (const il::RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("line 50001"), std::string::npos) << e.what();
+  }
+  il::SqliteDestination db((dir.path() / "out.db").string());
+  il::Table rows = db.read(failing.dag().asset("events").dataset(), day.as_window().get());
+  ASSERT_EQ(rows.num_rows(), 1u);
+  EXPECT_EQ(rows.at(0, "n"), il::Value(-1));
+}
+
+TEST(CommandAsset, EndlessOutputStopsAtMaxOutput) {
+  TempDir dir;
+  il::Pipeline pipeline = command_pipeline(dir, "yes ''{\"date\":\"2026-11-03\",\"x\":1}''",
+                                           "        max_output: 1M\n");
+  il::TimePartition day(2026y / 11 / 3);
+  try {
+    pipeline.dag().asset("events").materialize(day);
+    FAIL() << "expected max_output to stop the command";
+  } catch (const il::RunError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("asset 'events'"), std::string::npos) << message;
+    EXPECT_NE(message.find("max_output (1048576 bytes)"), std::string::npos) << message;
+  }
+  il::SqliteDestination db((dir.path() / "out.db").string());
+  EXPECT_EQ(db.row_count(pipeline.dag().asset("events").dataset(), &day), 0);
+}
+
 TEST(CommandAsset, ArgumentsTooLargeNameTheAssetAndTheSizes) {
   TempDir dir;
   dir.write("pipeline.yaml", "destination: memory://\n"
@@ -221,6 +299,92 @@ TEST(CommandAsset, SucceedsWhenItsChildKeepsStdoutOpen) {
   il::Table rows = pipeline.dag().asset("daemonish").run();
   ASSERT_EQ(rows.num_rows(), 1u);
   EXPECT_EQ(rows.at(0, "x").to_string(), "1");
+}
+
+TEST(CommandAsset, GetsEachDependencysRowsAsAJsonLinesFile) {
+  TempDir dir;
+  dir.write("pipeline.yaml",
+            "sources:\n"
+            "  - name: shop\n"
+            "    assets:\n"
+            "      - name: daily-events\n"
+            "        partitioning: {kind: time, column: date}\n"
+            "        command: [/bin/sh, -c, 'echo \"{\\\"date\\\":\\\"$IL_PARTITION_KEY\\\",\\\"n\\\":1}\";"
+            " echo \"{\\\"date\\\":\\\"$IL_PARTITION_KEY\\\",\\\"n\\\":2.5,\\\"s\\\":\\\"a\\\\\\\"b\\\"}\"']\n"
+            "      - name: copy\n"
+            "        deps: [daily-events]\n"
+            "        partitioning: {kind: time, column: date}\n"
+            "        command: [/bin/sh, -c, 'echo \"$IL_INPUT_DAILY_EVENTS\" > seen.txt; "
+            "cat \"$IL_INPUT_DAILY_EVENTS\"']\n"
+            "      - name: placeholder\n"
+            "        deps: [copy]\n"
+            "        partitioning: {kind: time, column: date}\n"
+            "        command: [/bin/cat, '{input.copy}']\n");
+  il::Pipeline pipeline = il::Pipeline::load((dir.path() / "pipeline.yaml").string());
+  const il::DAG& dag = pipeline.dag();
+  il::SerialRunner runner;
+  for (int d : {2, 3}) {
+    il::RunResult result = runner.run(dag, il::TimePartition(2026y / 11 / d));
+    ASSERT_TRUE(result.ok()) << result.error_summary();
+  }
+  const il::TimePartitionWindow day3(2026y / 11 / 3, 2026y / 11 / 3);
+  auto rows_of = [&](const std::string& name) {
+    const il::Asset& asset = dag.asset(name);
+    return il::to_json_lines(dag.destination_of(asset)->read(asset.dataset(), &day3));
+  };
+  const std::string events = rows_of("daily-events");
+  EXPECT_EQ(std::count(events.begin(), events.end(), '\n'), 2);  // the day's rows only
+  EXPECT_EQ(rows_of("copy"), events);
+  EXPECT_EQ(rows_of("placeholder"), events);
+  // The file is gone once the command is done.
+  const std::string seen = read_text(dir.path() / "seen.txt");
+  ASSERT_FALSE(seen.empty());
+  EXPECT_FALSE(fs::exists(seen.substr(0, seen.size() - 1)));
+}
+
+TEST(CommandAsset, InputPlaceholdersMustNameADependency) {
+  TempDir dir;
+  dir.write("pipeline.yaml",
+            "sources:\n"
+            "  - name: shop\n"
+            "    assets:\n"
+            "      - name: a\n"
+            "        command: [/bin/echo]\n"
+            "      - name: b\n"
+            "        deps: [a]\n"
+            "        command: [/bin/cat, '{input.nope}']\n");
+  try {
+    il::Pipeline::load((dir.path() / "pipeline.yaml").string());
+    FAIL() << "expected a load error";
+  } catch (const il::PipelineError& e) {
+    EXPECT_NE(std::string(e.what()).find("{input.nope}"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("its dependencies: a"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CommandAsset, DependenciesGivingTheSameVariableAreRejected) {
+  TempDir dir;
+  dir.write("pipeline.yaml",
+            "sources:\n"
+            "  - name: shop\n"
+            "    assets:\n"
+            "      - name: a-b\n"
+            "        command: [/bin/echo]\n"
+            "      - name: a_b\n"
+            "        command: [/bin/echo]\n"
+            "      - name: c\n"
+            "        deps: [a-b, a_b]\n"
+            "        command: [/bin/echo]\n");
+  try {
+    il::Pipeline::load((dir.path() / "pipeline.yaml").string());
+    FAIL() << "expected a load error";
+  } catch (const il::PipelineError& e) {
+    EXPECT_NE(std::string(e.what()).find("'a-b' and 'a_b' of asset 'c' would both be given in "
+                                         "IL_INPUT_A_B"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(ilp::input_variable("daily-events.v2"), "IL_INPUT_DAILY_EVENTS_V2");
 }
 
 TEST(PipelineLoad, ResolvesPathsAgainstThePipelineDirectory) {

@@ -82,6 +82,26 @@ INSTANTIATE_TEST_SUITE_P(
                       RunnerCase{"Threaded", std::make_shared<il::ThreadedRunner>(4)}),
     [](const auto& info) { return info.param.name; });
 
+TEST_P(Runners, EmittedBatchesAreWrittenThroughTheDestinationsWriter) {
+  il::Source s("ads", destination_);
+  s.asset("clicks", [](il::ExecutionContext& ctx) {
+     for (int b = 0; b < 5; ++b) {
+       il::Table batch;
+       for (int i = 0; i < 100; ++i) {
+         batch.append({{"date", ctx.partition_date()}, {"n", b * 100 + i}});
+       }
+       ctx.emit(batch);
+     }
+     return il::Table();
+   }).partitioned(kDaily);
+  il::DAG dag({s});
+  il::RunResult result = runner().run(dag, il::TimePartition(day(5)));
+  ASSERT_TRUE(result.ok()) << result.error_summary();
+  EXPECT_EQ(result.asset("clicks").rows, 500);
+  il::TimePartition p(day(5));
+  EXPECT_EQ(destination_->row_count(dag.asset("clicks").dataset(), &p), 500);
+}
+
 TEST_P(Runners, ChainRunsInOrderAndLoadsTheUpstreamWindow) {
   Journal journal;
   il::Source s("ads", destination_);

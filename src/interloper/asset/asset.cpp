@@ -126,40 +126,81 @@ void Asset::check(const PartitionWindow* window) const {
 
 namespace {
 
-// Throws RunError when a partition of `window` (the whole table when unpartitioned) got fewer
-// than `min_rows` rows: replacing stored data with a short result is what the limit prevents.
-void check_min_rows(const Asset& asset, const Table& rows, const PartitionWindow* window) {
-  const std::int64_t need = asset.min_rows();
-  if (need == 0) return;
-  auto fail = [&](const std::string& where, std::int64_t got) {
-    throw RunError(
-        fmt::format("asset '{}': {} got {} row{} but min_rows is {}; nothing was "
-                    "written, the stored rows are kept",
-                    asset.name(), where, got, got == 1 ? "" : "s", need));
-  };
-  if (asset.partitioning() == nullptr || window == nullptr) {
-    const auto got = static_cast<std::int64_t>(rows.num_rows());
-    if (got < need) fail("the run", got);
-    return;
+// Counts the rows of each partition of a run (the whole run when unpartitioned, or without a
+// window) and throws RunError when one got fewer than the asset's min_rows: replacing stored
+// data with a short result is what the limit prevents.
+class RowFloor {
+ public:
+  RowFloor(const Asset& asset, const PartitionWindow* window) : asset_(asset) {
+    if (asset.partitioning() == nullptr || window == nullptr) {
+      counts_.assign(1, 0);
+      return;
+    }
+    for (std::size_t i = 0; i < window->size(); ++i) partitions_.push_back(window->partition_at(i));
+    counts_.assign(partitions_.size(), 0);
   }
-  const std::string& column = asset.partitioning()->column();
-  for (std::size_t i = 0; i < window->size(); ++i) {
-    const std::unique_ptr<Partition> partition = window->partition_at(i);
-    const std::int64_t got =
-        rows.column_index(column)
-            ? static_cast<std::int64_t>(partition->filter(column).apply(rows).num_rows())
-            : 0;
-    if (got < need) fail("partition " + partition->key(), got);
+
+  void add(const Table& rows) {
+    if (partitions_.empty()) {
+      counts_[0] += static_cast<std::int64_t>(rows.num_rows());
+      return;
+    }
+    const std::string& column = asset_.partitioning()->column();
+    if (!rows.column_index(column)) return;
+    for (std::size_t i = 0; i < partitions_.size(); ++i)
+      counts_[i] +=
+          static_cast<std::int64_t>(partitions_[i]->filter(column).apply(rows).num_rows());
   }
+
+  void check() const {
+    const std::int64_t need = asset_.min_rows();
+    for (std::size_t i = 0; i < counts_.size(); ++i) {
+      if (counts_[i] >= need) continue;
+      const std::string where =
+          partitions_.empty() ? "the run" : "partition " + partitions_[i]->key();
+      throw RunError(fmt::format(
+          "asset '{}': {} got {} row{} but min_rows is {}; nothing was written, the stored "
+          "rows are kept",
+          asset_.name(), where, counts_[i], counts_[i] == 1 ? "" : "s", need));
+    }
+  }
+
+ private:
+  const Asset& asset_;
+  std::vector<std::unique_ptr<Partition>> partitions_;
+  std::vector<std::int64_t> counts_;
+};
+
+// Whether conforming `schema` to `declared` would change it.
+bool needs_conform(const Schema& schema, const Schema& declared) {
+  for (const Field& f : declared.fields()) {
+    auto c = schema.find(f.name);
+    if (!c || schema.field(*c).type != f.type) return true;
+  }
+  return false;
 }
 
 }  // namespace
 
 Table Asset::compute(ExecutionContext& context) const {
-  Table rows = compute_(context);
-  if (!schema_.empty()) rows.conform(schema_);
-  check_min_rows(*this, rows, context.has_window() ? &context.window() : nullptr);
-  return rows;
+  std::optional<RowFloor> floor;
+  if (min_rows_ > 0) floor.emplace(*this, context.has_window() ? &context.window() : nullptr);
+  context.declared_ = &schema_;
+  if (floor) context.count_ = [&floor](const Table& batch) { floor->add(batch); };
+  struct Reset {  // the hooks point into this frame; the context may outlive it
+    ExecutionContext& context;
+    ~Reset() {
+      context.declared_ = nullptr;
+      context.count_ = {};
+    }
+  } reset{context};
+  Table rest = compute_(context);
+  if (needs_conform(rest.schema(), schema_)) rest.conform(schema_, context.rows_emitted_ + 1);
+  if (floor) {
+    floor->add(rest);
+    floor->check();
+  }
+  return context.finish(std::move(rest));
 }
 
 Table Asset::run(const PartitionWindow& window, Logger logger) const {
@@ -190,10 +231,23 @@ Destination& require_destination(const Asset& asset) {
 }
 }  // namespace
 
+// Computes into a writer of `destination`: emitted batches are written as they come, and the
+// window is replaced only once the callable has returned.
+std::int64_t Asset::write_into(Destination& destination, const PartitionWindow* window,
+                               std::shared_ptr<const PartitionWindow> scope, Logger logger) const {
+  std::unique_ptr<WindowWriter> writer = destination.open_writer(dataset(), window);
+  ExecutionContext context(name_, std::move(scope), logger.for_asset(name_), {},
+                           [&writer](const Table& batch) { writer->append(batch); });
+  Table rest = compute(context);
+  writer->append(rest);
+  return writer->commit();
+}
+
 std::int64_t Asset::materialize(const PartitionWindow& window, Logger logger) const {
   Destination& destination = require_destination(*this);
-  Table rows = run(window, std::move(logger));
-  return destination.write(dataset(), partitioning_ ? &window : nullptr, rows);
+  check(&window);
+  return write_into(destination, partitioning_ ? &window : nullptr, window.clone(),
+                    std::move(logger));
 }
 
 std::int64_t Asset::materialize(const Partition& partition, Logger logger) const {
@@ -202,8 +256,8 @@ std::int64_t Asset::materialize(const Partition& partition, Logger logger) const
 
 std::int64_t Asset::materialize(Logger logger) const {
   Destination& destination = require_destination(*this);
-  Table rows = run(std::move(logger));
-  return destination.write(dataset(), nullptr, rows);
+  check(nullptr);
+  return write_into(destination, nullptr, nullptr, std::move(logger));
 }
 
 // ---- Source ------------------------------------------------------------------------------
@@ -227,11 +281,43 @@ Asset& Source::add(Asset asset) {
 
 ExecutionContext::ExecutionContext(std::string asset_name,
                                    std::shared_ptr<const PartitionWindow> window, Logger logger,
-                                   Loader loader)
+                                   Loader loader, Emitter emitter, ReadsOf reads_of)
     : asset_name_(std::move(asset_name)),
       window_(std::move(window)),
       logger_(std::move(logger)),
-      loader_(std::move(loader)) {}
+      loader_(std::move(loader)),
+      emitter_(std::move(emitter)),
+      reads_of_(std::move(reads_of)) {}
+
+void ExecutionContext::emit(const Table& batch) {
+  if (declared_ != nullptr && needs_conform(batch.schema(), *declared_)) {
+    Table conformed = batch;
+    conformed.conform(*declared_, rows_emitted_ + 1);
+    hand_on(conformed);
+    return;
+  }
+  hand_on(batch);
+}
+
+void ExecutionContext::hand_on(const Table& batch) {
+  if (count_) count_(batch);
+  rows_emitted_ += batch.num_rows();
+  if (emitter_) {
+    emitter_(batch);
+  } else if (!emitted_) {
+    emitted_ = batch;
+  } else {
+    emitted_->append_table(batch);
+  }
+}
+
+Table ExecutionContext::finish(Table rest) {
+  if (!emitted_) return rest;
+  Table all = std::move(*emitted_);
+  emitted_.reset();
+  all.append_table(rest);
+  return all;
+}
 
 const PartitionWindow& ExecutionContext::window() const {
   if (!window_) {
@@ -296,6 +382,15 @@ Table ExecutionContext::load(std::string_view upstream_name) const {
                     asset_name_, upstream_name));
   }
   return loader_(upstream_name);
+}
+
+ExecutionContext::UpstreamReads ExecutionContext::reads_of(std::string_view upstream_name) const {
+  if (!reads_of_) {
+    throw RunError(
+        fmt::format("asset '{}': cannot read '{}' outside a DAG run (no upstream loader)",
+                    asset_name_, upstream_name));
+  }
+  return reads_of_(upstream_name);
 }
 
 }  // namespace interloper

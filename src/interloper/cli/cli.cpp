@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <mutex>
@@ -120,7 +122,13 @@ std::shared_ptr<MaterializationStore> open_state_store(const std::string& path, 
   std::error_code ec;
   const bool server = path.rfind("postgresql://", 0) == 0 || path.rfind("postgres://", 0) == 0;
   if (!create && !server && !fs::exists(path, ec)) return std::make_shared<MemoryStore>();
-  return std::shared_ptr<MaterializationStore>(open_store(path));
+  try {
+    return std::shared_ptr<MaterializationStore>(open_store(path));
+  } catch (const std::exception& e) {
+    // The store's own message names it with any password redacted; the raw path may hold one.
+    throw UsageError(fmt::format("the store cannot be opened{}: {}", create ? " for writing" : "",
+                                 one_line(e.what())));
+  }
 }
 
 // Everything a run needs besides the window and assets, wired to the output flags.
@@ -131,8 +139,39 @@ struct RunContext {
   RunOptions options;
 };
 
+// Before anything runs: every destination the selected assets write to, and the store, must
+// be writable, so that a run never computes partitions it cannot record. Throws UsageError
+// naming the first that is not.
+void check_writable(const Project& project, const Selection& selection) {
+  std::vector<Destination*> checked;
+  for (const std::string& name : selection.assets) {
+    const Asset& asset = project.dag->asset(name);
+    Destination* destination = project.dag->destination_of(asset);
+    if (destination == nullptr) {
+      throw UsageError(fmt::format(
+          "asset '{}' has no destination to write to (set one on the asset or its source)", name));
+    }
+    if (std::find(checked.begin(), checked.end(), destination) != checked.end()) continue;
+    checked.push_back(destination);
+    try {
+      destination->check_writable();
+    } catch (const std::exception& e) {
+      throw UsageError(fmt::format("destination {} (asset '{}') cannot be written: {}",
+                                   destination->url(), name, one_line(e.what())));
+    }
+  }
+  const fs::path store(project.store_path);
+  for (const fs::path& path : {store, store.parent_path()}) {
+    std::error_code ec;
+    if (path.empty() || !fs::exists(path, ec) || ::access(path.c_str(), W_OK) == 0) continue;
+    throw UsageError(fmt::format("store {} cannot be written: {}: {}", project.store_path,
+                                 path.string(), std::strerror(errno)));
+  }
+}
+
 void prepare_run(RunContext& run, const Project& project, const Args& args,
                  const Selection& selection) {
+  check_writable(project, selection);
   run.store = open_state_store(project.store_path, true);
   run.options.store = run.store.get();
   run.options.events = &run.events;
@@ -532,12 +571,11 @@ int run_backfill(const Project& project, const Args& args) {
   if (interrupts.signal() != 0) history.state = RunState::interrupted;
   finish_history(run, args, history, json{{"claimed", result.tasks.claimed}});
   if (!args.json && !args.quiet) {
+    const std::size_t total = result.tasks.succeeded + result.tasks.failed +
+                              result.tasks.canceled + result.tasks.skipped + result.tasks.claimed;
     std::cout << fmt::format(
-        "backfill {}: {} tasks, {} succeeded, {} failed, {} canceled, {} skipped",
-        selection.window->to_string(),
-        result.tasks.succeeded + result.tasks.failed + result.tasks.canceled +
-            result.tasks.skipped + result.tasks.claimed,
-        result.tasks.succeeded, result.tasks.failed, result.tasks.canceled, result.tasks.skipped);
+        "backfill {}: {} task{}, {} succeeded, {} failed, {} canceled, {} skipped",
+        selection.window->to_string(), total, total == 1 ? "" : "s", result.tasks.succeeded, result.tasks.failed, result.tasks.canceled, result.tasks.skipped);
     if (result.tasks.claimed > 0) {
       std::cout << fmt::format(", {} claimed by another run ({} {}{})", result.tasks.claimed,
                                result.claimed.front().asset, result.claimed.front().window,
@@ -558,8 +596,9 @@ int run_backfill(const Project& project, const Args& args) {
       const TaskResult& f = result.failures.front();
       first = fmt::format("{} {}: {}", f.asset, f.window, one_line(f.error));
     }
-    print_error(args, fmt::format("{} tasks failed, {} canceled; first: {}", result.tasks.failed,
-                                  result.tasks.canceled, first));
+    print_error(args, fmt::format("{} task{} failed, {} canceled; first: {}", result.tasks.failed,
+                                  result.tasks.failed == 1 ? "" : "s", result.tasks.canceled,
+                                  first));
     return kRunFailed;
   }
   return kOk;
@@ -676,7 +715,7 @@ int run_status(const Project& project, const Args& args) {
     std::unique_ptr<PartitionWindow> window;
     if (!args.window.empty()) {
       try {
-        window = config->parse_window(args.window);
+        window = own_window(*config, args.window);
       } catch (const std::exception& e) {
         if (!args.assets.empty()) {
           throw UsageError(
@@ -738,8 +777,8 @@ int run_status(const Project& project, const Args& args) {
       }
       return s.empty() ? std::string("-") : s;
     };
-    std::cout << fmt::format("{}  {}  ({} partitions)\n", name, window->to_string(),
-                             window->size());
+    std::cout << fmt::format("{}  {}  ({} partition{})\n", name, window->to_string(),
+                             window->size(), window->size() == 1 ? "" : "s");
     std::cout << fmt::format("  materialized {:>6}  {}\n", status.count(status.materialized),
                              list(entry["materialized"]));
     std::cout << fmt::format("  failed       {:>6}  {}\n", status.count(status.failed),
@@ -935,7 +974,8 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
           ->type_name("URL");
     }
     sub->add_option("--asset", args.assets,
-                    "Only these assets (strict: each must accept the window); repeatable")
+                    "Only these assets (each must accept the window); NAME+ adds what reads it, "
+                    "+NAME what it reads")
         ->type_name("NAME");
   };
   auto add_partition = [&](CLI::App* sub, bool lookback) {
@@ -1194,6 +1234,7 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
     return kBadInput;
   }
   try {
+    args.assets = expand_selectors(*project.dag, args.assets);
     for (const auto& command : commands) {
       if (app.got_subcommand(command.name)) return command.run(project, args);
     }

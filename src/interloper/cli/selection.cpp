@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_set>
 
 #include "interloper/plan.hpp"
 #include "interloper/run.hpp"
@@ -42,6 +44,58 @@ std::string window_shape(const std::string& text) {
 }
 
 }  // namespace
+
+std::vector<std::string> expand_selectors(const DAG& dag, const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  std::unordered_set<std::string> chosen;
+  auto add = [&](const std::string& name) {
+    if (chosen.insert(name).second) out.push_back(name);
+  };
+  // Walks upstream or downstream from `name` without recursion (a long chain is deep).
+  auto walk = [&](const std::string& name, bool downstream) {
+    std::vector<std::string> pending{name};
+    std::unordered_set<std::string> seen{name};
+    while (!pending.empty()) {
+      const std::string current = std::move(pending.back());
+      pending.pop_back();
+      for (const Asset* next : downstream ? dag.downstream(current) : dag.upstream(current)) {
+        if (!seen.insert(next->name()).second) continue;
+        add(next->name());
+        pending.push_back(next->name());
+      }
+    }
+  };
+  for (const auto& selector : names) {
+    std::string_view name(selector);
+    const bool up = !name.empty() && name.front() == '+';
+    if (up) name.remove_prefix(1);
+    const bool down = !name.empty() && name.back() == '+';
+    if (down) name.remove_suffix(1);
+    const std::string base(name);
+    if (dag.find(base) == nullptr) {
+      throw UsageError(fmt::format("unknown asset '{}' in --asset '{}' (known: {})", base,
+                                   selector, fmt::join(asset_names(dag), ", ")));
+    }
+    add(base);
+    if (up) walk(base, false);
+    if (down) walk(base, true);
+  }
+  return out;
+}
+
+std::unique_ptr<PartitionWindow> own_window(const PartitionConfig& config,
+                                            const std::string& window_text) {
+  if (config.kind() != "time" || window_shape(window_text) == "list") {
+    return config.parse_window(window_text);
+  }
+  const TimePartitionWindow requested = TimePartitionWindow::parse(window_text);
+  std::unique_ptr<PartitionWindow> own = overlapping_window(config, requested);
+  if (own == nullptr) {
+    throw PartitionError(
+        fmt::format("window {} lies before the partitioning's start", requested.to_string()));
+  }
+  return own;
+}
 
 Selection select(const DAG& dag, const std::string& window_text,
                  const std::vector<std::string>& explicit_assets, bool need_window,

@@ -40,6 +40,16 @@ Selection select(const DAG& dag, const std::string& window_text,
                  const std::vector<std::string>& explicit_assets, bool need_window,
                  bool single_key = false);
 
+// Expands dbt-style selectors: "NAME" is the asset, "NAME+" adds every asset downstream of
+// it, "+NAME" every asset upstream, "+NAME+" both. Duplicates are dropped. Throws UsageError
+// naming an unknown asset.
+std::vector<std::string> expand_selectors(const DAG& dag, const std::vector<std::string>& names);
+// An asset's own partitions covered by a window text: a time window of any granularity gives a
+// time-partitioned asset its partitions overlapping the window's bounds, clamped to its start
+// (a day window gives an hourly asset 24 hours, a monthly one its month); other windows are
+// parsed by the partitioning. Throws std::invalid_argument or PartitionError naming the problem.
+std::unique_ptr<PartitionWindow> own_window(const PartitionConfig& config,
+                                            const std::string& window_text);
 // The window `--lookback N --offset K --time-zone Z` covers now, for the granularity of the
 // first selected (or enabled) time-partitioned asset. nullopt when nothing is left after
 // clamping to its start.

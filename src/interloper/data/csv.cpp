@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "interloper/data/format.hpp"
+#include "interloper/data/stream.hpp"
 
 namespace interloper {
 
@@ -49,6 +50,35 @@ void append_rows(std::string& out, const Table& table, std::size_t begin, std::s
   }
 }
 
+}  // namespace
+
+void detail::append_csv_header(std::string& out, const std::vector<std::string>& names) {
+  for (std::size_t c = 0; c < names.size(); ++c) {
+    if (c > 0) out.push_back(',');
+    append_csv_field(out, names[c]);
+  }
+  out.push_back('\n');
+}
+
+void detail::append_csv_records(std::string& out, const Table& table,
+                                const std::vector<std::size_t>& columns) {
+  for (std::size_t r = 0; r < table.num_rows(); ++r) {
+    for (std::size_t k = 0; k < columns.size(); ++k) {
+      if (k > 0) out.push_back(',');
+      if (columns[k] == Schema::npos) continue;
+      const Value& v = table.column(columns[k])[r];
+      if (v.is_null()) continue;
+      if (v.type() == DataType::string)
+        append_csv_field(out, v.as_string());
+      else
+        append_value(out, v);
+    }
+    out.push_back('\n');
+  }
+}
+
+namespace {
+
 struct CsvField {
   std::string text;
   bool quoted = false;
@@ -59,10 +89,13 @@ std::string line_prefix(std::size_t line) { return "line " + std::to_string(line
 // Splits RFC 4180 records. next() fills `fields` and returns false at the end of the text.
 class RecordReader {
  public:
-  explicit RecordReader(std::string_view text) : text_(text) {}
+  explicit RecordReader(std::string_view text, std::size_t first_line = 1)
+      : text_(text), line_(first_line), record_line_(first_line) {}
 
   // The line on which the last record returned began.
   std::size_t line() const { return record_line_; }
+  // The line the next record begins on.
+  std::size_t next_line() const { return line_; }
 
   bool next(std::vector<CsvField>& fields) {
     if (pos_ >= text_.size()) return false;
@@ -117,8 +150,8 @@ class RecordReader {
 
   std::string_view text_;
   std::size_t pos_ = 0;
-  std::size_t line_ = 1;
-  std::size_t record_line_ = 1;
+  std::size_t line_;
+  std::size_t record_line_;
 };
 
 enum Kind : unsigned { kBool = 1, kInt = 2, kDouble = 4, kDate = 8, kTimestamp = 16 };
@@ -178,11 +211,48 @@ std::vector<std::string> header_names(const std::vector<CsvField>& header) {
   return names;
 }
 
-// The type of each column: declared, or inferred from all its fields. With only_declared, every
-// header name must be declared.
+// The kind bit of a type a reader may infer (0 for string and null).
+unsigned kind_of(DataType type) {
+  switch (type) {
+    case DataType::boolean:
+      return kBool;
+    case DataType::int64:
+      return kInt;
+    case DataType::float64:
+      return kDouble;
+    case DataType::date:
+      return kDate;
+    case DataType::timestamp:
+      return kTimestamp;
+    default:
+      return 0;
+  }
+}
+
+// The inferred type of column `c`. `earlier` is the type earlier batches of the same text gave
+// it (null for none): text read as text once stays text, and a batch whose fields all hold the
+// earlier type exactly is read in it, so a stream types each column as one whole text would.
+DataType inferred_type(const std::vector<std::vector<CsvField>>& records, std::size_t c,
+                       bool time_column, DataType earlier) {
+  if (earlier == DataType::string) return DataType::string;
+  unsigned kinds = ~0u;
+  bool any = false;
+  for (const auto& rec : records) {
+    if (is_null(rec[c])) continue;
+    any = true;
+    kinds &= kinds_of(rec[c], time_column);
+    if (kinds == 0) break;
+  }
+  if (!any) return DataType::null;
+  if ((kinds & kind_of(earlier)) != 0) return earlier;
+  return type_of(kinds);
+}
+
+// The type of each column: declared, or inferred from its fields (see inferred_type; `earlier`
+// may be null). With only_declared, every header name must be declared.
 std::vector<Field> column_fields(const std::vector<std::string>& names,
                                  const std::vector<std::vector<CsvField>>& records,
-                                 const ReadOptions& options) {
+                                 const ReadOptions& options, const Schema* earlier) {
   std::vector<Field> fields;
   for (std::size_t c = 0; c < names.size(); ++c) {
     if (auto i = options.schema.find(names[c])) {
@@ -192,18 +262,76 @@ std::vector<Field> column_fields(const std::vector<std::string>& names,
     if (options.only_declared)
       throw DataError("line 1: column '" + names[c] + "' is not in the declared schema (" +
                       options.schema.to_string() + ")");
-    const bool time = names[c] == options.time_column;
-    unsigned kinds = ~0u;
-    bool any = false;
-    for (const auto& rec : records) {
-      if (is_null(rec[c])) continue;
-      any = true;
-      kinds &= kinds_of(rec[c], time);
-      if (kinds == 0) break;
-    }
-    fields.push_back({names[c], any ? type_of(kinds) : DataType::null});
+    DataType before = DataType::null;
+    if (earlier != nullptr)
+      if (auto i = earlier->find(names[c])) before = earlier->field(*i).type;
+    fields.push_back(
+        {names[c], inferred_type(records, c, names[c] == options.time_column, before)});
   }
   return fields;
+}
+
+// Every remaining record of `reader`, and the line each begins on.
+struct Records {
+  std::vector<std::vector<CsvField>> fields;
+  std::vector<std::size_t> lines;
+};
+
+// Throws DataError for a record with the wrong number of fields or a field not valid UTF-8.
+Records read_records(RecordReader& reader, const std::vector<std::string>& names) {
+  const std::size_t n = names.size();
+  Records out;
+  std::vector<CsvField> fields;
+  while (reader.next(fields)) {
+    if (fields.size() != n)
+      throw DataError(line_prefix(reader.line()) + "record has " + std::to_string(fields.size()) +
+                      " fields but the header has " + std::to_string(n));
+    for (std::size_t c = 0; c < n; ++c)
+      if (!detail::valid_utf8(fields[c].text))
+        throw DataError(line_prefix(reader.line()) + "column '" + names[c] +
+                        "' is not valid UTF-8");
+    out.fields.push_back(std::move(fields));
+    out.lines.push_back(reader.line());
+    fields = {};
+  }
+  return out;
+}
+
+// The table of `records`; `rows_before` records came before them (rows are numbered from 1 in
+// errors), `earlier` is the schema earlier batches were given (may be null).
+Table records_table(const std::vector<std::string>& names, const Records& records,
+                    const ReadOptions& options, std::size_t rows_before = 0,
+                    const Schema* earlier = nullptr) {
+  const std::size_t n = names.size();
+  const std::vector<Field> typed = column_fields(names, records.fields, options, earlier);
+  std::vector<std::size_t> target(n);
+  Table table;
+  if (options.only_declared) {
+    table = Table(options.schema);
+    for (std::size_t c = 0; c < n; ++c) target[c] = *options.schema.find(names[c]);
+  } else {
+    table = Table(Schema(typed));
+    for (std::size_t c = 0; c < n; ++c) target[c] = c;
+  }
+  table.reserve(records.fields.size());
+  for (std::size_t r = 0; r < records.fields.size(); ++r) {
+    std::vector<Value> row(table.num_columns());
+    for (std::size_t c = 0; c < n; ++c)
+      row[target[c]] = field_value(records.fields[r][c], typed[c].type, rows_before + r + 1,
+                                   records.lines[r], names[c]);
+    table.append_row(std::move(row));
+  }
+  if (!options.only_declared) table.conform(options.schema, rows_before + 1);
+  return table;
+}
+
+ReadOptions exactly(const Schema* declared) {
+  ReadOptions options;
+  if (declared != nullptr) {
+    options.schema = *declared;
+    options.only_declared = true;
+  }
+  return options;
 }
 
 }  // namespace
@@ -227,11 +355,6 @@ void write_csv(const Table& table, std::ostream& out) {
   if (!buf.empty()) out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
 }
 
-Table read_csv(std::istream& in, const ReadOptions& options) {
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  return parse_csv(text, options);
-}
-
 Table parse_csv(std::string_view text, const ReadOptions& options) {
   RecordReader reader(text);
   std::vector<CsvField> header;
@@ -241,62 +364,161 @@ Table parse_csv(std::string_view text, const ReadOptions& options) {
     return empty;
   }
   const std::vector<std::string> names = header_names(header);
-  const std::size_t n = names.size();
-
-  std::vector<std::vector<CsvField>> records;
-  std::vector<std::size_t> lines;
-  std::vector<CsvField> fields;
-  while (reader.next(fields)) {
-    if (fields.size() != n)
-      throw DataError(line_prefix(reader.line()) + "record has " + std::to_string(fields.size()) +
-                      " fields but the header has " + std::to_string(n));
-    for (std::size_t c = 0; c < n; ++c)
-      if (!detail::valid_utf8(fields[c].text))
-        throw DataError(line_prefix(reader.line()) + "column '" + names[c] +
-                        "' is not valid UTF-8");
-    records.push_back(std::move(fields));
-    lines.push_back(reader.line());
-    fields = {};
-  }
-
-  const std::vector<Field> typed = column_fields(names, records, options);
-  std::vector<std::size_t> target(n);
-  Table table;
-  if (options.only_declared) {
-    table = Table(options.schema);
-    for (std::size_t c = 0; c < n; ++c) target[c] = *options.schema.find(names[c]);
-  } else {
-    table = Table(Schema(typed));
-    for (std::size_t c = 0; c < n; ++c) target[c] = c;
-  }
-  table.reserve(records.size());
-  for (std::size_t r = 0; r < records.size(); ++r) {
-    std::vector<Value> row(table.num_columns());
-    for (std::size_t c = 0; c < n; ++c)
-      row[target[c]] = field_value(records[r][c], typed[c].type, r + 1, lines[r], names[c]);
-    table.append_row(std::move(row));
-  }
-  if (!options.only_declared) table.conform(options.schema);
-  return table;
+  return records_table(names, read_records(reader, names), options);
 }
 
-namespace {
-
-ReadOptions exactly(const Schema* declared) {
-  ReadOptions options;
-  if (declared != nullptr) {
-    options.schema = *declared;
-    options.only_declared = true;
-  }
-  return options;
+Table read_csv(std::istream& in, const ReadOptions& options) {
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return parse_csv(text, options);
 }
-
-}  // namespace
 
 Table read_csv(std::istream& in, const Schema* declared) { return read_csv(in, exactly(declared)); }
 
 Table parse_csv(std::string_view text, const Schema* declared) {
   return parse_csv(text, exactly(declared));
 }
+
+namespace detail {
+namespace {
+
+// Finds where records end in CSV text arriving in pieces, reading quotes exactly as
+// RecordReader does (a quote opens a field only at its start; "" inside is a literal quote).
+class RecordBoundaries {
+ public:
+  // Feeds one character; true when it ends a record.
+  bool ends_record(char c) {
+    switch (state_) {
+      case State::field_start:
+        if (c == '"') {
+          state_ = State::quoted;
+          return false;
+        }
+        [[fallthrough]];
+      case State::unquoted:
+        if (c == '\n') {
+          state_ = State::field_start;
+          return true;
+        }
+        state_ = c == ',' ? State::field_start : State::unquoted;
+        return false;
+      case State::quoted:
+        if (c == '"') state_ = State::quote_seen;
+        return false;
+      case State::quote_seen:
+        if (c == '"') {
+          state_ = State::quoted;
+          return false;
+        }
+        state_ = State::unquoted;
+        return ends_record(c);
+    }
+    return false;
+  }
+
+ private:
+  enum class State : std::uint8_t { field_start, unquoted, quoted, quote_seen };
+  State state_ = State::field_start;
+};
+
+class CsvStream final : public StreamFormat {
+ public:
+  CsvStream(ReadOptions options, BatchSink& sink) : options_(std::move(options)), sink_(sink) {}
+
+  void feed(std::string_view bytes) override {
+    for (char c : bytes) {
+      pending_.push_back(c);
+      if (!boundaries_.ends_record(c)) continue;
+      complete_ = pending_.size();
+      ++records_;
+      if (names_ ? sink_.full(records_, complete_) : true) parse(complete_);
+    }
+  }
+
+  void finish() override {
+    if (!pending_.empty()) {
+      ++records_;
+      parse(pending_.size());
+    }
+    if (names_ && !emitted_) emit(records_table(*names_, {}, options_));
+  }
+
+ private:
+  // Parses the complete records in the first `end` bytes of pending_.
+  void parse(std::size_t end) {
+    std::string_view text(pending_.data(), end);
+    RecordReader reader(text, line_);
+    if (!names_) {
+      std::vector<CsvField> header;
+      reader.next(header);
+      names_ = header_names(header);
+    }
+    Records records = read_records(reader, *names_);
+    line_ = reader.next_line();
+    pending_.erase(0, end);
+    complete_ = 0;
+    records_ = 0;
+    if (!records.fields.empty()) emit(batch(records));
+  }
+
+  Table batch(const Records& records) {
+    Table table = records_table(*names_, records, options_, rows_, emitted_ ? &schema_ : nullptr);
+    rows_ += records.fields.size();
+    if (options_.only_declared) return table;
+    try {
+      schema_ = emitted_ ? Schema::unify(schema_, table.schema()) : table.schema();
+    } catch (const DataError& e) {
+      // Earlier batches are already handed on in their types; only a declared type reads every
+      // batch alike.
+      throw DataError(line_prefix(clashing_line(records)) + e.what() +
+                      " (earlier lines were already read; declare the column's type in the "
+                      "schema to read every line as that type)");
+    }
+    return table;
+  }
+
+  // The line of the first field whose own type cannot widen from the type earlier batches
+  // gave its column.
+  std::size_t clashing_line(const Records& records) const {
+    for (std::size_t r = 0; r < records.fields.size(); ++r) {
+      for (std::size_t c = 0; c < names_->size(); ++c) {
+        const auto i = schema_.find((*names_)[c]);
+        const CsvField& f = records.fields[r][c];
+        if (!i || is_null(f)) continue;
+        try {
+          Schema::widen(schema_.field(*i).type,
+                        type_of(kinds_of(f, (*names_)[c] == options_.time_column)));
+        } catch (const DataError&) {
+          return records.lines[r];
+        }
+      }
+    }
+    return records.lines.front();
+  }
+
+  void emit(Table&& table) {
+    emitted_ = true;
+    sink_.emit(std::move(table));
+  }
+
+  ReadOptions options_;
+  BatchSink& sink_;
+  RecordBoundaries boundaries_;
+  std::string pending_;       // text not parsed yet, starting at a record
+  std::size_t complete_ = 0;  // bytes of pending_ holding complete records
+  std::size_t records_ = 0;   // complete records in pending_
+  std::size_t line_ = 1;      // the line pending_ begins on
+  std::size_t rows_ = 0;      // records handed on so far
+  std::optional<std::vector<std::string>> names_;
+  Schema schema_;  // the batches' schemas unified so far
+  bool emitted_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<StreamFormat> csv_stream(const ReadOptions& options, BatchSink& sink) {
+  return std::make_unique<CsvStream>(options, sink);
+}
+
+}  // namespace detail
 
 }  // namespace interloper

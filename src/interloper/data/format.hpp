@@ -5,6 +5,7 @@
 #include <interloper/data.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace interloper::detail {
 
@@ -19,6 +20,12 @@ void append_timestamp(std::string& out, Value::Timestamp t);
 void append_value(std::string& out, const Value& v);
 // "int 12", "string \"abc\"", "null" — for error messages.
 std::string describe(const Value& v);
+// A CSV header row of `names`.
+void append_csv_header(std::string& out, const std::vector<std::string>& names);
+// One CSV record per row of `table`: field k is column columns[k] of the table, or empty (null)
+// when columns[k] is Schema::npos.
+void append_csv_records(std::string& out, const Table& table,
+                        const std::vector<std::size_t>& columns);
 // Parses a whole decimal int64 ("-12"); false on anything else or overflow.
 bool parse_int(std::string_view text, std::int64_t& out) noexcept;
 // Parses a whole double (decimal or exponent form, "nan"/"inf" rejected); false otherwise.

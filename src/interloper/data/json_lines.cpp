@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "interloper/data/format.hpp"
+#include "interloper/data/stream.hpp"
 
 namespace interloper {
 
@@ -218,28 +219,42 @@ class LineHandler {
   std::vector<Value> row_;
 };
 
+// Adds lines to a table one at a time; shared by the whole-text readers and the stream parser.
+// Rows are counted across calls, so a stream's errors number rows as a whole text would.
+class LineAdder {
+ public:
+  explicit LineAdder(const ReadOptions& options) : options_(options), handler_(options) {}
+
+  // Parses line `line_no` (1-based) into `table`; blank lines are skipped.
+  void add(Table& table, std::string_view line, std::size_t line_no) {
+    if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
+    handler_.start(line_no, ++row_no_);
+    nlohmann::json::sax_parse(line.begin(), line.end(), &handler_);
+    if (options_.only_declared) {
+      table.append_row(std::move(handler_.row()));
+      return;
+    }
+    try {
+      table.append(std::move(handler_.cells()));
+    } catch (const DataError& e) {
+      throw DataError(line_prefix(line_no) + e.what());
+    }
+  }
+
+ private:
+  const ReadOptions& options_;
+  LineHandler handler_;
+  std::size_t row_no_ = 0;
+};
+
 // Reads lines from `next_line` (returns false at the end) into a table.
 template <typename NextLine>
 Table read_lines(NextLine&& next_line, const ReadOptions& options) {
   Table table = options.only_declared ? Table(options.schema) : Table();
-  LineHandler handler(options);
+  LineAdder adder(options);
   std::string_view line;
-  std::size_t line_no = 0, row_no = 0;
-  while (next_line(line)) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    handler.start(line_no, ++row_no);
-    nlohmann::json::sax_parse(line.begin(), line.end(), &handler);
-    if (options.only_declared) {
-      table.append_row(std::move(handler.row()));
-    } else {
-      try {
-        table.append(std::move(handler.cells()));
-      } catch (const DataError& e) {
-        throw DataError(line_prefix(line_no) + e.what());
-      }
-    }
-  }
+  std::size_t line_no = 0;
+  while (next_line(line)) adder.add(table, line, ++line_no);
   if (!options.only_declared) table.conform(options.schema);
   return table;
 }
@@ -304,6 +319,77 @@ Table read_json_lines(std::istream& in, const Schema* declared) {
 Table parse_json_lines(std::string_view text, const Schema* declared) {
   return parse_json_lines(text, exactly(declared));
 }
+
+namespace detail {
+
+// The JSON lines half of TableStreamParser: complete lines go straight into the batch; a line
+// cut by the end of a chunk waits in `partial_`.
+class JsonLinesStream final : public StreamFormat {
+ public:
+  JsonLinesStream(ReadOptions options, BatchSink& sink)
+      : options_(std::move(options)), adder_(options_), sink_(sink) {
+    batch_ = options_.only_declared ? Table(options_.schema) : Table();
+  }
+
+  void feed(std::string_view bytes) override {
+    while (!bytes.empty()) {
+      const std::size_t nl = bytes.find('\n');
+      if (nl == std::string_view::npos) {
+        partial_.append(bytes);
+        return;
+      }
+      if (partial_.empty()) {
+        line(bytes.substr(0, nl));
+      } else {
+        partial_.append(bytes.substr(0, nl));
+        line(partial_);
+        partial_.clear();
+      }
+      bytes.remove_prefix(nl + 1);
+    }
+  }
+
+  void finish() override {
+    if (!partial_.empty()) {
+      line(partial_);
+      partial_.clear();
+    }
+    if (batch_.num_rows() > 0) emit();
+  }
+
+ private:
+  void line(std::string_view text) {
+    adder_.add(batch_, text, ++line_no_);
+    batch_bytes_ += text.size() + 1;
+    if (sink_.full(batch_.num_rows(), batch_bytes_)) emit();
+  }
+
+  void emit() {
+    // Declared columns the batch lacks are added as nulls of their type (values were converted
+    // as they were read).
+    if (!options_.only_declared) batch_.conform(options_.schema);
+    // The next batch starts with every column seen so far, so that a value clashing with an
+    // earlier batch's type is reported with its own line number.
+    Table next(batch_.schema());
+    sink_.emit(std::move(batch_));
+    batch_ = std::move(next);
+    batch_bytes_ = 0;
+  }
+
+  ReadOptions options_;
+  LineAdder adder_;
+  BatchSink& sink_;
+  Table batch_;
+  std::size_t batch_bytes_ = 0;
+  std::size_t line_no_ = 0;
+  std::string partial_;
+};
+
+std::unique_ptr<StreamFormat> json_lines_stream(const ReadOptions& options, BatchSink& sink) {
+  return std::make_unique<JsonLinesStream>(options, sink);
+}
+
+}  // namespace detail
 
 std::string schema_to_json(const Schema& schema) {
   std::string out = "[";

@@ -101,80 +101,139 @@ struct MemoryDestination::State {
   }
 };
 
+namespace {
+
+// Replaces the slots a time window covers with one slot per partition; a slot reaching past
+// the window keeps its outside rows as slots of their own before and after it.
+void replace_time(StoredDataset& stored, const TimePartitionWindow& window,
+                  const std::string& column, std::vector<Table>& parts) {
+  const Bounds bounds = window.bounds();
+  const TimeGranularity granularity = window.granularity();
+  std::vector<std::pair<TimePoint, TimeSlot>> trimmed;
+  std::vector<TimePoint> erased;
+  for_each_overlapping(
+      stored.time, bounds, [&](TimePoint start, const TimeSlot& slot, bool fully_inside) {
+        erased.push_back(start);
+        if (fully_inside) return;
+        if (start < bounds.start) {
+          const Bounds before{start, bounds.start};
+          trimmed.emplace_back(
+              start, TimeSlot{bounds.start, rows_by_bounds(slot.rows, column, before, true)});
+        }
+        if (bounds.end < slot.end) {
+          const Bounds after{bounds.end, slot.end};
+          trimmed.emplace_back(bounds.end,
+                               TimeSlot{slot.end, rows_by_bounds(slot.rows, column, after, true)});
+        }
+      });
+  for (TimePoint start : erased) stored.time.erase(start);
+  for (auto& [start, slot] : trimmed) stored.time.emplace(start, std::move(slot));
+  TimePoint start = bounds.start;
+  auto hint = stored.time.end();
+  for (Table& part : parts) {
+    const TimePoint end = granularity.advance(start, 1);
+    hint = stored.time.emplace_hint(hint, start, TimeSlot{end, std::move(part)});
+    ++hint;
+    start = end;
+  }
+}
+
+}  // namespace
+
+// Stages each batch per partition (validated as it arrives) and swaps the partitions in at
+// commit, so a failed batch leaves the stored rows untouched.
+class MemoryDestination::Writer final : public WindowWriter {
+ public:
+  Writer(MemoryDestination::State& state, DatasetRef dataset, const PartitionWindow* window)
+      : state_(state), dataset_(std::move(dataset)), window_(window) {
+    parts_.resize(window_ != nullptr && dataset_.partitioning != nullptr ? window_->size() : 1);
+  }
+
+  void append(const Table& batch) override {
+    usable();
+    unusable_ = true;  // until this batch is in
+    Schema next;
+    try {
+      next = started_ ? Schema::unify(schema_, batch.schema()) : batch.schema();
+    } catch (const DataError& e) {
+      throw DestinationError(
+          fmt::format("dataset '{}': {}", detail::dataset_name(dataset_), e.what()));
+    }
+    if (window_ == nullptr || dataset_.partitioning == nullptr) {
+      parts_[0].append_table(batch);
+    } else {
+      std::vector<Table> split = split_by_partition(dataset_, *window_, batch);
+      for (std::size_t i = 0; i < split.size(); ++i) parts_[i].append_table(split[i]);
+    }
+    schema_ = std::move(next);
+    started_ = true;
+    unusable_ = false;
+  }
+
+  std::int64_t commit() override {
+    usable();
+    unusable_ = true;
+    std::int64_t rows = 0;
+    for (const Table& part : parts_) rows += static_cast<std::int64_t>(part.num_rows());
+    replace(state_, dataset_, window_, parts_, schema_);
+    return rows;
+  }
+
+ private:
+  // Replaces what `window` covers with the staged rows, under the lock.
+  static void replace(MemoryDestination::State& state, const DatasetRef& dataset,
+                      const PartitionWindow* window, std::vector<Table>& parts,
+                      const Schema& schema);
+
+  void usable() const {
+    if (unusable_) {
+      throw DestinationError(fmt::format("dataset '{}': the writer failed or was committed",
+                                         detail::dataset_name(dataset_)));
+    }
+  }
+
+  MemoryDestination::State& state_;
+  DatasetRef dataset_;
+  const PartitionWindow* window_;
+  std::vector<Table> parts_;
+  Schema schema_;
+  bool started_ = false;
+  bool unusable_ = false;
+};
+
 MemoryDestination::MemoryDestination() : state_(std::make_unique<State>()) {}
 MemoryDestination::~MemoryDestination() = default;
 
-std::int64_t MemoryDestination::write(const DatasetRef& dataset, const PartitionWindow* window,
-                                      const Table& table) {
-  const auto rows = static_cast<std::int64_t>(table.num_rows());
-  if (dataset.partitioning == nullptr) {
-    std::lock_guard lock(state_->mutex);
-    StoredDataset& stored = state_->datasets[dataset_key(dataset)];
-    stored.whole = table;
-    stored.schema = table.schema();
-    return rows;
-  }
-  if (window == nullptr) {
+std::unique_ptr<WindowWriter> MemoryDestination::open_writer(const DatasetRef& dataset,
+                                                             const PartitionWindow* window) {
+  if (dataset.partitioning != nullptr && window == nullptr) {
     throw DestinationError(
         fmt::format("dataset '{}' is partitioned by '{}': a write needs a window",
                     detail::dataset_name(dataset), dataset.partitioning->column()));
   }
-  // Split first: a row outside the window throws before anything changes.
-  std::vector<Table> parts = split_by_partition(dataset, *window, table);
-  const std::string& column = dataset.partitioning->column();
+  return std::make_unique<Writer>(*state_, dataset, window);
+}
 
-  if (const auto* time = dynamic_cast<const TimePartitionWindow*>(window)) {
-    const Bounds bounds = time->bounds();
-    const TimeGranularity granularity = time->granularity();
-    std::lock_guard lock(state_->mutex);
-    StoredDataset& stored = state_->datasets[dataset_key(dataset)];
-    Schema schema = detail::evolve_schema(dataset, stored.schema, table.schema());
-    // Remove whatever the window covers; a slot reaching past it keeps its outside rows as
-    // slots of their own before and after the window.
-    std::vector<std::pair<TimePoint, TimeSlot>> trimmed;
-    std::vector<TimePoint> erased;
-    for_each_overlapping(
-        stored.time, bounds, [&](TimePoint start, const TimeSlot& slot, bool fully_inside) {
-          erased.push_back(start);
-          if (fully_inside) return;
-          if (start < bounds.start) {
-            const Bounds before{start, bounds.start};
-            trimmed.emplace_back(
-                start, TimeSlot{bounds.start, rows_by_bounds(slot.rows, column, before, true)});
-          }
-          if (bounds.end < slot.end) {
-            const Bounds after{bounds.end, slot.end};
-            trimmed.emplace_back(
-                bounds.end, TimeSlot{slot.end, rows_by_bounds(slot.rows, column, after, true)});
-          }
-        });
-    for (TimePoint start : erased) stored.time.erase(start);
-    for (auto& [start, slot] : trimmed) stored.time.emplace(start, std::move(slot));
-    TimePoint start = bounds.start;
-    auto hint = stored.time.end();
-    for (Table& part : parts) {
-      const TimePoint end = granularity.advance(start, 1);
-      hint = stored.time.emplace_hint(hint, start, TimeSlot{end, std::move(part)});
-      ++hint;
-      start = end;
-    }
-    stored.schema = std::move(schema);
-    return rows;
+void MemoryDestination::Writer::replace(MemoryDestination::State& state, const DatasetRef& dataset,
+                                        const PartitionWindow* window, std::vector<Table>& parts,
+                                        const Schema& schema) {
+  std::lock_guard lock(state.mutex);
+  StoredDataset& stored = state.datasets[dataset_key(dataset)];
+  // Replaced whole, the dataset takes the write's schema; partitioned, the stored one widens
+  // with what arrives, and a clash fails the write before anything changes.
+  Schema merged = detail::evolve_schema(dataset, stored.schema, schema);
+  for (Table& part : parts) {
+    if (part.num_columns() == 0) part = Table(schema);
   }
-
-  std::vector<std::string> keys;
-  if (const auto* list = dynamic_cast<const ListPartitionWindow*>(window)) {
-    keys = list->values();
+  if (dataset.partitioning == nullptr) {
+    stored.whole = std::move(parts[0]);
+  } else if (const std::optional<TimePartitionWindow> time = window->as_time_window()) {
+    replace_time(stored, *time, dataset.partitioning->column(), parts);
   } else {
-    keys.reserve(window->size());
-    for (std::size_t i = 0; i < window->size(); ++i) keys.push_back(window->partition_at(i)->key());
+    const std::vector<std::string> keys = window->keys();
+    for (std::size_t i = 0; i < keys.size(); ++i) stored.keyed[keys[i]] = std::move(parts[i]);
   }
-  std::lock_guard lock(state_->mutex);
-  StoredDataset& stored = state_->datasets[dataset_key(dataset)];
-  Schema schema = detail::evolve_schema(dataset, stored.schema, table.schema());
-  for (std::size_t i = 0; i < keys.size(); ++i) stored.keyed[keys[i]] = std::move(parts[i]);
-  stored.schema = std::move(schema);
-  return rows;
+  stored.schema = std::move(merged);
 }
 
 Table MemoryDestination::read(const DatasetRef& dataset, const PartitionWindow* window) {

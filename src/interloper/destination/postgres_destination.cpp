@@ -405,13 +405,6 @@ std::unique_ptr<WindowWriter> PostgresDestination::open_writer(const DatasetRef&
   return std::make_unique<PostgresWindowWriter>(*state_, dataset, window);
 }
 
-std::int64_t PostgresDestination::write(const DatasetRef& dataset, const PartitionWindow* window,
-                                        const Table& table) {
-  PostgresWindowWriter writer(*state_, dataset, window);
-  writer.append(table);
-  return writer.commit();
-}
-
 Table PostgresDestination::read(const DatasetRef& dataset, const PartitionWindow* window) {
   auto conn = state_->pool.acquire();
   Schema schema = detail::pg::stored_schema(*conn, state_->schema,

@@ -179,13 +179,6 @@ std::unique_ptr<WindowWriter> S3Destination::open_writer(const DatasetRef& datas
   return state_->layout->open_writer(dataset, window);
 }
 
-std::int64_t S3Destination::write(const DatasetRef& dataset, const PartitionWindow* window,
-                                  const Table& table) {
-  auto writer = open_writer(dataset, window);
-  writer->append(table);
-  return writer->commit();
-}
-
 Table S3Destination::read(const DatasetRef& dataset, const PartitionWindow* window) {
   S3Layout& layout = *state_->layout;
   if (!dataset.partitioning) return layout.read_whole(dataset);

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "interloper/data/format.hpp"
 #include "interloper/destination/dataset_name.hpp"
 #include "interloper/destination/s3_layout.hpp"
 #include "interloper/destination/window_index.hpp"
@@ -156,7 +157,7 @@ class S3WindowWriter final : public WindowWriter {
       const std::string object =
           index_ ? layout_.partition_object(dataset_, key) : layout_.whole_object(dataset_);
       if (layout_.format() == FileDestination::Format::csv) {
-        Spool csv(layout_.encode(respool(spools_[i], schema)));
+        Spool csv = csv_spool(spools_[i], schema);
         layout_.upload(object, csv, layout_.metadata(key, rows_[i]));
       } else {
         layout_.upload(object, spools_[i], layout_.metadata(key, rows_[i]));
@@ -168,12 +169,35 @@ class S3WindowWriter final : public WindowWriter {
   }
 
  private:
-  Table respool(Spool& spool, const Schema& schema) {
+  // The partition's JSON lines re-encoded as CSV with the unified schema's columns, batch by
+  // batch, so memory holds one batch rather than the partition.
+  Spool csv_spool(Spool& json, const Schema& schema) {
+    Spool csv;
+    if (json.size() == 0) return csv;  // an empty partition is an empty object
+    std::vector<std::string> names;
+    std::vector<std::size_t> columns;
+    for (std::size_t c = 0; c < schema.size(); ++c) {
+      names.push_back(schema.field(c).name);
+      columns.push_back(c);
+    }
+    std::string header;
+    append_csv_header(header, names);
+    csv.append(std::move(header));
     try {
-      return parse_json_lines(spool.read_all(), &schema);
+      TableStreamParser parser(
+          TableStreamParser::Format::json_lines,
+          [&](Table&& batch) {
+            std::string records;
+            append_csv_records(records, batch, columns);
+            csv.append(std::move(records));
+          },
+          TableStreamParser::Limits{}, &schema);
+      json.for_each_chunk(std::size_t{1} << 20, [&](std::string_view chunk) { parser.feed(chunk); });
+      parser.finish();
     } catch (const DataError& e) {
       throw DestinationError(fmt::format("dataset '{}': {}", dataset_name(dataset_), e.what()));
     }
+    return csv;
   }
 
   // The spool holds JSON lines whatever the format: they need no header, so batches whose

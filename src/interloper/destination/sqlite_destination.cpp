@@ -6,9 +6,11 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <atomic>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
+#include <variant>
 
 #include "interloper/destination.hpp"
 #include "interloper/destination/schema_change.hpp"
@@ -56,24 +58,25 @@ std::string bound_text(TimePoint t) {
   return std::string(buffer, end);
 }
 
-// A WHERE clause (without the keyword) and its text parameters.
+// A WHERE clause (without the keyword) and its text parameters: the Filter's own SQL, with
+// time bounds as the text they are compared with.
 struct Where {
   std::string sql;
   std::vector<std::string> params;
 };
 
-Where where_of(const Filter& filter) {
-  Where where;
-  std::string column = quote(filter.column());
-  if (filter.kind() == Filter::Kind::range) {
-    where.sql = column + " >= ? AND " + column + " < ?";
-    where.params = {bound_text(filter.start()), bound_text(filter.end())};
-  } else {
-    where.sql = column + " IN (";
-    for (std::size_t i = 0; i < filter.values().size(); ++i) where.sql += i ? ", ?" : "?";
-    where.sql += ")";
-    where.params = filter.values();
-    if (where.params.empty()) where.sql = "0";
+Where where_of(const Filter& filter,
+               Filter::Placeholder style = Filter::Placeholder::question,
+               std::string_view prefix = "p") {
+  Filter::Sql sql = filter.to_sql(style, 1, prefix);
+  Where where{std::move(sql.text), {}};
+  where.params.reserve(sql.params.size());
+  for (auto& param : sql.params) {
+    if (const auto* t = std::get_if<TimePoint>(&param)) {
+      where.params.push_back(bound_text(*t));
+    } else {
+      where.params.push_back(std::move(std::get<std::string>(param)));
+    }
   }
   return where;
 }
@@ -264,10 +267,12 @@ struct SqliteDestination::State {
     }
   }
 
-  void write_locked(const DatasetRef& dataset, const PartitionWindow* window, const Table& table,
-                    bool partitioned, const std::string& column, const std::string& name,
-                    const std::vector<std::vector<std::size_t>>& parts,
-                    const std::optional<detail::WindowIndex>& index);
+  // Deletes the rows a replace of `window` removes (all of them when null).
+  void clear(const std::string& name, const Schema& schema, const PartitionWindow* window,
+             const std::string& column, bool by_union);
+  // Records each partition of `window` (or the whole dataset) as written with `rows`.
+  void register_partitions(const std::string& name, const DatasetRef& dataset,
+                           const PartitionWindow* window, const std::vector<std::int64_t>& rows);
 
   bool table_exists(const std::string& table) {
     Statement stmt(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
@@ -292,155 +297,297 @@ std::string SqliteDestination::table_name(const DatasetRef& dataset) {
   return dataset.source.empty() ? dataset.asset : dataset.source + "__" + dataset.asset;
 }
 
-std::int64_t SqliteDestination::write(const DatasetRef& dataset, const PartitionWindow* window,
-                                      const Table& table) {
-  const bool partitioned = window != nullptr && dataset.partitioning != nullptr;
-  const std::string column = dataset.partitioning ? dataset.partitioning->column() : "";
-  std::vector<std::vector<std::size_t>> parts;
-  std::optional<detail::WindowIndex> index;
-  if (partitioned) {
-    index.emplace(*window, column);
-    parts = index->split(dataset, table);  // throws before anything is written
-  }
-  const std::string name = table_name(dataset);
+namespace {
 
-  std::lock_guard lock(state_->mutex);
-  try {
-    state_->write_locked(dataset, window, table, partitioned, column, name, parts, index);
-  } catch (...) {
-    state_->forget();  // the rollback undid what the write recorded
-    throw;
+// Binds row `r` of `cells` to `stmt` (one parameter per column, in order). Dates and
+// timestamps are bound as their ISO text from `buffers`, which outlive the step that reads them.
+void bind_row(sqlite::Database& db, sqlite3_stmt* stmt,
+              const std::vector<const std::vector<Value>*>& cells, std::size_t r,
+              std::vector<std::array<char, detail::kMaxIsoChars>>& buffers) {
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    const Value& v = (*cells[c])[r];
+    const int i = static_cast<int>(c) + 1;
+    int rc = SQLITE_OK;
+    switch (v.type()) {
+      case DataType::null:
+        rc = sqlite3_bind_null(stmt, i);
+        break;
+      case DataType::boolean:
+        rc = sqlite3_bind_int(stmt, i, v.as_bool() ? 1 : 0);
+        break;
+      case DataType::int64:
+        rc = sqlite3_bind_int64(stmt, i, v.as_int());
+        break;
+      case DataType::float64:
+        rc = sqlite3_bind_double(stmt, i, v.as_double());
+        break;
+      case DataType::string: {
+        const std::string& text = v.as_string();
+        rc = sqlite3_bind_text(stmt, i, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+        break;
+      }
+      case DataType::date:
+      case DataType::timestamp: {
+        char* out = buffers[c].data();
+        char* end = v.type() == DataType::date
+                        ? detail::put_date(out, v.as_date().time_since_epoch().count())
+                        : detail::put_timestamp(out, v.as_timestamp().time_since_epoch().count());
+        rc = sqlite3_bind_text(stmt, i, out, static_cast<int>(end - out), SQLITE_STATIC);
+        break;
+      }
+    }
+    if (rc != SQLITE_OK) db.fail("cannot bind a value");
   }
-  return static_cast<std::int64_t>(table.num_rows());
 }
 
-void SqliteDestination::State::write_locked(const DatasetRef& dataset,
-                                            const PartitionWindow* window, const Table& table,
-                                            bool partitioned, const std::string& column,
-                                            const std::string& name,
-                                            const std::vector<std::vector<std::size_t>>& parts,
-                                            const std::optional<detail::WindowIndex>& index) {
-  auto& db = this->db;
-  sqlite::Transaction transaction(db);
-  if (dataset.partitioning == nullptr) drop_table(name);
-  Schema schema = ensure_table(dataset, name, table.schema(), column);
+// BEGIN (deferred) ... COMMIT for statements that touch only the connection's temporary tables:
+// unlike BEGIN IMMEDIATE it takes no lock on the database file.
+class TempTransaction {
+ public:
+  explicit TempTransaction(sqlite::Database& db) : db_(db) { db_.run("BEGIN"); }
+  ~TempTransaction() {
+    if (!done_) sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  TempTransaction(const TempTransaction&) = delete;
+  TempTransaction& operator=(const TempTransaction&) = delete;
+  void commit() {
+    db_.run("COMMIT");
+    done_ = true;
+  }
 
-  // Clear what the write replaces.
-  if (!schema.empty()) {
-    if (!partitioned) {
-      db.run("DELETE FROM " + quote(name));
-    } else if (schema.find(column)) {
-      std::vector<Filter> filters;
-      if (index->is_time() || index->is_list()) {
-        filters.push_back(window->filter(column));  // the union of the partitions
-      } else {
-        for (std::size_t i = 0; i < window->size(); ++i) {
-          filters.push_back(window->partition_at(i)->filter(column));
-        }
-      }
-      for (const Filter& filter : filters) {
-        Where where = where_of(filter);
-        auto del = db.cached("DELETE FROM " + quote(name) + " WHERE " + where.sql);
-        bind_all(*del, where.params);
-        del->step();
-      }
+ private:
+  sqlite::Database& db_;
+  bool done_ = false;
+};
+
+std::atomic<std::uint64_t> stage_counter{0};
+
+}  // namespace
+
+// Batches are validated as they arrive and staged in a temporary table of the connection (the
+// temporary database spills to a file, so memory stays bounded and the database file is not
+// locked while the rows are produced). commit() swaps them in with one short transaction:
+// delete the window, copy the staged rows, record the partitions.
+class SqliteDestination::Writer final : public WindowWriter {
+ public:
+  Writer(State& state, DatasetRef dataset, const PartitionWindow* window)
+      : state_(state),
+        dataset_(std::move(dataset)),
+        window_(window),
+        name_(table_name(dataset_)),
+        column_(dataset_.partitioning ? dataset_.partitioning->column() : ""),
+        stage_(fmt::format("_interloper_stage_{}", ++stage_counter)) {
+    if (window_ != nullptr && dataset_.partitioning != nullptr) {
+      index_.emplace(*window_, column_);
+      rows_.assign(index_->size(), 0);
+    } else {
+      rows_.assign(1, 0);
     }
   }
 
-  // Insert every row with one prepared statement, in window order.
-  if (table.num_rows() > 0) {
-    const std::size_t n = table.num_columns();
-    std::string sql = "INSERT INTO " + quote(name) + " (";
-    std::string values;
-    std::vector<DataType> target(n);
-    std::vector<const std::vector<Value>*> cells(n);
-    for (std::size_t c = 0; c < n; ++c) {
-      const Field& f = table.schema().field(c);
-      sql += (c ? ", " : "") + quote(f.name);
-      values += c ? ", ?" : "?";
-      target[c] = schema.field(*schema.find(f.name)).type;
-      cells[c] = &table.column(c);
+  ~Writer() override {
+    if (staged_columns_ == 0) return;
+    std::lock_guard lock(state_.mutex);
+    const std::string sql = "DROP TABLE IF EXISTS temp." + quote(stage_);
+    sqlite3_exec(state_.db.get(), sql.c_str(), nullptr, nullptr, nullptr);
+  }
+
+  void append(const Table& batch) override {
+    usable();
+    unusable_ = true;  // until this batch is in
+    std::vector<std::vector<std::size_t>> parts;
+    if (index_) parts = index_->split(dataset_, batch);  // throws before anything is staged
+    Schema next;
+    try {
+      next = started_ ? Schema::unify(schema_, batch.schema()) : batch.schema();
+    } catch (const DataError& e) {
+      throw DestinationError(
+          fmt::format("sqlite '{}': table '{}': {}", state_.path, name_, e.what()));
     }
-    sql += ") VALUES (" + values + ")";
-    auto insert = db.cached(sql);
-    sqlite3_stmt* stmt = insert->get();
-    std::vector<std::array<char, detail::kMaxIsoChars>> buffers(n);
-    auto insert_row = [&](std::size_t r) {
-      for (std::size_t c = 0; c < n; ++c) {
-        const Value& v = (*cells[c])[r];
-        int i = static_cast<int>(c) + 1;
-        int rc = SQLITE_OK;
-        switch (v.type()) {
-          case DataType::null:
-            rc = sqlite3_bind_null(stmt, i);
-            break;
-          case DataType::boolean:
-            rc = sqlite3_bind_int(stmt, i, v.as_bool() ? 1 : 0);
-            break;
-          case DataType::int64:
-            rc = sqlite3_bind_int64(stmt, i, v.as_int());
-            break;
-          case DataType::float64:
-            rc = sqlite3_bind_double(stmt, i, v.as_double());
-            break;
-          case DataType::string: {
-            const std::string& s = v.as_string();
-            rc = sqlite3_bind_text(stmt, i, s.data(), static_cast<int>(s.size()), SQLITE_STATIC);
-            break;
-          }
-          case DataType::date:
-          case DataType::timestamp: {
-            char* out = buffers[c].data();
-            char* end =
-                (v.type() == DataType::date && target[c] != DataType::timestamp)
-                    ? detail::put_date(out, v.as_date().time_since_epoch().count())
-                    : detail::put_timestamp(out, v.as_timestamp().time_since_epoch().count());
-            const auto len = static_cast<std::size_t>(end - out);
-            // The buffer outlives the step that reads it and is rebound before it changes.
-            rc = sqlite3_bind_text(stmt, i, out, static_cast<int>(len), SQLITE_STATIC);
-            break;
-          }
-        }
-        if (rc != SQLITE_OK) db.fail(fmt::format("cannot bind a value of table '{}'", name));
-      }
-      int rc = sqlite3_step(stmt);
-      if (rc != SQLITE_DONE) db.fail(fmt::format("cannot insert into table '{}'", name));
-      sqlite3_reset(stmt);
-    };
-    if (partitioned) {
-      for (const auto& part : parts) {
-        for (std::size_t r : part) insert_row(r);
+    if (batch.num_rows() > 0) stage(batch, next);
+    if (index_) {
+      for (std::size_t i = 0; i < parts.size(); ++i) {
+        rows_[i] += static_cast<std::int64_t>(parts[i].size());
       }
     } else {
-      for (std::size_t r = 0; r < table.num_rows(); ++r) insert_row(r);
+      rows_[0] += static_cast<std::int64_t>(batch.num_rows());
+    }
+    schema_ = std::move(next);
+    started_ = true;
+    unusable_ = false;
+  }
+
+  std::int64_t commit() override {
+    usable();
+    unusable_ = true;
+    std::lock_guard lock(state_.mutex);
+    try {
+      swap_in();
+    } catch (...) {
+      state_.forget();  // the rollback undid what the write recorded
+      throw;
+    }
+    std::int64_t total = 0;
+    for (std::int64_t rows : rows_) total += rows;
+    return total;
+  }
+
+ private:
+  void usable() const {
+    if (unusable_) {
+      throw DestinationError(
+          fmt::format("sqlite '{}': table '{}': the writer failed or was "
+                      "committed",
+                      state_.path, name_));
     }
   }
 
-  // The registry tells an empty written partition from a missing one.
-  {
-    if (!partitioned) {
-      auto clear = db.cached("DELETE FROM _interloper_partitions WHERE dataset = ?");
-      clear->bind_text(1, name, false);
-      clear->step();
+  // Inserts the batch into the staging table, adding the columns it is missing.
+  void stage(const Table& batch, const Schema& unified) {
+    std::lock_guard lock(state_.mutex);
+    auto& db = state_.db;
+    const std::string stage = "temp." + quote(stage_);
+    if (staged_columns_ == 0) {
+      // Untyped columns keep every value as it was bound until the copy at commit.
+      std::string sql = "CREATE TEMP TABLE " + quote(stage_) + " (";
+      for (std::size_t i = 0; i < unified.size(); ++i) {
+        sql += (i ? ", " : "") + quote(unified.field(i).name);
+      }
+      db.exec((sql + ")").c_str());
+    } else {
+      for (std::size_t i = staged_columns_; i < unified.size(); ++i) {
+        const std::string sql =
+            "ALTER TABLE " + stage + " ADD COLUMN " + quote(unified.field(i).name);
+        db.exec(sql.c_str());
+      }
     }
-    auto upsert = db.cached(
-        "INSERT OR REPLACE INTO _interloper_partitions (dataset, key, rows, written_at) "
-        "VALUES (?, ?, ?, strftime('%Y-%m-%dT%H:%M:%S', 'now'))");
-    auto put = [&](const std::string& key, std::size_t rows) {
-      upsert->reset();
-      upsert->bind_text(1, name, false);
-      upsert->bind_text(2, key, false);
-      upsert->bind_int(3, static_cast<std::int64_t>(rows));
-      upsert->step();
-    };
-    if (partitioned) {
-      std::vector<std::string> keys = window->keys();
-      for (std::size_t i = 0; i < keys.size(); ++i) put(keys[i], parts[i].size());
-    } else if (!dataset.partitioning) {
-      put("", table.num_rows());
+    staged_columns_ = unified.size();
+
+    const std::size_t n = batch.num_columns();
+    std::string sql = "INSERT INTO " + stage + " (";
+    std::string values;
+    std::vector<const std::vector<Value>*> cells(n);
+    for (std::size_t c = 0; c < n; ++c) {
+      sql += (c ? ", " : "") + quote(batch.schema().field(c).name);
+      values += c ? ", ?" : "?";
+      cells[c] = &batch.column(c);
+    }
+    auto insert = db.cached(sql + ") VALUES (" + values + ")");
+    sqlite3_stmt* stmt = insert->get();
+    std::vector<std::array<char, detail::kMaxIsoChars>> buffers(n);
+    TempTransaction transaction(db);
+    for (std::size_t r = 0; r < batch.num_rows(); ++r) {
+      bind_row(db, stmt, cells, r, buffers);
+      if (sqlite3_step(stmt) != SQLITE_DONE) {
+        db.fail(fmt::format("cannot stage rows of table '{}'", name_));
+      }
+      sqlite3_reset(stmt);
+    }
+    transaction.commit();
+  }
+
+  void swap_in() {
+    auto& db = state_.db;
+    sqlite::Transaction transaction(db);
+    // Replaced whole, an unpartitioned dataset's table goes (inside this transaction) and is
+    // built anew from the write's columns and types.
+    if (dataset_.partitioning == nullptr) state_.drop_table(name_);
+    const Schema schema = state_.ensure_table(dataset_, name_, schema_, column_);
+    if (!schema.empty()) {
+      const bool by_union = !index_ || index_->is_time() || index_->is_list();
+      state_.clear(name_, schema, index_ ? window_ : nullptr, column_, by_union);
+    }
+    if (staged_columns_ > 0) {
+      // A column that widened from date to timestamp holds bare dates from earlier batches:
+      // they are stored as their midnight, as a timestamp column's values always are.
+      std::string columns, select;
+      for (std::size_t i = 0; i < schema_.size(); ++i) {
+        const Field& f = schema_.field(i);
+        const std::string q = quote(f.name);
+        columns += (i ? ", " : "") + q;
+        select += i ? ", " : "";
+        select +=
+            f.type == DataType::timestamp
+                ? fmt::format("CASE WHEN length({0}) = 10 THEN {0} || 'T00:00:00' ELSE {0} END", q)
+                : q;
+      }
+      db.exec(fmt::format("INSERT INTO main.{} ({}) SELECT {} FROM temp.{} ORDER BY rowid",
+                          quote(name_), columns, select, quote(stage_))
+                  .c_str());
+    }
+    state_.register_partitions(name_, dataset_, index_ ? window_ : nullptr, rows_);
+    transaction.commit();
+  }
+
+  State& state_;
+  DatasetRef dataset_;
+  const PartitionWindow* window_;
+  const std::string name_;
+  const std::string column_;
+  const std::string stage_;
+  std::optional<detail::WindowIndex> index_;
+  std::vector<std::int64_t> rows_;  // per partition of the window, or one for the whole
+  Schema schema_;
+  std::size_t staged_columns_ = 0;
+  bool started_ = false;
+  bool unusable_ = false;
+};
+
+std::unique_ptr<WindowWriter> SqliteDestination::open_writer(const DatasetRef& dataset,
+                                                             const PartitionWindow* window) {
+  return std::make_unique<Writer>(*state_, dataset, window);
+}
+
+void SqliteDestination::State::clear(const std::string& name, const Schema& schema,
+                                     const PartitionWindow* window, const std::string& column,
+                                     bool by_union) {
+  if (window == nullptr) {
+    db.run("DELETE FROM " + quote(name));
+    return;
+  }
+  if (!schema.find(column)) return;
+  std::vector<Filter> filters;
+  if (by_union) {
+    filters.push_back(window->filter(column));  // the union of the partitions
+  } else {
+    for (std::size_t i = 0; i < window->size(); ++i) {
+      filters.push_back(window->partition_at(i)->filter(column));
     }
   }
-  transaction.commit();
+  for (const Filter& filter : filters) {
+    Where where = where_of(filter);
+    auto del = db.cached("DELETE FROM " + quote(name) + " WHERE " + where.sql);
+    bind_all(*del, where.params);
+    del->step();
+  }
+}
+
+// The registry tells an empty written partition from a missing one.
+void SqliteDestination::State::register_partitions(const std::string& name,
+                                                   const DatasetRef& dataset,
+                                                   const PartitionWindow* window,
+                                                   const std::vector<std::int64_t>& rows) {
+  if (window == nullptr) {
+    auto clear = db.cached("DELETE FROM _interloper_partitions WHERE dataset = ?");
+    clear->bind_text(1, name, false);
+    clear->step();
+  }
+  auto upsert = db.cached(
+      "INSERT OR REPLACE INTO _interloper_partitions (dataset, key, rows, written_at) "
+      "VALUES (?, ?, ?, strftime('%Y-%m-%dT%H:%M:%S', 'now'))");
+  auto put = [&](const std::string& key, std::int64_t count) {
+    upsert->reset();
+    upsert->bind_text(1, name, false);
+    upsert->bind_text(2, key, false);
+    upsert->bind_int(3, count);
+    upsert->step();
+  };
+  if (window != nullptr) {
+    std::vector<std::string> keys = window->keys();
+    for (std::size_t i = 0; i < keys.size(); ++i) put(keys[i], rows[i]);
+  } else if (!dataset.partitioning) {
+    put("", rows[0]);
+  }
 }
 
 Table SqliteDestination::read(const DatasetRef& dataset, const PartitionWindow* window) {
@@ -536,6 +683,21 @@ std::optional<Schema> SqliteDestination::schema(const DatasetRef& dataset) {
   stmt.bind_text(1, name, false);
   if (stmt.step()) return schema;
   return std::nullopt;
+}
+
+QueryableDestination::Relation SqliteDestination::relation_of(const DatasetRef& dataset,
+                                                              const PartitionWindow* window,
+                                                              std::string_view prefix) const {
+  Relation relation{"SELECT * FROM " + quote(table_name(dataset)), {}};
+  if (window == nullptr || dataset.partitioning == nullptr) return relation;
+  Where where = where_of(window->filter(dataset.partitioning->column()),
+                         Filter::Placeholder::named, prefix);
+  relation.sql += " WHERE " + where.sql;
+  for (std::size_t i = 0; i < where.params.size(); ++i) {
+    relation.params.emplace_back(":" + std::string(prefix) + std::to_string(i + 1),
+                                 Value(std::move(where.params[i])));
+  }
+  return relation;
 }
 
 Table SqliteDestination::query(std::string_view sql,

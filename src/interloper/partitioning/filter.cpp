@@ -47,11 +47,19 @@ std::string detail::quote_identifier(std::string_view name) {
   return out;
 }
 
-Filter::Sql Filter::to_sql(Placeholder style, int first_index) const {
+Filter::Sql Filter::to_sql(Placeholder style, int first_index, std::string_view prefix) const {
   Sql sql;
   int index = first_index;
-  auto placeholder = [&] {
-    return style == Placeholder::question ? std::string("?") : "$" + std::to_string(index++);
+  auto placeholder = [&]() -> std::string {
+    switch (style) {
+      case Placeholder::question:
+        return "?";
+      case Placeholder::dollar:
+        return "$" + std::to_string(index++);
+      case Placeholder::named:
+        break;
+    }
+    return ":" + std::string(prefix) + std::to_string(index++);
   };
   const std::string column = detail::quote_identifier(column_);
   if (kind_ == Kind::range) {

@@ -2,8 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 
 #include "interloper/data.hpp"
 #include "interloper/error.hpp"
@@ -12,6 +18,8 @@
 #include "interloper/pipeline/process.hpp"
 
 namespace interloper::pipeline {
+
+namespace fs = std::filesystem;
 
 std::string instant_text(TimePoint t) { return t.is_midnight() ? t.date_string() : t.to_string(); }
 
@@ -41,6 +49,12 @@ constexpr std::string_view kPlaceholders[] = {"partition.key", "window.start", "
                                               "bounds.start",  "bounds.end",   "asset"};
 
 std::string placeholder_value(std::string_view name, const Scope& scope) {
+  if (name.substr(0, 6) == "input.") {
+    for (const auto& [dependency, path] : scope.inputs) {
+      if (dependency == name.substr(6)) return path;
+    }
+    throw RunError(fmt::format("placeholder {{{}}}: no such input", name));
+  }
   auto need_window = [&] {
     if (!scope.has_window) {
       throw RunError(fmt::format("placeholder {{{}}} needs a window but the run has none", name));
@@ -64,104 +78,7 @@ std::string placeholder_value(std::string_view name, const Scope& scope) {
   return name == "bounds.start" ? scope.bounds_start->to_string() : scope.bounds_end->to_string();
 }
 
-std::string quote_identifier(std::string_view name) {
-  std::string out = "\"";
-  for (char c : name) {
-    out += c;
-    if (c == '"') out += '"';
-  }
-  out += '"';
-  return out;
-}
-
-bool is_identifier_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-}
-
-// The position after an SQL comment starting at `i` ("-- ..." to the end of the line or
-// "/* ... */"), or `i` itself when no comment starts there.
-std::size_t skip_comment(std::string_view sql, std::size_t i) {
-  if (sql.substr(i, 2) == "--") {
-    std::size_t nl = sql.find('\n', i);
-    return nl == std::string_view::npos ? sql.size() : nl + 1;
-  }
-  if (sql.substr(i, 2) == "/*") {
-    std::size_t end = sql.find("*/", i + 2);
-    return end == std::string_view::npos ? sql.size() : end + 2;
-  }
-  return i;
-}
-
-// The named parameters (":name") the statement uses, skipping string literals, quoted
-// identifiers and comments, so that only parameters SQLite will see get bound.
-std::vector<std::string> scan_named_parameters(std::string_view sql) {
-  std::vector<std::string> names;
-  std::size_t i = 0;
-  auto skip_quoted = [&](char quote) {
-    for (++i; i < sql.size(); ++i) {
-      if (sql[i] == quote) {
-        if (i + 1 < sql.size() && sql[i + 1] == quote) {
-          ++i;
-        } else {
-          ++i;
-          return;
-        }
-      }
-    }
-  };
-  while (i < sql.size()) {
-    char c = sql[i];
-    if (c == '\'' || c == '"' || c == '`') {
-      skip_quoted(c);
-    } else if (c == '[') {
-      std::size_t end = sql.find(']', i);
-      i = end == std::string_view::npos ? sql.size() : end + 1;
-    } else if (std::size_t after = skip_comment(sql, i); after != i) {
-      i = after;
-    } else if (c == ':' && i + 1 < sql.size() && sql[i + 1] == ':') {
-      i += 2;  // a PostgreSQL cast (x::date), not a parameter
-    } else if (c == ':' && i + 1 < sql.size() && is_identifier_char(sql[i + 1])) {
-      std::size_t end = i + 1;
-      while (end < sql.size() && is_identifier_char(sql[end])) ++end;
-      names.emplace_back(sql.substr(i + 1, end - i - 1));
-      i = end;
-    } else {
-      ++i;
-    }
-  }
-  return names;
-}
-
-// Position after leading whitespace and comments.
-std::size_t skip_blank(std::string_view sql, std::size_t i) {
-  while (i < sql.size()) {
-    if (std::isspace(static_cast<unsigned char>(sql[i])) != 0) {
-      ++i;
-    } else if (std::size_t after = skip_comment(sql, i); after != i) {
-      i = after;
-    } else {
-      break;
-    }
-  }
-  return i;
-}
-
-// Whether the keyword `word` (case-insensitive) starts at `i`; returns the position after it.
-std::optional<std::size_t> keyword_at(std::string_view sql, std::size_t i, std::string_view word) {
-  if (sql.size() - i < word.size()) return std::nullopt;
-  for (std::size_t k = 0; k < word.size(); ++k) {
-    if (std::toupper(static_cast<unsigned char>(sql[i + k])) != word[k]) return std::nullopt;
-  }
-  std::size_t after = i + word.size();
-  if (after < sql.size() && is_identifier_char(sql[after])) return std::nullopt;
-  return after;
-}
-
 }  // namespace
-
-std::vector<std::string> named_parameters(std::string_view sql) {
-  return scan_named_parameters(sql);
-}
 
 bool is_placeholder(std::string_view name) {
   for (auto p : kPlaceholders) {
@@ -191,7 +108,8 @@ std::size_t name_length(std::string_view text) {
 // Only `{name}` is a placeholder, and not after '$' (the shell's `${HOME}`); a brace that does
 // not open one is literal, so JSON and most awk programs pass through as written. "{{" and "}}"
 // still stand for one brace each, as they always have.
-std::string expand_placeholders(const std::string& arg, const Scope* scope) {
+std::string expand_placeholders(const std::string& arg, const Scope* scope,
+                                const std::vector<std::string>& inputs) {
   std::string out;
   const std::string_view text(arg);
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -212,7 +130,26 @@ std::string expand_placeholders(const std::string& arg, const Scope* scope) {
       continue;
     }
     std::string name(text.substr(i + 1, n));
-    if (!is_placeholder(name)) {
+    if (name.rfind("input.", 0) == 0) {
+      const std::string dependency = name.substr(6);
+      bool known = false;
+      if (scope != nullptr) {
+        for (const auto& input : scope->inputs) known = known || input.first == dependency;
+      } else {
+        known = std::find(inputs.begin(), inputs.end(), dependency) != inputs.end();
+      }
+      if (!known) {
+        throw PipelineError(fmt::format(
+            "placeholder {{{}}} in argument '{}' names no dependency of the asset ({}); write "
+            "{{{{{}}}}} for the literal text",
+            name, arg,
+            inputs.empty() && scope == nullptr
+                ? std::string("it has none")
+                : "its dependencies: " + fmt::format("{}", fmt::join(inputs, ", ")),
+            name));
+      }
+      if (scope != nullptr) out += placeholder_value(name, *scope);
+    } else if (!is_placeholder(name)) {
       throw PipelineError(fmt::format(
           "unknown placeholder {{{}}} in argument '{}' (known: {{partition.key}}, "
           "{{window.start}}, {{window.end}}, {{bounds.start}}, {{bounds.end}}, {{asset}}; write "
@@ -226,10 +163,74 @@ std::string expand_placeholders(const std::string& arg, const Scope* scope) {
   return out;
 }
 
+std::string input_variable(std::string_view dependency) {
+  std::string name = "IL_INPUT_";
+  for (char c : dependency) {
+    name += std::isalnum(static_cast<unsigned char>(c)) != 0
+                ? static_cast<char>(std::toupper(static_cast<unsigned char>(c)))
+                : '_';
+  }
+  return name;
+}
+
+namespace {
+
+// A private temporary directory for a command's input files, removed with everything in it
+// when the command is done (whether it succeeded, failed or was interrupted).
+class InputDirectory {
+ public:
+  InputDirectory() {
+    std::string pattern = (fs::temp_directory_path() / "interloper-inputs-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw RunError(fmt::format("cannot create a directory for input files in {}: {}",
+                                 fs::temp_directory_path().string(), std::strerror(errno)));
+    }
+    path_ = pattern;
+  }
+  ~InputDirectory() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  InputDirectory(const InputDirectory&) = delete;
+  InputDirectory& operator=(const InputDirectory&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// Writes each dependency's rows for this run into `dir`, one JSON-lines file each, and lists
+// them in the scope and the environment.
+void write_inputs(const CommandAsset& command, ExecutionContext& context,
+                  const InputDirectory& dir, Scope& scope, ProcessSpec& spec) {
+  for (std::size_t i = 0; i < command.inputs.size(); ++i) {
+    const std::string& dependency = command.inputs[i];
+    const Table rows = context.load(dependency);
+    // Numbered, so that no asset name has to be made safe as a file name.
+    const fs::path file = dir.path() / fmt::format("{}.jsonl", i + 1);
+    std::ofstream out(file, std::ios::binary);
+    write_json_lines(rows, out);
+    out.close();
+    if (!out) {
+      throw RunError(fmt::format("asset '{}': cannot write the input file of '{}' ({})",
+                                 scope.asset, dependency, file.string()));
+    }
+    scope.inputs.emplace_back(dependency, file.string());
+    spec.env.emplace_back(input_variable(dependency), file.string());
+  }
+}
+
+}  // namespace
+
 ComputeFn command_compute(CommandAsset command) {
   return [command = std::move(command)](ExecutionContext& context) -> Table {
     Scope scope = Scope::of(context);
     ProcessSpec spec;
+    std::optional<InputDirectory> input_dir;
+    if (!command.inputs.empty()) {
+      input_dir.emplace();
+      write_inputs(command, context, *input_dir, scope, spec);
+    }
     for (const auto& arg : command.argv) spec.argv.push_back(expand_placeholders(arg, &scope));
     spec.working_directory = command.working_directory;
     spec.timeout_seconds = command.timeout_seconds;
@@ -256,13 +257,35 @@ ComputeFn command_compute(CommandAsset command) {
     const Logger& logger = context.logger();
     spec.on_stderr_line = [&logger](std::string_view line) { logger.info(line); };
 
+    const std::string& program = command.argv.front();
+    const char* format = command.csv ? "CSV" : "JSON lines";
+    TableStreamParser parser(
+        command.csv ? TableStreamParser::Format::csv : TableStreamParser::Format::json_lines,
+        [&context](Table&& batch) { context.emit(batch); }, TableStreamParser::Limits{},
+        command.read);
+    std::uint64_t printed = 0;
+    spec.on_stdout = [&](std::string_view chunk) {
+      printed += chunk.size();
+      if (printed > command.max_output) {
+        throw RunError(fmt::format(
+            "asset '{}': command '{}' printed more than max_output ({} bytes) on stdout; it was "
+            "stopped",
+            scope.asset, program, command.max_output));
+      }
+      parser.feed(chunk);
+    };
+    auto invalid = [&](const DataError& e) {
+      return RunError(
+          fmt::format("command '{}' printed invalid {}: {}", program, format, e.what()));
+    };
     ProcessResult result;
     try {
       result = run_process(spec);
+    } catch (const DataError& e) {
+      throw invalid(e);
     } catch (const PipelineError& e) {
       throw RunError(fmt::format("asset '{}': {}", scope.asset, e.what()));
     }
-    const std::string& program = command.argv.front();
     if (result.left_processes) {
       logger.warning(fmt::format(
           "command '{}' exited but processes it started still held its output; they were "
@@ -279,75 +302,11 @@ ComputeFn command_compute(CommandAsset command) {
                                  result.describe(command.timeout_seconds), tail));
     }
     try {
-      return command.csv ? parse_csv(result.out, command.read)
-                         : parse_json_lines(result.out, command.read);
-    } catch (const std::exception& e) {
-      throw RunError(fmt::format("command '{}' printed invalid {}: {}", program,
-                                 command.csv ? "CSV" : "JSON lines", e.what()));
+      parser.finish();
+    } catch (const DataError& e) {
+      throw invalid(e);
     }
-  };
-}
-
-std::string sql_with_dependencies(const std::string& sql,
-                                  const std::vector<std::pair<std::string, std::string>>& tables) {
-  if (tables.empty()) return sql;
-  std::string ctes;
-  for (const auto& [name, table] : tables) {
-    if (!ctes.empty()) ctes += ", ";
-    ctes += quote_identifier(name) + " AS (SELECT * FROM " + quote_identifier(table) + ")";
-  }
-  std::string_view text(sql);
-  std::size_t start = skip_blank(text, 0);
-  if (auto after_with = keyword_at(text, start, "WITH")) {
-    std::size_t rest = skip_blank(text, *after_with);
-    std::string head = "WITH ";
-    if (auto after_recursive = keyword_at(text, rest, "RECURSIVE")) {
-      head += "RECURSIVE ";
-      rest = skip_blank(text, *after_recursive);
-    }
-    return head + ctes + ", " + std::string(text.substr(rest));
-  }
-  return "WITH " + ctes + " " + sql;
-}
-
-ComputeFn sql_compute(SqlAsset asset) {
-  return [asset = std::move(asset)](ExecutionContext& context) -> Table {
-    QueryableDestination* database = asset.destination->queryable();
-    if (database == nullptr) {
-      throw RunError(fmt::format("sql assets need a destination that runs SQL queries, not {}",
-                                 asset.destination->url()));
-    }
-    std::vector<std::pair<std::string, std::string>> tables;
-    for (const auto& dep : asset.deps) tables.emplace_back(dep.asset, database->table_name_of(dep));
-    std::string text = sql_with_dependencies(asset.sql, tables);
-
-    Scope scope = Scope::of(context);
-    auto text_or_null = [](const std::optional<std::string>& v) { return v ? Value(*v) : Value(); };
-    auto instant_or_null = [](const std::optional<TimePoint>& t) {
-      // Typed, so that a database compares them with date and timestamp columns as times;
-      // their text is instant_text's (a midnight as the bare date).
-      if (!t) return Value();
-      if (t->is_midnight()) {
-        return Value(Value::Date(std::chrono::floor<std::chrono::days>(t->seconds())));
-      }
-      return Value(Value::Timestamp(t->seconds()));
-    };
-    std::vector<std::pair<std::string, Value>> candidates = {
-        {"window_start", scope.has_window ? Value(scope.start_key) : Value()},
-        {"window_end", scope.has_window ? Value(scope.end_key) : Value()},
-        {"bounds_start", instant_or_null(scope.bounds_start)},
-        {"bounds_end", instant_or_null(scope.bounds_end)},
-        {"partition_key", text_or_null(scope.partition_key)},
-        {"asset", Value(scope.asset)},
-    };
-    std::vector<std::string> used = named_parameters(text);
-    std::vector<std::pair<std::string, Value>> params;
-    for (auto& [name, value] : candidates) {
-      if (std::find(used.begin(), used.end(), name) != used.end()) {
-        params.emplace_back(":" + name, std::move(value));
-      }
-    }
-    return database->query(text, params);
+    return Table();
   };
 }
 

@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <vector>
 
 namespace interloper::pipeline {
 
@@ -33,9 +38,25 @@ Destination& LazyDestination::target() {
   return *target_;
 }
 
-std::int64_t LazyDestination::write(const DatasetRef& dataset, const PartitionWindow* window,
-                                    const Table& table) {
-  return target().write(dataset, window, table);
+void LazyDestination::check_writable() {
+  Destination& opened = target();
+  if (!local_path_.empty()) {
+    // A database needs its file and its directory (journal, WAL); files need the directory.
+    std::vector<fs::path> paths{fs::path(local_path_)};
+    if (!is_directory_) paths.push_back(fs::path(local_path_).parent_path());
+    for (const fs::path& path : paths) {
+      std::error_code ec;
+      if (!fs::exists(path, ec) || ::access(path.c_str(), W_OK) == 0) continue;
+      throw DestinationError(
+          fmt::format("cannot write to '{}': {}", path.string(), std::strerror(errno)));
+    }
+  }
+  opened.check_writable();
+}
+
+std::unique_ptr<WindowWriter> LazyDestination::open_writer(const DatasetRef& dataset,
+                                                           const PartitionWindow* window) {
+  return target().open_writer(dataset, window);
 }
 
 Table LazyDestination::read(const DatasetRef& dataset, const PartitionWindow* window) {

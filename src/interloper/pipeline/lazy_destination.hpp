@@ -16,8 +16,10 @@ class LazyDestination final : public Destination {
   LazyDestination(std::string url, std::string local_path, bool is_directory);
 
   std::string url() const override { return url_; }
-  std::int64_t write(const DatasetRef& dataset, const PartitionWindow* window,
-                     const Table& table) override;
+  // Opens the destination and checks that its file or directory may be written.
+  void check_writable() override;
+  std::unique_ptr<WindowWriter> open_writer(const DatasetRef& dataset,
+                                            const PartitionWindow* window) override;
   Table read(const DatasetRef& dataset, const PartitionWindow* window) override;
   std::int64_t row_count(const DatasetRef& dataset, const Partition* partition) override;
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,

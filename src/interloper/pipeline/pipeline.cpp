@@ -49,6 +49,7 @@ struct AssetSpec {
   std::vector<std::string> argv;  // resolved program path
   bool csv = false;
   double timeout = 0;
+  std::uint64_t max_output = pipeline::kDefaultMaxOutput;
   std::shared_ptr<Destination> destination;
 };
 
@@ -95,6 +96,7 @@ class Loader {
                   std::initializer_list<std::string_view> allowed) const;
   std::string scalar(const YAML::Node& node, std::string_view what) const;
   bool boolean(const YAML::Node& node, std::string_view what) const;
+  std::uint64_t byte_size(const YAML::Node& node, std::string_view what) const;
   std::string expand_env(const YAML::Node& node, std::string_view what) const;
   std::string resolve_path(const std::string& path) const;
   std::shared_ptr<Destination> destination(const YAML::Node& node);
@@ -141,6 +143,27 @@ bool Loader::boolean(const YAML::Node& node, std::string_view what) const {
   if (text == "true") return true;
   if (text == "false") return false;
   fail(node, fmt::format("{} must be true or false, not '{}'", what, text));
+}
+
+// A positive number of bytes, optionally with a binary suffix: 4096, 64K, 512M, 10G.
+std::uint64_t Loader::byte_size(const YAML::Node& node, std::string_view what) const {
+  const std::string text = scalar(node, what);
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  const std::string_view suffix = std::string_view(text).substr(digits);
+  int shift = -1;
+  if (suffix.empty()) shift = 0;
+  if (suffix == "K") shift = 10;
+  if (suffix == "M") shift = 20;
+  if (suffix == "G") shift = 30;
+  std::uint64_t value = 0;
+  bool ok = digits > 0 && digits <= 12 && shift >= 0;
+  if (ok) value = std::stoull(text.substr(0, digits)) << shift;
+  if (!ok || value == 0) {
+    fail(node, fmt::format("{} must be a positive number of bytes (4096, 64K, 512M, 10G), not '{}'",
+                           what, text));
+  }
+  return value;
 }
 
 std::string Loader::expand_env(const YAML::Node& node, std::string_view what) const {
@@ -427,7 +450,7 @@ std::int64_t Loader::min_rows(const YAML::Node& asset) const {
 void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
   check_keys(node, "asset",
              {"name", "partitioning", "deps", "enabled", "command", "sql", "format", "timeout",
-              "schema", "allow_empty", "min_rows", "destination"});
+              "max_output", "schema", "allow_empty", "min_rows", "destination"});
   AssetSpec spec;
   AssetDefinition& def = spec.definition;
   def.line = node.Mark().line + 1;
@@ -481,7 +504,7 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
     for (const auto& arg : command) {
       std::string text = scalar(arg, "a command argument");
       try {
-        pipeline::expand_placeholders(text, nullptr);
+        pipeline::expand_placeholders(text, nullptr, def.deps);
       } catch (const PipelineError& e) {
         fail(arg, e.what());
       }
@@ -502,6 +525,18 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
       def.command.push_back(text);
     }
     spec.argv = def.command;
+    // Each dependency's input file is named by a variable; two names must not give the same.
+    for (std::size_t i = 0; i < def.deps.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (pipeline::input_variable(def.deps[i]) == pipeline::input_variable(def.deps[j])) {
+          fail(spec.dep_nodes[i],
+               fmt::format("dependencies '{}' and '{}' of asset '{}' would both be given in {}; "
+                           "rename one of them",
+                           def.deps[j], def.deps[i], def.name,
+                           pipeline::input_variable(def.deps[i])));
+        }
+      }
+    }
     if (spec.argv[0].find('/') != std::string::npos) spec.argv[0] = resolve_path(spec.argv[0]);
     def.format = "jsonl";
     if (node["format"]) {
@@ -529,6 +564,7 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
       spec.timeout = seconds;
       def.timeout_seconds = seconds;
     }
+    if (node["max_output"]) spec.max_output = byte_size(node["max_output"], "max_output");
   } else {
     def.body = "sql";
     spec.sql_node = sql;
@@ -536,6 +572,9 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
     if (def.sql.find_first_not_of(" \t\r\n") == std::string::npos) fail(sql, "'sql' is empty");
     if (node["format"]) fail(node["format"], "'format' applies to command assets only");
     if (node["timeout"]) fail(node["timeout"], "'timeout' applies to command assets only");
+    if (node["max_output"]) {
+      fail(node["max_output"], "'max_output' applies to command assets only");
+    }
     const std::string& target = def.destination_url;
     if (target.rfind("sqlite:", 0) != 0 && target.rfind("postgresql:", 0) != 0 &&
         target.rfind("postgres:", 0) != 0) {
@@ -671,6 +710,8 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
                                        .working_directory = directory_,
                                        .csv = spec.csv,
                                        .timeout_seconds = spec.timeout,
+                                       .max_output = spec.max_output,
+                                       .inputs = def.deps,
                                        .read = {.schema = def.schema}};
         // Only the time partition column turns date-shaped text into dates by default.
         if (spec.partitioning && spec.partitioning->kind() == "time") {

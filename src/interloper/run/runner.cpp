@@ -494,12 +494,21 @@ class Engine {
             "asset '{}': no destination to write to (set one on the asset or its source)",
             asset.name()));
       }
-      ExecutionContext context(asset.name(), window, logger_.for_asset(asset.name()),
-                               [this, &asset, &result, window](std::string_view upstream) {
-                                 return load(asset, window.get(), result.window, upstream);
-                               });
-      const Table rows = asset.compute(context);
-      result.rows = destination->write(asset.dataset(), write_window, rows);
+      // Batches the asset emits go to the writer as they come; the window is replaced only
+      // when the asset has returned, so a failure leaves it as it was.
+      std::unique_ptr<WindowWriter> writer =
+          destination->open_writer(asset.dataset(), write_window);
+      ExecutionContext context(
+          asset.name(), window, logger_.for_asset(asset.name()),
+          [this, &asset, &result, window](std::string_view upstream) {
+            return load(asset, window.get(), result.window, upstream);
+          },
+          [&writer](const Table& batch) { writer->append(batch); },
+          [this, &asset, window](std::string_view upstream) {
+            return reads_of(asset, window.get(), upstream).reads;
+          });
+      writer->append(asset.compute(context));
+      result.rows = writer->commit();
       if (options_.run.events != nullptr) {
         Event event = make_event(EventType::destination_write, asset.name(), result.window);
         event.rows = result.rows;
@@ -545,11 +554,15 @@ class Engine {
     return result;
   }
 
-  // ExecutionContext::load for `asset` running over `window`: the rows of every upstream
-  // partition overlapping the window's bounds; an unpartitioned upstream, or any upstream of an
+  // What `asset` running over `window` reads of `upstream_name`: the upstream's partitions
+  // overlapping the window's bounds; an unpartitioned upstream, or any upstream of an
   // unpartitioned asset, is read whole.
-  Table load(const Asset& asset, const PartitionWindow* window, const std::string& window_text,
-             std::string_view upstream_name) {
+  struct Reads {
+    ExecutionContext::UpstreamReads reads;
+    Destination* destination = nullptr;
+  };
+  Reads reads_of(const Asset& asset, const PartitionWindow* window,
+                 std::string_view upstream_name) const {
     const auto& deps = asset.deps();
     if (std::find(deps.begin(), deps.end(), upstream_name) == deps.end()) {
       throw RunError(fmt::format("asset '{}' cannot load '{}': it is not one of its dependencies",
@@ -561,22 +574,31 @@ class Engine {
       throw RunError(
           fmt::format("asset '{}' cannot load '{}': unknown asset", asset.name(), upstream_name));
     }
-    Destination* destination = dag_.destination_of(*upstream);
-    if (destination == nullptr) {
+    Reads result;
+    result.destination = dag_.destination_of(*upstream);
+    if (result.destination == nullptr) {
       throw RunError(fmt::format("asset '{}' cannot load '{}': it has no destination", asset.name(),
                                  upstream_name));
     }
-    std::unique_ptr<PartitionWindow> reads;
+    result.reads.dataset = upstream->dataset();
     if (upstream->partitioning() != nullptr && asset.partitioning() != nullptr &&
         window != nullptr) {
-      reads = overlapping_window(*upstream->partitioning(), *window);
-      if (reads == nullptr) return Table();  // the window lies before the upstream's start
+      result.reads.whole = false;
+      result.reads.window = overlapping_window(*upstream->partitioning(), *window);
     }
-    Table rows = destination->read(upstream->dataset(), reads.get());
+    return result;
+  }
+
+  // ExecutionContext::load: the rows reads_of() names.
+  Table load(const Asset& asset, const PartitionWindow* window, const std::string& window_text,
+             std::string_view upstream_name) {
+    Reads reads = reads_of(asset, window, upstream_name);
+    if (!reads.reads.whole && reads.reads.window == nullptr) return Table();  // before its start
+    Table rows = reads.destination->read(reads.reads.dataset, reads.reads.window.get());
     if (options_.run.events != nullptr) {
       Event event = make_event(EventType::destination_read, asset.name(), window_text);
       event.rows = static_cast<std::int64_t>(rows.num_rows());
-      event.message = fmt::format("read '{}' from {}", upstream->name(), destination->url());
+      event.message = fmt::format("read '{}' from {}", upstream_name, reads.destination->url());
       publish(event);
     }
     return rows;

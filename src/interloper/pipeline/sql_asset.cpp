@@ -1,0 +1,212 @@
+// `sql:` assets: the dependency CTEs, the named parameters a statement uses, and the query run
+// in the destination database.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+
+#include "interloper/data.hpp"
+#include "interloper/error.hpp"
+#include "interloper/pipeline/assets.hpp"
+
+namespace interloper::pipeline {
+
+namespace {
+std::string quote_identifier(std::string_view name) {
+  std::string out = "\"";
+  for (char c : name) {
+    out += c;
+    if (c == '"') out += '"';
+  }
+  out += '"';
+  return out;
+}
+
+bool is_identifier_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+// The position after an SQL comment starting at `i` ("-- ..." to the end of the line or
+// "/* ... */"), or `i` itself when no comment starts there.
+std::size_t skip_comment(std::string_view sql, std::size_t i) {
+  if (sql.substr(i, 2) == "--") {
+    std::size_t nl = sql.find('\n', i);
+    return nl == std::string_view::npos ? sql.size() : nl + 1;
+  }
+  if (sql.substr(i, 2) == "/*") {
+    std::size_t end = sql.find("*/", i + 2);
+    return end == std::string_view::npos ? sql.size() : end + 2;
+  }
+  return i;
+}
+
+// The named parameters (":name") the statement uses, skipping string literals, quoted
+// identifiers and comments, so that only parameters SQLite will see get bound.
+std::vector<std::string> scan_named_parameters(std::string_view sql) {
+  std::vector<std::string> names;
+  std::size_t i = 0;
+  auto skip_quoted = [&](char quote) {
+    for (++i; i < sql.size(); ++i) {
+      if (sql[i] == quote) {
+        if (i + 1 < sql.size() && sql[i + 1] == quote) {
+          ++i;
+        } else {
+          ++i;
+          return;
+        }
+      }
+    }
+  };
+  while (i < sql.size()) {
+    char c = sql[i];
+    if (c == '\'' || c == '"' || c == '`') {
+      skip_quoted(c);
+    } else if (c == '[') {
+      std::size_t end = sql.find(']', i);
+      i = end == std::string_view::npos ? sql.size() : end + 1;
+    } else if (std::size_t after = skip_comment(sql, i); after != i) {
+      i = after;
+    } else if (c == ':' && i + 1 < sql.size() && sql[i + 1] == ':') {
+      i += 2;  // a PostgreSQL cast (x::date), not a parameter
+    } else if (c == ':' && i + 1 < sql.size() && is_identifier_char(sql[i + 1])) {
+      std::size_t end = i + 1;
+      while (end < sql.size() && is_identifier_char(sql[end])) ++end;
+      names.emplace_back(sql.substr(i + 1, end - i - 1));
+      i = end;
+    } else {
+      ++i;
+    }
+  }
+  return names;
+}
+
+// Position after leading whitespace and comments.
+std::size_t skip_blank(std::string_view sql, std::size_t i) {
+  while (i < sql.size()) {
+    if (std::isspace(static_cast<unsigned char>(sql[i])) != 0) {
+      ++i;
+    } else if (std::size_t after = skip_comment(sql, i); after != i) {
+      i = after;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+// Whether the keyword `word` (case-insensitive) starts at `i`; returns the position after it.
+std::optional<std::size_t> keyword_at(std::string_view sql, std::size_t i, std::string_view word) {
+  if (sql.size() - i < word.size()) return std::nullopt;
+  for (std::size_t k = 0; k < word.size(); ++k) {
+    if (std::toupper(static_cast<unsigned char>(sql[i + k])) != word[k]) return std::nullopt;
+  }
+  std::size_t after = i + word.size();
+  if (after < sql.size() && is_identifier_char(sql[after])) return std::nullopt;
+  return after;
+}
+
+}  // namespace
+
+std::vector<std::string> named_parameters(std::string_view sql) {
+  return scan_named_parameters(sql);
+}
+
+std::string sql_with_dependencies(const std::string& sql,
+                                  const std::vector<std::pair<std::string, std::string>>& ctes_of) {
+  if (ctes_of.empty()) return sql;
+  std::string ctes;
+  for (const auto& [name, body] : ctes_of) {
+    if (!ctes.empty()) ctes += ", ";
+    ctes += quote_identifier(name) + " AS (" + body + ")";
+  }
+  std::string_view text(sql);
+  std::size_t start = skip_blank(text, 0);
+  if (auto after_with = keyword_at(text, start, "WITH")) {
+    std::size_t rest = skip_blank(text, *after_with);
+    std::string head = "WITH ";
+    if (auto after_recursive = keyword_at(text, rest, "RECURSIVE")) {
+      head += "RECURSIVE ";
+      rest = skip_blank(text, *after_recursive);
+    }
+    return head + ctes + ", " + std::string(text.substr(rest));
+  }
+  return "WITH " + ctes + " " + sql;
+}
+
+namespace {
+
+// The two CTEs of one dependency: NAME holds what load(NAME) returns (its partitions that
+// overlap the run's window, or everything when it is read whole), NAME__all every row it has.
+void dependency_ctes(const QueryableDestination& database, const ExecutionContext& context,
+                     const DatasetRef& dep, std::size_t index,
+                     std::vector<std::pair<std::string, std::string>>& ctes,
+                     std::vector<std::pair<std::string, Value>>& params) {
+  ExecutionContext::UpstreamReads reads{dep, true, nullptr};
+  try {
+    reads = context.reads_of(dep.asset);
+  } catch (const RunError&) {
+    // Outside a DAG run (Asset::run) nothing says which partitions: read the table whole.
+  }
+  const std::string whole = database.relation_of(reads.dataset, nullptr, "").sql;
+  std::string scoped = whole;
+  if (!reads.whole) {
+    if (reads.window == nullptr) {
+      scoped = whole + " WHERE 1 = 0";  // the run lies before the upstream's start
+    } else {
+      QueryableDestination::Relation relation = database.relation_of(
+          reads.dataset, reads.window.get(), fmt::format("il_dep{}_", index));
+      scoped = std::move(relation.sql);
+      for (auto& param : relation.params) params.push_back(std::move(param));
+    }
+  }
+  ctes.emplace_back(dep.asset, std::move(scoped));
+  ctes.emplace_back(dep.asset + "__all", whole);
+}
+
+}  // namespace
+
+ComputeFn sql_compute(SqlAsset asset) {
+  return [asset = std::move(asset)](ExecutionContext& context) -> Table {
+    QueryableDestination* database = asset.destination->queryable();
+    if (database == nullptr) {
+      throw RunError(fmt::format("sql assets need a destination that runs SQL queries, not {}",
+                                 asset.destination->url()));
+    }
+    std::vector<std::pair<std::string, std::string>> ctes;
+    std::vector<std::pair<std::string, Value>> params;
+    for (std::size_t i = 0; i < asset.deps.size(); ++i) {
+      dependency_ctes(*database, context, asset.deps[i], i, ctes, params);
+    }
+    std::string text = sql_with_dependencies(asset.sql, ctes);
+
+    Scope scope = Scope::of(context);
+    auto text_or_null = [](const std::optional<std::string>& v) { return v ? Value(*v) : Value(); };
+    auto instant_or_null = [](const std::optional<TimePoint>& t) {
+      // Typed, so that a database compares them with date and timestamp columns as times;
+      // their text is instant_text's (a midnight as the bare date).
+      if (!t) return Value();
+      if (t->is_midnight()) {
+        return Value(Value::Date(std::chrono::floor<std::chrono::days>(t->seconds())));
+      }
+      return Value(Value::Timestamp(t->seconds()));
+    };
+    std::vector<std::pair<std::string, Value>> candidates = {
+        {"window_start", scope.has_window ? Value(scope.start_key) : Value()},
+        {"window_end", scope.has_window ? Value(scope.end_key) : Value()},
+        {"bounds_start", instant_or_null(scope.bounds_start)},
+        {"bounds_end", instant_or_null(scope.bounds_end)},
+        {"partition_key", text_or_null(scope.partition_key)},
+        {"asset", Value(scope.asset)},
+    };
+    std::vector<std::string> used = named_parameters(text);
+    for (auto& [name, value] : candidates) {
+      if (std::find(used.begin(), used.end(), name) != used.end()) {
+        params.emplace_back(":" + name, std::move(value));
+      }
+    }
+    return database->query(text, params);
+  };
+}
+
+}  // namespace interloper::pipeline
