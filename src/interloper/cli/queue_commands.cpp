@@ -11,6 +11,7 @@
 #include <csignal>
 #include <iostream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -25,6 +26,9 @@ namespace {
 constexpr int kOk = 0;
 constexpr int kRunFailed = 1;
 constexpr int kBadInput = 2;
+// Tries, a second apart, to record a task's outcome before giving up on it (its lease then
+// lapses once the worker exits, and it runs again).
+constexpr int kSettleAttempts = 60;
 
 std::atomic<int> g_signals{0};
 
@@ -152,9 +156,11 @@ int queue_backfill(const QueueProject& project, const Selection& selection, bool
   spec.max_attempts = args.max_attempts;
   const std::int64_t id = q.enqueue(planned, spec);
   if (project.json) {
-    std::cout << fmt::format(
-        "{{\"type\":\"backfill_enqueued\",\"backfill\":{},\"tasks\":{},\"skipped\":{}}}\n", id,
-        planned.to_run(), planned.skipped());
+    const nlohmann::json line = {{"type", "backfill_enqueued"},
+                                 {"backfill", id},
+                                 {"tasks", planned.to_run()},
+                                 {"skipped", planned.skipped()}};
+    std::cout << line.dump() << "\n";
   } else if (!project.quiet) {
     std::cout << fmt::format("backfill {} enqueued: {} tasks ({} skipped as up to date)\n", id,
                              planned.to_run(), planned.skipped());
@@ -282,7 +288,22 @@ class Worker {
       result.error = fmt::format("the plan's task {} is {} {}, the queue's is {} {}", task.task,
                                  result.asset, result.window, task.asset, task.partition);
     }
-    settle(task, result);
+    // The data is written: keep trying to record that, so that a database restart does not
+    // leave the task leased (and renewed by the heartbeat) for as long as this worker lives.
+    for (int attempt = 1;; ++attempt) {
+      try {
+        settle(task, result);
+        return;
+      } catch (const std::exception& e) {
+        if (attempt == kSettleAttempts) throw;
+        {
+          std::lock_guard lock(output_);
+          std::cerr << "worker: recording " << task.asset << " " << task.partition
+                    << " failed, retrying: " << e.what() << "\n";
+        }
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+      }
+    }
   }
 
   void settle(const queue::ClaimedTask& task, const TaskResult& result) {
@@ -345,11 +366,19 @@ int queue_status(const QueueProject& project, const QueueArgs& args) {
   for (const queue::BackfillStatus& s : found) {
     const queue::Counts& c = s.counts;
     if (project.json) {
-      std::cout << fmt::format(
-          "{{\"backfill\":{},\"window\":\"{}\",\"canceled\":{},\"queued\":{},\"running\":{},"
-          "\"succeeded\":{},\"failed\":{},\"canceled_tasks\":{}}}\n",
-          s.info.id, s.info.spec.window, s.info.canceled, c.queued, c.running, c.succeeded,
-          c.failed, c.canceled);
+      nlohmann::json line = {{"backfill", s.info.id},     {"window", s.info.spec.window},
+                             {"created", s.info.created}, {"canceled", s.info.canceled},
+                             {"queued", c.queued},        {"running", c.running},
+                             {"succeeded", c.succeeded},  {"failed", c.failed},
+                             {"canceled_tasks", c.canceled}};
+      nlohmann::json tasks = nlohmann::json::array();
+      for (const queue::RunningTask& t : running) {
+        if (t.backfill != s.info.id) continue;
+        tasks.push_back({{"asset", t.asset}, {"partition", t.partition}, {"worker", t.owner},
+                         {"seconds", t.lease_age}, {"attempts", t.attempts}});
+      }
+      line["running_tasks"] = tasks;
+      std::cout << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
       continue;
     }
     std::cout << fmt::format(

@@ -491,13 +491,14 @@ std::int64_t Queue::cancel(std::int64_t id) {
       fmt::format("UPDATE {} SET canceled = true WHERE id = $1 RETURNING id", state_->backfills),
       p);
   if (b.rows() == 0) throw RunError(fmt::format("queue '{}': no backfill {}", display(), id));
-  Result r = conn->exec(fmt::format("UPDATE {} SET state = 'canceled', finished = now(),"
-                                    " last_error = 'the backfill was canceled'"
-                                    " WHERE backfill = $1 AND state = 'queued' RETURNING task",
+  Result r = conn->exec(fmt::format("WITH done AS (UPDATE {} SET state = 'canceled',"
+                                    " finished = now(), last_error = 'the backfill was canceled'"
+                                    " WHERE backfill = $1 AND state = 'queued' RETURNING 1)"
+                                    " SELECT count(*) FROM done",
                                     state_->tasks),
                         p);
   tx.commit();
-  return r.rows();
+  return r.int_value(0, 0);
 }
 
 std::string fingerprint(std::string_view text) {
