@@ -92,12 +92,22 @@ class Asset {
   Asset& enabled(bool on);
   Asset& destination(std::shared_ptr<Destination> destination);  // overrides the source's
   Asset& source_name(std::string name);                          // set by Source::add
+  // Declared column types: every table the asset computes is conformed to them (see
+  // Table::conform), so a declared column always has its type and a value that does not
+  // convert fails the asset, naming the row (from 1), the column and the value.
+  Asset& schema(Schema declared);
+  // The fewest rows each partition of a run (the whole table when unpartitioned) must get;
+  // a run that computes fewer fails before anything is written, so stored data is kept.
+  // 0 (the default) accepts an empty result.
+  Asset& min_rows(std::int64_t rows);
 
   const std::string& name() const { return name_; }
   const std::string& source_name() const { return source_; }
   const PartitionConfig* partitioning() const { return partitioning_.get(); }  // nullptr: none
   const std::vector<std::string>& deps() const { return deps_; }
   bool enabled() const { return enabled_; }
+  const Schema& schema() const { return schema_; }
+  std::int64_t min_rows() const { return min_rows_; }
   // The asset's own destination, or nullptr (a Source or DAG then supplies one).
   const std::shared_ptr<Destination>& destination() const { return destination_; }
   // Where the asset's rows go: its own destination, else the destination of the Source it was
@@ -128,7 +138,11 @@ class Asset {
 
   // Invokes the compute callable with a prepared context (used by runners) and returns the rows
   // it returned. When the context has no emitter, the batches the callable emitted come first
-  // in the result; with one, they were handed to it and only the returned rows are left.
+  // in the result; with one, they were handed to it and only the returned rows are left. Every
+  // batch and the returned rows are conformed to schema(), and min_rows() is checked against
+  // the context's window over all of them before this returns. Throws DataError for a value
+  // that does not convert, RunError for too few rows (a writer given the batches must then not
+  // be committed).
   Table compute(ExecutionContext& context) const;
 
  private:
@@ -141,6 +155,8 @@ class Asset {
   std::unique_ptr<PartitionConfig> partitioning_;
   std::vector<std::string> deps_;
   bool enabled_ = true;
+  Schema schema_;
+  std::int64_t min_rows_ = 0;
   std::shared_ptr<Destination> destination_;
   std::shared_ptr<Destination> source_destination_;  // set by Source::add
 
@@ -243,6 +259,13 @@ class ExecutionContext {
   Emitter emitter_;
   std::optional<Table> emitted_;  // the batches kept when there is no emitter
   ReadsOf reads_of_;
+  // Set by Asset::compute while the callable runs: the asset's declared columns (may be
+  // empty) and what counts the rows handed on, so that every batch obeys both.
+  friend class Asset;
+  const Schema* declared_ = nullptr;
+  std::function<void(const Table&)> count_;
+  std::size_t rows_emitted_ = 0;
+  void hand_on(const Table& batch);
 };
 
 }  // namespace interloper

@@ -18,10 +18,11 @@
 //
 // Tables travel as JSON lines (one object per row, keys in schema order, dates as "YYYY-MM-DD",
 // timestamps as "YYYY-MM-DDTHH:MM:SS") or RFC 4180 CSV (header row; an empty field is null, an
-// empty string is written `""`). Reading without a declared schema infers types: in JSON lines a
-// string that is exactly an ISO date or timestamp becomes a date or timestamp; in CSV each column
-// becomes the narrowest of bool, int, double, date, timestamp, string that fits all its fields.
-// Reading with a declared `Schema` restores the declared types exactly.
+// empty string is written `""`). Readers never lose what they read: a JSON string stays a
+// string and CSV text becomes a bool, int or double only when that value prints back as the
+// same number (`007` and `99999999999999999999` stay strings). Only a column the caller names
+// as the time column (a partition column) turns ISO dates and RFC 3339 timestamps into dates
+// and timestamps. A declared `Schema` (see ReadOptions) converts its columns to their types.
 //
 // Example:
 //
@@ -29,7 +30,8 @@
 //   interloper::Table t;
 //   t.append({{"date", year{2026} / 1 / 5}, {"campaign", "spring"}, {"clicks", 12}});
 //   t.append({{"date", year{2026} / 1 / 6}, {"clicks", 7.5}});   // clicks widens to double,
-//                                                                // campaign is null in row 1
+//                                                                // campaign is null in the second
+//                                                                row
 //   std::string text = interloper::to_json_lines(t);
 //   interloper::Table back = interloper::parse_json_lines(text, &t.schema());
 //   assert(back == t);
@@ -124,8 +126,11 @@ std::ostream& operator<<(std::ostream& os, DataType t);
 
 // Parses "YYYY-MM-DD" exactly. Returns nullopt for anything else, including impossible days.
 std::optional<Value::Date> parse_date(std::string_view text) noexcept;
-// Parses "YYYY-MM-DDTHH:MM:SS" with 'T' or ' ' between date and time and an optional trailing
-// 'Z'. Returns nullopt for anything else.
+// Parses an RFC 3339 timestamp: "YYYY-MM-DDTHH:MM:SS" ('T', 't' or ' ' between date and
+// time), optional fractional seconds (".123456"), and an optional zone designator ("Z",
+// "+02:00", "-0530"); what Python's isoformat() prints. The result is the UTC instant (an
+// offset is subtracted); a Timestamp holds whole seconds, so fractional digits are dropped.
+// Returns nullopt for anything else (including an impossible date, hour 24 or a leap second).
 std::optional<Value::Timestamp> parse_timestamp(std::string_view text) noexcept;
 
 // Converts `v` to `type`: null stays null; the same type is returned unchanged; int -> double;
@@ -232,6 +237,12 @@ class Table {
   // Appends one row with one value per column in schema order (the fast path). Values widen
   // as in append. Throws DataError on a wrong number of values or an incompatible value.
   void append_row(std::vector<Value> row);
+  // Gives every column `declared` names its declared type: cells are converted (see convert),
+  // a declared column the table lacks is added as nulls, undeclared columns are kept as they
+  // are. `first_row` is the number the first row has in messages (a batch after others). Throws
+  // DataError naming the row (counting from `first_row`), the column and the value that does
+  // not convert; the table is unchanged then.
+  void conform(const Schema& declared, std::size_t first_row = 1);
   // Appends all rows of `other`, matching columns by name: the schema becomes
   // Schema::unify(schema(), other.schema()). Throws DataError on incompatible column types.
   void append_table(const Table& other);
@@ -287,14 +298,30 @@ std::ostream& operator<<(std::ostream& os, const Table& t);
 std::string to_json_lines(const Table& table);
 void write_json_lines(const Table& table, std::ostream& out);
 
-// Reads JSON lines (blank lines are skipped). Without `declared`: ints, doubles, bools and
-// strings as they are; a string that is exactly an ISO date or timestamp (see parse_date and
-// parse_timestamp) becomes a date or timestamp; column types widen as in Table::append. With
-// `declared`: the table has exactly the declared columns, and every value is converted to the
-// declared type (see convert); a key not in the schema or a failed conversion is a DataError
-// naming the line number and the column. Malformed JSON, a line that is not an object, or a
-// nested array/object value is a DataError naming the line number. `declared` is only read
-// during the call.
+// How a reader types the columns it reads.
+struct ReadOptions {
+  // Declared column types. Every value of a declared column is converted to its type (see
+  // convert); a value that does not convert is a DataError naming the row, the line, the
+  // column and the value. Declared columns missing from the input are null columns of their
+  // type.
+  Schema schema = {};
+  // true: the table has exactly the declared columns and any other column is a DataError (how
+  // a destination reads back what it wrote). false: undeclared columns are inferred.
+  bool only_declared = false;
+  // The column whose ISO dates ("YYYY-MM-DD") and RFC 3339 timestamps (see parse_timestamp)
+  // become dates and timestamps when it is not declared: the partition column of a time
+  // partitioning. "" for none. Text in every other undeclared column stays text.
+  std::string time_column = {};
+};
+
+// Reads JSON lines (blank lines are skipped). Undeclared columns keep the JSON types: numbers,
+// bools and strings as they are (a string stays a string, except in options.time_column); an
+// integer beyond int64 becomes a string of its exact digits, never a rounded double; column
+// types widen as in Table::append. Declared columns are converted (see ReadOptions). Malformed
+// JSON, invalid UTF-8, a line that is not an object, or a nested array/object value is a
+// DataError naming the line number. `declared` is the same as ReadOptions{*declared, true}.
+Table read_json_lines(std::istream& in, const ReadOptions& options);
+Table parse_json_lines(std::string_view text, const ReadOptions& options);
 Table read_json_lines(std::istream& in, const Schema* declared = nullptr);
 Table parse_json_lines(std::string_view text, const Schema* declared = nullptr);
 
@@ -306,13 +333,17 @@ std::string to_csv(const Table& table);
 void write_csv(const Table& table, std::ostream& out);
 
 // Reads CSV (LF or CRLF line ends; quoted fields may span lines). An unquoted empty field is
-// null; a quoted empty field is an empty string. Without `declared` each column gets the
-// narrowest type among bool ("true"/"false"), int, double, date, timestamp (dates and
-// timestamps mixed), string that fits all its non-null fields (all null: type null). With
-// `declared`, header names must be declared columns (declared columns missing from the header
-// are all null) and every field is converted to its declared type. Throws DataError naming the
-// line number for a record with the wrong number of fields, an unterminated quote, an unknown
-// or duplicated header name, or a failed conversion (with the column).
+// null; a quoted empty field is an empty string. An undeclared column gets the narrowest of
+// bool ("true"/"false"), int, double and string that holds every one of its fields exactly:
+// int only for canonical decimals within int64 (no leading zeros, so `007` stays text), double
+// only for decimals whose double prints back as the same number; date and timestamp only in
+// options.time_column. Declared columns are converted (see ReadOptions); with only_declared,
+// header names must be declared columns. Throws DataError naming the line number for a record
+// with the wrong number of fields, an unterminated quote, invalid UTF-8, an unknown or
+// duplicated header name, or a failed conversion (with the row and the column).
+// `declared` is the same as ReadOptions{*declared, true}.
+Table read_csv(std::istream& in, const ReadOptions& options);
+Table parse_csv(std::string_view text, const ReadOptions& options);
 Table read_csv(std::istream& in, const Schema* declared = nullptr);
 Table parse_csv(std::string_view text, const Schema* declared = nullptr);
 
@@ -326,12 +357,16 @@ Table parse_csv(std::string_view text, const Schema* declared = nullptr);
 //   while (std::optional<std::string> piece = read_some()) parser.feed(*piece);
 //   parser.finish();  // the last, partial batch
 //
-// Values and types are read as parse_json_lines and parse_csv read them, and errors are the same
-// DataErrors naming the 1-based line. Every batch after the first starts with the columns seen so
-// far, so batches concatenate with Table::append_table (or Schema::unify). One difference from
-// parse_csv without a declared schema: CSV column types are inferred per batch and widened across
-// batches as Schema::unify widens them, so a column of numbers that turns to words in a later
-// batch is a DataError naming the line and the column, where parse_csv would read a string column.
+// Values and types are read as parse_json_lines and parse_csv read them (ReadOptions apply to
+// every batch: declared columns are converted, strings stay strings, only the time column becomes
+// dates), and errors are the same DataErrors naming the 1-based row and line. Every batch after
+// the first starts with the columns seen so far, so batches concatenate with Table::append_table
+// (or Schema::unify). An undeclared CSV column is typed per batch, keeping what earlier batches
+// gave it when its fields allow: a column read as text stays text (`007` in one batch, `12` in a
+// later one), and int widens to double. The one difference from parse_csv: a column read as
+// numbers in earlier batches that holds text that must stay text in a later one (`007`, a word)
+// is a DataError naming the line and the column, since the earlier batches are already handed
+// on; declaring the column's type reads every batch alike.
 //
 // `on_batch` runs on the thread calling feed() or finish() and may throw: the exception leaves
 // through that call and the parser must not be used again. Not thread-safe.
@@ -344,7 +379,10 @@ class TableStreamParser {
     std::size_t bytes = std::size_t{4} << 20;  // text bytes per batch
   };
 
-  // `declared`, when given, is copied and used as parse_json_lines / parse_csv use it.
+  // `options` are copied and used as parse_json_lines / parse_csv use them.
+  TableStreamParser(Format format, std::function<void(Table&&)> on_batch, Limits limits,
+                    const ReadOptions& options);
+  // `declared`, when given, is ReadOptions{*declared, true}: exactly the declared columns.
   TableStreamParser(Format format, std::function<void(Table&&)> on_batch, Limits limits,
                     const Schema* declared = nullptr);
   TableStreamParser(Format format, std::function<void(Table&&)> on_batch)

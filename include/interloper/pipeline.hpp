@@ -54,6 +54,8 @@ struct AssetDefinition {
   std::optional<double> timeout_seconds;
   std::string destination_url;  // resolved (absolute paths, ${VAR} expanded)
   std::string partitioning;     // PartitionConfig::to_definition() JSON, "" when none
+  Schema schema;                // the declared `schema:` (empty when none)
+  std::int64_t min_rows = 0;    // `min_rows:`, or 1 for `allow_empty: false`
   int line = 0;                 // where the asset is declared (1-based)
   int column = 0;
 };

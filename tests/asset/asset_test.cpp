@@ -121,6 +121,53 @@ TEST(Asset, EmittedBatchesAndTheReturnedRowsMakeThePartition) {
   EXPECT_EQ(destination->read(a.dataset(), day.as_window().get()), rows);
 }
 
+TEST(Asset, EmittedBatchesObeyTheDeclaredSchemaAndTheRowFloor) {
+  auto destination = std::make_shared<il::MemoryDestination>();
+  il::TimePartition day(year{2026} / 1 / 15);
+  il::Asset a("clicks", [](il::ExecutionContext& ctx) { return emit_batches(ctx, 4); });
+  a.partitioned(il::TimePartitionConfig("date"))
+      .destination(destination)
+      .schema(il::Schema{{"n", il::DataType::string}, {"extra", il::DataType::float64}});
+  // Every batch is converted as it is emitted, not only the returned rows.
+  std::vector<il::Schema> seen;
+  il::ExecutionContext context("clicks", day.as_window(), {}, {},
+                               [&](const il::Table& batch) { seen.push_back(batch.schema()); });
+  il::Table rest = a.compute(context);
+  ASSERT_EQ(seen.size(), 3u);
+  const il::Schema declared{
+      {"date", il::DataType::date}, {"n", il::DataType::string}, {"extra", il::DataType::float64}};
+  for (const il::Schema& schema : seen) EXPECT_EQ(schema, declared);
+  EXPECT_EQ(rest.at(0, "n"), il::Value("12"));
+  EXPECT_EQ(a.materialize(day), 13);
+  EXPECT_EQ(destination->schema(a.dataset())->field(1).type, il::DataType::string);
+  // The floor counts the emitted rows too: 13 pass 13, and 14 fails keeping the stored rows.
+  a.min_rows(13);
+  EXPECT_EQ(a.materialize(day), 13);
+  a.min_rows(14);
+  EXPECT_THROW(a.materialize(day), il::RunError);
+  EXPECT_EQ(destination->row_count(a.dataset(), &day), 13);
+  // A batch whose value does not convert fails naming its row among all emitted rows.
+  il::Asset bad("clicks", [](il::ExecutionContext& ctx) {
+    il::Table batch;
+    batch.append({{"date", ctx.partition_date()}, {"n", 1}});
+    ctx.emit(batch);
+    batch = il::Table();
+    batch.append({{"date", ctx.partition_date()}, {"n", "x"}});
+    ctx.emit(batch);
+    return il::Table();
+  });
+  bad.partitioned(il::TimePartitionConfig("date"))
+      .destination(destination)
+      .schema(il::Schema{{"n", il::DataType::int64}});
+  try {
+    bad.materialize(day);
+    FAIL() << "expected a DataError";
+  } catch (const il::DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("row 2"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(destination->row_count(a.dataset(), &day), 13);
+}
+
 TEST(Asset, AnAssetThatFailsAfterEmittingReplacesNothing) {
   auto destination = std::make_shared<il::MemoryDestination>();
   il::TimePartition day(year{2026} / 1 / 15);

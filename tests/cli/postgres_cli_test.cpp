@@ -51,6 +51,7 @@ void write_pipeline(const fs::path& dir, const std::string& destination,
          "      - name: events\n"
          "        partitioning: {kind: time, column: date, granularity: day}\n"
          "        command: [./emit.sh, \"{partition.key}\"]\n"
+         "        schema: {at: timestamp}\n"
          "      - name: revenue\n"
          "        deps: [events]\n"
          "        partitioning: {kind: time, column: date, granularity: day}\n"

@@ -49,7 +49,7 @@ TEST(Schema, Infer) {
       [] {
         Schema::infer({Value("a"), Value(1)}, "campaign");
       },
-      {"'campaign'", "string", "int", "row 1"});
+      {"'campaign'", "string", "int", "row 2"});
 }
 
 TEST(Schema, Unify) {
@@ -122,7 +122,7 @@ TEST(Table, IncompatibleAppendNamesColumnRowTypesAndChangesNothing) {
       [&] {
         t.append({{"n", 2.5}, {"campaign", 5}});
       },
-      {"'campaign'", "row 1", "int", "string"});
+      {"'campaign'", "row 2", "int", "string"});
   EXPECT_EQ(t, before);  // n was not widened
   expect_data_error([&] { t.append({{"new", 1}, {"n", true}}); }, {"'n'", "bool", "int"});
   EXPECT_EQ(t, before);  // "new" was not added
@@ -138,7 +138,7 @@ TEST(Table, AppendRow) {
   EXPECT_EQ(t.column("x"), (std::vector<Value>{1.0, 2.5}));
   Table before = t;
   expect_data_error([&] { t.append_row({kDay, 1}); }, {"2 values", "3 columns"});
-  expect_data_error([&] { t.append_row({kDay, 1, 7}); }, {"'s'", "row 2", "int", "string"});
+  expect_data_error([&] { t.append_row({kDay, 1, 7}); }, {"'s'", "row 3", "int", "string"});
   EXPECT_EQ(t, before);
 }
 

@@ -229,6 +229,47 @@ TEST_P(DestinationContract, UnpartitionedWriteReplacesEverything) {
   EXPECT_EQ(destination().row_count(ref, nullptr), 1);
 }
 
+TEST_P(DestinationContract, UnpartitionedDatasetMayChangeColumnsAndTypes) {
+  il::DatasetRef ref{"crm", "snapshot", nullptr};
+  il::Table first;
+  first.append({{"id", 1}, {"zip", 1234}, {"gone", "x"}});
+  destination().write(ref, nullptr, first);
+  il::Table second;
+  second.append({{"id", "A-1"}, {"zip", "01234"}, {"score", 0.5}});
+  EXPECT_EQ(destination().write(ref, nullptr, second), 1);
+  EXPECT_EQ(destination().schema(ref), second.schema());
+  EXPECT_EQ(destination().read(ref, nullptr), second);
+  EXPECT_EQ(destination().row_count(ref, nullptr), 1);
+}
+
+TEST_P(DestinationContract, PartitionedTypeThatCannotWidenFailsAndSaysHowToGoOn) {
+  il::DatasetRef ref{"ads", "labels", &kDaily};
+  auto first = days(1, 1);
+  il::Table ints;
+  ints.append({{"date", year{2026} / 1 / 1}, {"v", 1}});
+  destination().write(ref, &first, ints);
+  auto second = days(2, 2);
+  il::Table text;
+  text.append({{"date", year{2026} / 1 / 2}, {"v", "v2"}});
+  try {
+    destination().write(ref, &second, text);
+    ADD_FAILURE() << "a column stored as int took a string";
+  } catch (const il::DestinationError& e) {
+    const std::string message = e.what();
+    for (const char* part : {"'v'", "stored as int", "gives it string", "schema", "new column"}) {
+      EXPECT_NE(message.find(part), std::string::npos) << part << " not in: " << message;
+    }
+  }
+  // Nothing changed, and a type that widens is still taken.
+  EXPECT_EQ(destination().read(ref, &first), ints);
+  EXPECT_EQ(destination().row_count(ref, second.partition_at(0).get()), 0);
+  il::Table doubles;
+  doubles.append({{"date", year{2026} / 1 / 2}, {"v", 2.5}});
+  destination().write(ref, &second, doubles);
+  EXPECT_EQ(destination().schema(ref),
+            il::Schema({{"date", il::DataType::date}, {"v", il::DataType::float64}}));
+}
+
 TEST_P(DestinationContract, WindowedAndPerPartitionWritesStoreTheSame) {
   il::DatasetRef windowed{"ads", "windowed", &kDaily};
   il::DatasetRef single{"ads", "single", &kDaily};

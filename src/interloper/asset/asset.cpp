@@ -58,6 +58,8 @@ Asset::Asset(const Asset& other)
       partitioning_(other.partitioning_ ? other.partitioning_->clone() : nullptr),
       deps_(other.deps_),
       enabled_(other.enabled_),
+      schema_(other.schema_),
+      min_rows_(other.min_rows_),
       destination_(other.destination_),
       source_destination_(other.source_destination_) {}
 
@@ -91,6 +93,19 @@ Asset& Asset::destination(std::shared_ptr<Destination> destination) {
   return *this;
 }
 
+Asset& Asset::schema(Schema declared) {
+  schema_ = std::move(declared);
+  return *this;
+}
+
+Asset& Asset::min_rows(std::int64_t rows) {
+  if (rows < 0) {
+    throw std::invalid_argument(fmt::format("asset '{}': min_rows must not be negative", name_));
+  }
+  min_rows_ = rows;
+  return *this;
+}
+
 Asset& Asset::source_name(std::string name) {
   source_ = std::move(name);
   return *this;
@@ -109,7 +124,84 @@ void Asset::check(const PartitionWindow* window) const {
   }
 }
 
-Table Asset::compute(ExecutionContext& context) const { return context.finish(compute_(context)); }
+namespace {
+
+// Counts the rows of each partition of a run (the whole run when unpartitioned, or without a
+// window) and throws RunError when one got fewer than the asset's min_rows: replacing stored
+// data with a short result is what the limit prevents.
+class RowFloor {
+ public:
+  RowFloor(const Asset& asset, const PartitionWindow* window) : asset_(asset) {
+    if (asset.partitioning() == nullptr || window == nullptr) {
+      counts_.assign(1, 0);
+      return;
+    }
+    for (std::size_t i = 0; i < window->size(); ++i) partitions_.push_back(window->partition_at(i));
+    counts_.assign(partitions_.size(), 0);
+  }
+
+  void add(const Table& rows) {
+    if (partitions_.empty()) {
+      counts_[0] += static_cast<std::int64_t>(rows.num_rows());
+      return;
+    }
+    const std::string& column = asset_.partitioning()->column();
+    if (!rows.column_index(column)) return;
+    for (std::size_t i = 0; i < partitions_.size(); ++i)
+      counts_[i] +=
+          static_cast<std::int64_t>(partitions_[i]->filter(column).apply(rows).num_rows());
+  }
+
+  void check() const {
+    const std::int64_t need = asset_.min_rows();
+    for (std::size_t i = 0; i < counts_.size(); ++i) {
+      if (counts_[i] >= need) continue;
+      const std::string where =
+          partitions_.empty() ? "the run" : "partition " + partitions_[i]->key();
+      throw RunError(fmt::format(
+          "asset '{}': {} got {} row{} but min_rows is {}; nothing was written, the stored "
+          "rows are kept",
+          asset_.name(), where, counts_[i], counts_[i] == 1 ? "" : "s", need));
+    }
+  }
+
+ private:
+  const Asset& asset_;
+  std::vector<std::unique_ptr<Partition>> partitions_;
+  std::vector<std::int64_t> counts_;
+};
+
+// Whether conforming `schema` to `declared` would change it.
+bool needs_conform(const Schema& schema, const Schema& declared) {
+  for (const Field& f : declared.fields()) {
+    auto c = schema.find(f.name);
+    if (!c || schema.field(*c).type != f.type) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Table Asset::compute(ExecutionContext& context) const {
+  std::optional<RowFloor> floor;
+  if (min_rows_ > 0) floor.emplace(*this, context.has_window() ? &context.window() : nullptr);
+  context.declared_ = &schema_;
+  if (floor) context.count_ = [&floor](const Table& batch) { floor->add(batch); };
+  struct Reset {  // the hooks point into this frame; the context may outlive it
+    ExecutionContext& context;
+    ~Reset() {
+      context.declared_ = nullptr;
+      context.count_ = {};
+    }
+  } reset{context};
+  Table rest = compute_(context);
+  if (needs_conform(rest.schema(), schema_)) rest.conform(schema_, context.rows_emitted_ + 1);
+  if (floor) {
+    floor->add(rest);
+    floor->check();
+  }
+  return context.finish(std::move(rest));
+}
 
 Table Asset::run(const PartitionWindow& window, Logger logger) const {
   check(&window);
@@ -198,6 +290,18 @@ ExecutionContext::ExecutionContext(std::string asset_name,
       reads_of_(std::move(reads_of)) {}
 
 void ExecutionContext::emit(const Table& batch) {
+  if (declared_ != nullptr && needs_conform(batch.schema(), *declared_)) {
+    Table conformed = batch;
+    conformed.conform(*declared_, rows_emitted_ + 1);
+    hand_on(conformed);
+    return;
+  }
+  hand_on(batch);
+}
+
+void ExecutionContext::hand_on(const Table& batch) {
+  if (count_) count_(batch);
+  rows_emitted_ += batch.num_rows();
   if (emitter_) {
     emitter_(batch);
   } else if (!emitted_) {

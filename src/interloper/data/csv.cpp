@@ -156,17 +156,19 @@ class RecordReader {
 
 enum Kind : unsigned { kBool = 1, kInt = 2, kDouble = 4, kDate = 8, kTimestamp = 16 };
 
-unsigned kinds_of(const CsvField& f) {
+// The types that hold `f` exactly. Dates and timestamps only in the time column.
+unsigned kinds_of(const CsvField& f, bool time_column) {
   if (f.text.empty()) return 0;  // a quoted empty string
   const std::string& s = f.text;
   if (s == "true" || s == "false") return kBool;
   unsigned k = 0;
   std::int64_t i;
   double d;
-  if (detail::parse_int(s, i))
+  if (detail::is_exact_int(s, i))
     k |= kInt | kDouble;
-  else if (detail::parse_double(s, d))
+  else if (detail::is_exact_double(s, d))
     k |= kDouble;
+  if (!time_column) return k;
   if (parse_date(s))
     k |= kDate | kTimestamp;
   else if (parse_timestamp(s))
@@ -185,14 +187,151 @@ DataType type_of(unsigned kinds) {
 
 bool is_null(const CsvField& f) { return f.text.empty() && !f.quoted; }
 
-Value field_value(const CsvField& f, DataType type, std::size_t line, std::string_view column) {
+Value field_value(const CsvField& f, DataType type, std::size_t row, std::size_t line,
+                  std::string_view column) {
   if (is_null(f)) return Value();
   if (type == DataType::string) return Value(f.text);
   try {
-    return convert(Value(f.text), type);
+    return detail::declared_value(Value(f.text), type, column);
   } catch (const DataError& e) {
-    throw DataError(line_prefix(line) + "column '" + std::string(column) + "': " + e.what());
+    throw DataError(detail::row_prefix(row, line) + e.what());
   }
+}
+
+// The header's names; throws on a duplicate or invalid UTF-8.
+std::vector<std::string> header_names(const std::vector<CsvField>& header) {
+  std::vector<std::string> names;
+  for (const CsvField& f : header) {
+    if (!detail::valid_utf8(f.text)) throw DataError("line 1: a column name is not valid UTF-8");
+    for (const std::string& n : names)
+      if (n == f.text)
+        throw DataError("line 1: column '" + f.text + "' appears twice in the header");
+    names.push_back(f.text);
+  }
+  return names;
+}
+
+// The kind bit of a type a reader may infer (0 for string and null).
+unsigned kind_of(DataType type) {
+  switch (type) {
+    case DataType::boolean:
+      return kBool;
+    case DataType::int64:
+      return kInt;
+    case DataType::float64:
+      return kDouble;
+    case DataType::date:
+      return kDate;
+    case DataType::timestamp:
+      return kTimestamp;
+    default:
+      return 0;
+  }
+}
+
+// The inferred type of column `c`. `earlier` is the type earlier batches of the same text gave
+// it (null for none): text read as text once stays text, and a batch whose fields all hold the
+// earlier type exactly is read in it, so a stream types each column as one whole text would.
+DataType inferred_type(const std::vector<std::vector<CsvField>>& records, std::size_t c,
+                       bool time_column, DataType earlier) {
+  if (earlier == DataType::string) return DataType::string;
+  unsigned kinds = ~0u;
+  bool any = false;
+  for (const auto& rec : records) {
+    if (is_null(rec[c])) continue;
+    any = true;
+    kinds &= kinds_of(rec[c], time_column);
+    if (kinds == 0) break;
+  }
+  if (!any) return DataType::null;
+  if ((kinds & kind_of(earlier)) != 0) return earlier;
+  return type_of(kinds);
+}
+
+// The type of each column: declared, or inferred from its fields (see inferred_type; `earlier`
+// may be null). With only_declared, every header name must be declared.
+std::vector<Field> column_fields(const std::vector<std::string>& names,
+                                 const std::vector<std::vector<CsvField>>& records,
+                                 const ReadOptions& options, const Schema* earlier) {
+  std::vector<Field> fields;
+  for (std::size_t c = 0; c < names.size(); ++c) {
+    if (auto i = options.schema.find(names[c])) {
+      fields.push_back(options.schema.field(*i));
+      continue;
+    }
+    if (options.only_declared)
+      throw DataError("line 1: column '" + names[c] + "' is not in the declared schema (" +
+                      options.schema.to_string() + ")");
+    DataType before = DataType::null;
+    if (earlier != nullptr)
+      if (auto i = earlier->find(names[c])) before = earlier->field(*i).type;
+    fields.push_back(
+        {names[c], inferred_type(records, c, names[c] == options.time_column, before)});
+  }
+  return fields;
+}
+
+// Every remaining record of `reader`, and the line each begins on.
+struct Records {
+  std::vector<std::vector<CsvField>> fields;
+  std::vector<std::size_t> lines;
+};
+
+// Throws DataError for a record with the wrong number of fields or a field not valid UTF-8.
+Records read_records(RecordReader& reader, const std::vector<std::string>& names) {
+  const std::size_t n = names.size();
+  Records out;
+  std::vector<CsvField> fields;
+  while (reader.next(fields)) {
+    if (fields.size() != n)
+      throw DataError(line_prefix(reader.line()) + "record has " + std::to_string(fields.size()) +
+                      " fields but the header has " + std::to_string(n));
+    for (std::size_t c = 0; c < n; ++c)
+      if (!detail::valid_utf8(fields[c].text))
+        throw DataError(line_prefix(reader.line()) + "column '" + names[c] +
+                        "' is not valid UTF-8");
+    out.fields.push_back(std::move(fields));
+    out.lines.push_back(reader.line());
+    fields = {};
+  }
+  return out;
+}
+
+// The table of `records`; `rows_before` records came before them (rows are numbered from 1 in
+// errors), `earlier` is the schema earlier batches were given (may be null).
+Table records_table(const std::vector<std::string>& names, const Records& records,
+                    const ReadOptions& options, std::size_t rows_before = 0,
+                    const Schema* earlier = nullptr) {
+  const std::size_t n = names.size();
+  const std::vector<Field> typed = column_fields(names, records.fields, options, earlier);
+  std::vector<std::size_t> target(n);
+  Table table;
+  if (options.only_declared) {
+    table = Table(options.schema);
+    for (std::size_t c = 0; c < n; ++c) target[c] = *options.schema.find(names[c]);
+  } else {
+    table = Table(Schema(typed));
+    for (std::size_t c = 0; c < n; ++c) target[c] = c;
+  }
+  table.reserve(records.fields.size());
+  for (std::size_t r = 0; r < records.fields.size(); ++r) {
+    std::vector<Value> row(table.num_columns());
+    for (std::size_t c = 0; c < n; ++c)
+      row[target[c]] = field_value(records.fields[r][c], typed[c].type, rows_before + r + 1,
+                                   records.lines[r], names[c]);
+    table.append_row(std::move(row));
+  }
+  if (!options.only_declared) table.conform(options.schema, rows_before + 1);
+  return table;
+}
+
+ReadOptions exactly(const Schema* declared) {
+  ReadOptions options;
+  if (declared != nullptr) {
+    options.schema = *declared;
+    options.only_declared = true;
+  }
+  return options;
 }
 
 }  // namespace
@@ -216,107 +355,27 @@ void write_csv(const Table& table, std::ostream& out) {
   if (!buf.empty()) out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
 }
 
-namespace {
-
-// The header's column names. Throws DataError on a name given twice.
-std::vector<std::string> header_names(const std::vector<CsvField>& header) {
-  std::vector<std::string> names;
-  for (const CsvField& f : header) {
-    for (const std::string& n : names)
-      if (n == f.text)
-        throw DataError("line 1: column '" + f.text + "' appears twice in the header");
-    names.push_back(f.text);
-  }
-  return names;
-}
-
-// Every remaining record of `reader`, and the line each begins on.
-struct Records {
-  std::vector<std::vector<CsvField>> fields;
-  std::vector<std::size_t> lines;
-};
-
-Records read_records(RecordReader& reader, std::size_t n) {
-  Records out;
-  std::vector<CsvField> fields;
-  while (reader.next(fields)) {
-    if (fields.size() != n)
-      throw DataError(line_prefix(reader.line()) + "record has " + std::to_string(fields.size()) +
-                      " fields but the header has " + std::to_string(n));
-    out.fields.push_back(std::move(fields));
-    out.lines.push_back(reader.line());
-    fields = {};
-  }
-  return out;
-}
-
-Table declared_table(const std::vector<std::string>& names, const Records& records,
-                     const Schema& declared) {
-  const std::size_t n = names.size();
-  std::vector<std::size_t> target(n);
-  for (std::size_t c = 0; c < n; ++c) {
-    auto i = declared.find(names[c]);
-    if (!i)
-      throw DataError("line 1: column '" + names[c] + "' is not in the declared schema (" +
-                      declared.to_string() + ")");
-    target[c] = *i;
-  }
-  Table table(declared);
-  table.reserve(records.fields.size());
-  for (std::size_t r = 0; r < records.fields.size(); ++r) {
-    std::vector<Value> row(declared.size());
-    for (std::size_t c = 0; c < n; ++c)
-      row[target[c]] = field_value(records.fields[r][c], declared.field(target[c]).type,
-                                   records.lines[r], names[c]);
-    table.append_row(std::move(row));
-  }
-  return table;
-}
-
-Table inferred_table(const std::vector<std::string>& names, const Records& records) {
-  const std::size_t n = names.size();
-  std::vector<Field> inferred_fields;
-  for (std::size_t c = 0; c < n; ++c) {
-    unsigned kinds = ~0u;
-    bool any = false;
-    for (const auto& rec : records.fields) {
-      if (is_null(rec[c])) continue;
-      any = true;
-      kinds &= kinds_of(rec[c]);
-      if (kinds == 0) break;
-    }
-    inferred_fields.push_back({names[c], any ? type_of(kinds) : DataType::null});
-  }
-  Schema schema(std::move(inferred_fields));
-  Table table(schema);
-  table.reserve(records.fields.size());
-  for (std::size_t r = 0; r < records.fields.size(); ++r) {
-    std::vector<Value> row(n);
-    for (std::size_t c = 0; c < n; ++c)
-      row[c] = field_value(records.fields[r][c], schema.field(c).type, records.lines[r], names[c]);
-    table.append_row(std::move(row));
-  }
-  return table;
-}
-
-Table records_table(const std::vector<std::string>& names, const Records& records,
-                    const Schema* declared) {
-  return declared ? declared_table(names, records, *declared) : inferred_table(names, records);
-}
-
-}  // namespace
-
-Table parse_csv(std::string_view text, const Schema* declared) {
+Table parse_csv(std::string_view text, const ReadOptions& options) {
   RecordReader reader(text);
   std::vector<CsvField> header;
-  if (!reader.next(header)) return declared ? Table(*declared) : Table();
-  std::vector<std::string> names = header_names(header);
-  return records_table(names, read_records(reader, names.size()), declared);
+  if (!reader.next(header)) {
+    Table empty = options.only_declared ? Table(options.schema) : Table();
+    empty.conform(options.schema);
+    return empty;
+  }
+  const std::vector<std::string> names = header_names(header);
+  return records_table(names, read_records(reader, names), options);
 }
 
-Table read_csv(std::istream& in, const Schema* declared) {
+Table read_csv(std::istream& in, const ReadOptions& options) {
   std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  return parse_csv(text, declared);
+  return parse_csv(text, options);
+}
+
+Table read_csv(std::istream& in, const Schema* declared) { return read_csv(in, exactly(declared)); }
+
+Table parse_csv(std::string_view text, const Schema* declared) {
+  return parse_csv(text, exactly(declared));
 }
 
 namespace detail {
@@ -363,8 +422,7 @@ class RecordBoundaries {
 
 class CsvStream final : public StreamFormat {
  public:
-  CsvStream(const std::optional<Schema>& declared, BatchSink& sink)
-      : declared_(declared), sink_(sink) {}
+  CsvStream(ReadOptions options, BatchSink& sink) : options_(std::move(options)), sink_(sink) {}
 
   void feed(std::string_view bytes) override {
     for (char c : bytes) {
@@ -381,7 +439,7 @@ class CsvStream final : public StreamFormat {
       ++records_;
       parse(pending_.size());
     }
-    if (names_ && !emitted_) emit(declared_ ? Table(*declared_) : inferred_table(*names_, {}));
+    if (names_ && !emitted_) emit(records_table(*names_, {}, options_));
   }
 
  private:
@@ -394,7 +452,7 @@ class CsvStream final : public StreamFormat {
       reader.next(header);
       names_ = header_names(header);
     }
-    Records records = read_records(reader, names_->size());
+    Records records = read_records(reader, *names_);
     line_ = reader.next_line();
     pending_.erase(0, end);
     complete_ = 0;
@@ -403,14 +461,38 @@ class CsvStream final : public StreamFormat {
   }
 
   Table batch(const Records& records) {
-    Table table = records_table(*names_, records, declared_ ? &*declared_ : nullptr);
-    if (declared_) return table;
+    Table table = records_table(*names_, records, options_, rows_, emitted_ ? &schema_ : nullptr);
+    rows_ += records.fields.size();
+    if (options_.only_declared) return table;
     try {
       schema_ = emitted_ ? Schema::unify(schema_, table.schema()) : table.schema();
     } catch (const DataError& e) {
-      throw DataError(line_prefix(records.lines.front()) + "from this line on: " + e.what());
+      // Earlier batches are already handed on in their types; only a declared type reads every
+      // batch alike.
+      throw DataError(line_prefix(clashing_line(records)) + e.what() +
+                      " (earlier lines were already read; declare the column's type in the "
+                      "schema to read every line as that type)");
     }
     return table;
+  }
+
+  // The line of the first field whose own type cannot widen from the type earlier batches
+  // gave its column.
+  std::size_t clashing_line(const Records& records) const {
+    for (std::size_t r = 0; r < records.fields.size(); ++r) {
+      for (std::size_t c = 0; c < names_->size(); ++c) {
+        const auto i = schema_.find((*names_)[c]);
+        const CsvField& f = records.fields[r][c];
+        if (!i || is_null(f)) continue;
+        try {
+          Schema::widen(schema_.field(*i).type,
+                        type_of(kinds_of(f, (*names_)[c] == options_.time_column)));
+        } catch (const DataError&) {
+          return records.lines[r];
+        }
+      }
+    }
+    return records.lines.front();
   }
 
   void emit(Table&& table) {
@@ -418,13 +500,14 @@ class CsvStream final : public StreamFormat {
     sink_.emit(std::move(table));
   }
 
-  std::optional<Schema> declared_;
+  ReadOptions options_;
   BatchSink& sink_;
   RecordBoundaries boundaries_;
   std::string pending_;       // text not parsed yet, starting at a record
   std::size_t complete_ = 0;  // bytes of pending_ holding complete records
   std::size_t records_ = 0;   // complete records in pending_
   std::size_t line_ = 1;      // the line pending_ begins on
+  std::size_t rows_ = 0;      // records handed on so far
   std::optional<std::vector<std::string>> names_;
   Schema schema_;  // the batches' schemas unified so far
   bool emitted_ = false;
@@ -432,8 +515,8 @@ class CsvStream final : public StreamFormat {
 
 }  // namespace
 
-std::unique_ptr<StreamFormat> csv_stream(const std::optional<Schema>& declared, BatchSink& sink) {
-  return std::make_unique<CsvStream>(declared, sink);
+std::unique_ptr<StreamFormat> csv_stream(const ReadOptions& options, BatchSink& sink) {
+  return std::make_unique<CsvStream>(options, sink);
 }
 
 }  // namespace detail

@@ -31,4 +31,24 @@ bool parse_int(std::string_view text, std::int64_t& out) noexcept;
 // Parses a whole double (decimal or exponent form, "nan"/"inf" rejected); false otherwise.
 bool parse_double(std::string_view text, double& out) noexcept;
 
+// Readers type what they read with these, one value at a time, so that a reader fed in batches
+// gives every batch the same types.
+
+// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF).
+bool valid_utf8(std::string_view text) noexcept;
+// Whether `text` is the canonical decimal form of an int64 (no sign '+', no leading zeros, in
+// range): the only integers a reader may store without losing how they were written.
+bool is_exact_int(std::string_view text, std::int64_t& out) noexcept;
+// Whether `text` is a decimal number (not integer-shaped) whose double holds the same number:
+// "0.5" and "1.50" are, "0.1000000000000000000001" and "007.5" are not.
+bool is_exact_double(std::string_view text, double& out) noexcept;
+// The value a reader stores for undeclared text: a date or a timestamp when `time_column` is
+// set and the text is one, otherwise the text itself.
+Value text_value(std::string text, bool time_column);
+// `v` converted to a declared column's type; a DataError names the column and the value.
+Value declared_value(const Value& v, DataType type, std::string_view column);
+// "row 3 (line 4): " — where a reader found a bad value; rows and lines count from 1.
+std::string row_prefix(std::size_t row, std::size_t line);
+
 }  // namespace interloper::detail

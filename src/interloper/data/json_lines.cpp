@@ -76,7 +76,7 @@ void append_rows(std::string& out, const Table& table, const std::vector<std::st
           double d = v.as_double();
           if (!std::isfinite(d))
             throw DataError("cannot write " + detail::describe(v) + " as JSON (column '" +
-                            table.schema().field(c).name + "' row " + std::to_string(r) + ")");
+                            table.schema().field(c).name + "' row " + std::to_string(r + 1) + ")");
           detail::append_double(out, d);
           break;
         }
@@ -118,39 +118,41 @@ class LineHandler {
  public:
   using J = nlohmann::json;
 
-  explicit LineHandler(const Schema* declared) : declared_(declared) {}
+  explicit LineHandler(const ReadOptions& options) : options_(options) {}
 
-  // Resets for a new line.
-  void start(std::size_t line) {
+  // Resets for a new line, the `row`-th non-blank one.
+  void start(std::size_t line, std::size_t row) {
     line_ = line;
+    row_no_ = row;
     depth_ = 0;
     n_cells_ = 0;
-    if (declared_) row_.assign(declared_->size(), Value());
+    if (options_.only_declared) row_.assign(options_.schema.size(), Value());
   }
 
-  // Cells of the finished line (no declared schema).
+  // Cells of the finished line (not only_declared).
   std::vector<std::pair<std::string, Value>>& cells() {
     cells_.resize(n_cells_);
     return cells_;
   }
-  // Row of the finished line (declared schema).
+  // Row of the finished line (only_declared).
   std::vector<Value>& row() { return row_; }
 
   bool null() { return cell(Value()); }
   bool boolean(bool b) { return cell(Value(b)); }
   bool number_integer(J::number_integer_t i) { return cell(Value(static_cast<long long>(i))); }
   bool number_unsigned(J::number_unsigned_t u) {
-    if (u > static_cast<std::uint64_t>(INT64_MAX))
-      fail("column '" + key_ + "': integer " + std::to_string(u) + " does not fit in int64");
+    // Beyond int64: the exact digits as text, as CSV keeps them, never a rounded number.
+    if (u > static_cast<std::uint64_t>(INT64_MAX)) return cell(Value(std::to_string(u)));
     return cell(Value(static_cast<long long>(u)));
   }
-  bool number_float(J::number_float_t d, const J::string_t&) { return cell(Value(d)); }
+  bool number_float(J::number_float_t d, const J::string_t& text) {
+    // An integer literal nlohmann could only hold as a double: keep its digits.
+    if (text.find_first_of(".eE") == std::string::npos) return cell(Value(text));
+    return cell(Value(d));
+  }
   bool string(J::string_t& s) {
-    if (!declared_ && s.size() >= 10 && s.size() <= 20 && s[4] == '-') {
-      if (auto d = parse_date(s)) return cell(Value(*d));
-      if (auto t = parse_timestamp(s)) return cell(Value(*t));
-    }
-    return cell(Value(std::move(s)));
+    return cell(detail::text_value(std::move(s),
+                                   key_ == options_.time_column && !options_.schema.find(key_)));
   }
   bool binary(J::binary_t&) { return nested("binary"); }
   bool start_object(std::size_t) {
@@ -180,34 +182,36 @@ class LineHandler {
     fail("column '" + key_ + "': nested " + std::string(what) + " values are not supported");
   }
 
+  // `v` in the declared type of column `c`.
+  Value declared(Value v, std::size_t c) {
+    const Field& f = options_.schema.field(c);
+    try {
+      return detail::declared_value(v, f.type, f.name);
+    } catch (const DataError& e) {
+      throw DataError(detail::row_prefix(row_no_, line_) + e.what());
+    }
+  }
+
   bool cell(Value v) {
     if (depth_ == 0) fail("expected a JSON object, got " + std::string(type_name(v.type())));
-    if (declared_) {
-      auto c = declared_->find(key_);
+    auto c = options_.schema.find(key_);
+    if (options_.only_declared) {
       if (!c)
-        fail("column '" + key_ + "' is not in the declared schema (" + declared_->to_string() +
+        fail("column '" + key_ + "' is not in the declared schema (" + options_.schema.to_string() +
              ")");
-      DataType t = declared_->field(*c).type;
-      if (v.type() == t || v.is_null()) {
-        row_[*c] = std::move(v);
-        return true;
-      }
-      try {
-        row_[*c] = convert(v, t);
-      } catch (const DataError& e) {
-        fail("column '" + key_ + "': " + e.what());
-      }
+      row_[*c] = declared(std::move(v), *c);
       return true;
     }
     if (n_cells_ == cells_.size()) cells_.emplace_back();
     auto& slot = cells_[n_cells_++];
     slot.first = key_;
-    slot.second = std::move(v);
+    slot.second = c ? declared(std::move(v), *c) : std::move(v);
     return true;
   }
 
-  const Schema* declared_;
+  const ReadOptions& options_;
   std::size_t line_ = 0;
+  std::size_t row_no_ = 0;
   int depth_ = 0;
   std::string key_;
   std::vector<std::pair<std::string, Value>> cells_;
@@ -216,16 +220,17 @@ class LineHandler {
 };
 
 // Adds lines to a table one at a time; shared by the whole-text readers and the stream parser.
+// Rows are counted across calls, so a stream's errors number rows as a whole text would.
 class LineAdder {
  public:
-  explicit LineAdder(const Schema* declared) : declared_(declared), handler_(declared) {}
+  explicit LineAdder(const ReadOptions& options) : options_(options), handler_(options) {}
 
   // Parses line `line_no` (1-based) into `table`; blank lines are skipped.
   void add(Table& table, std::string_view line, std::size_t line_no) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
-    handler_.start(line_no);
+    handler_.start(line_no, ++row_no_);
     nlohmann::json::sax_parse(line.begin(), line.end(), &handler_);
-    if (declared_) {
+    if (options_.only_declared) {
       table.append_row(std::move(handler_.row()));
       return;
     }
@@ -237,19 +242,30 @@ class LineAdder {
   }
 
  private:
-  const Schema* declared_;
+  const ReadOptions& options_;
   LineHandler handler_;
+  std::size_t row_no_ = 0;
 };
 
 // Reads lines from `next_line` (returns false at the end) into a table.
 template <typename NextLine>
-Table read_lines(NextLine&& next_line, const Schema* declared) {
-  Table table = declared ? Table(*declared) : Table();
-  LineAdder adder(declared);
+Table read_lines(NextLine&& next_line, const ReadOptions& options) {
+  Table table = options.only_declared ? Table(options.schema) : Table();
+  LineAdder adder(options);
   std::string_view line;
   std::size_t line_no = 0;
   while (next_line(line)) adder.add(table, line, ++line_no);
+  if (!options.only_declared) table.conform(options.schema);
   return table;
+}
+
+ReadOptions exactly(const Schema* declared) {
+  ReadOptions options;
+  if (declared != nullptr) {
+    options.schema = *declared;
+    options.only_declared = true;
+  }
+  return options;
 }
 
 }  // namespace
@@ -271,7 +287,7 @@ std::string to_json_lines(const Table& table) {
   return out;
 }
 
-Table read_json_lines(std::istream& in, const Schema* declared) {
+Table read_json_lines(std::istream& in, const ReadOptions& options) {
   std::string buffer;
   return read_lines(
       [&](std::string_view& line) {
@@ -279,10 +295,10 @@ Table read_json_lines(std::istream& in, const Schema* declared) {
         line = buffer;
         return true;
       },
-      declared);
+      options);
 }
 
-Table parse_json_lines(std::string_view text, const Schema* declared) {
+Table parse_json_lines(std::string_view text, const ReadOptions& options) {
   std::size_t pos = 0;
   return read_lines(
       [&](std::string_view& line) {
@@ -293,7 +309,15 @@ Table parse_json_lines(std::string_view text, const Schema* declared) {
         pos = nl + 1;
         return true;
       },
-      declared);
+      options);
+}
+
+Table read_json_lines(std::istream& in, const Schema* declared) {
+  return read_json_lines(in, exactly(declared));
+}
+
+Table parse_json_lines(std::string_view text, const Schema* declared) {
+  return parse_json_lines(text, exactly(declared));
 }
 
 namespace detail {
@@ -302,9 +326,9 @@ namespace detail {
 // cut by the end of a chunk waits in `partial_`.
 class JsonLinesStream final : public StreamFormat {
  public:
-  JsonLinesStream(const std::optional<Schema>& declared, BatchSink& sink)
-      : declared_(declared), adder_(declared ? &*declared_ : nullptr), sink_(sink) {
-    batch_ = declared_ ? Table(*declared_) : Table();
+  JsonLinesStream(ReadOptions options, BatchSink& sink)
+      : options_(std::move(options)), adder_(options_), sink_(sink) {
+    batch_ = options_.only_declared ? Table(options_.schema) : Table();
   }
 
   void feed(std::string_view bytes) override {
@@ -341,6 +365,9 @@ class JsonLinesStream final : public StreamFormat {
   }
 
   void emit() {
+    // Declared columns the batch lacks are added as nulls of their type (values were converted
+    // as they were read).
+    if (!options_.only_declared) batch_.conform(options_.schema);
     // The next batch starts with every column seen so far, so that a value clashing with an
     // earlier batch's type is reported with its own line number.
     Table next(batch_.schema());
@@ -349,7 +376,7 @@ class JsonLinesStream final : public StreamFormat {
     batch_bytes_ = 0;
   }
 
-  std::optional<Schema> declared_;
+  ReadOptions options_;
   LineAdder adder_;
   BatchSink& sink_;
   Table batch_;
@@ -358,9 +385,8 @@ class JsonLinesStream final : public StreamFormat {
   std::string partial_;
 };
 
-std::unique_ptr<StreamFormat> json_lines_stream(const std::optional<Schema>& declared,
-                                                BatchSink& sink) {
-  return std::make_unique<JsonLinesStream>(declared, sink);
+std::unique_ptr<StreamFormat> json_lines_stream(const ReadOptions& options, BatchSink& sink) {
+  return std::make_unique<JsonLinesStream>(options, sink);
 }
 
 }  // namespace detail

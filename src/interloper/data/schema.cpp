@@ -54,7 +54,7 @@ DataType Schema::infer(const std::vector<Value>& values, std::string_view column
     } catch (const DataError&) {
       throw DataError("column '" + std::string(column) + "' mixes " + std::string(type_name(t)) +
                       " and " + std::string(type_name(v)) + " (value " +
-                      detail::describe(values[i]) + " at row " + std::to_string(i) + ")");
+                      detail::describe(values[i]) + " at row " + std::to_string(i + 1) + ")");
     }
   }
   return t;

@@ -10,13 +10,16 @@ struct TableStreamParser::State {
 };
 
 TableStreamParser::TableStreamParser(Format format, std::function<void(Table&&)> on_batch,
-                                     Limits limits, const Schema* declared)
+                                     Limits limits, const ReadOptions& options)
     : state_(std::make_unique<State>(std::move(on_batch), limits)) {
-  std::optional<Schema> schema;
-  if (declared != nullptr) schema = *declared;
-  state_->format = format == Format::csv ? detail::csv_stream(schema, state_->sink)
-                                         : detail::json_lines_stream(schema, state_->sink);
+  state_->format = format == Format::csv ? detail::csv_stream(options, state_->sink)
+                                         : detail::json_lines_stream(options, state_->sink);
 }
+
+TableStreamParser::TableStreamParser(Format format, std::function<void(Table&&)> on_batch,
+                                     Limits limits, const Schema* declared)
+    : TableStreamParser(format, std::move(on_batch), limits,
+                        declared != nullptr ? ReadOptions{*declared, true} : ReadOptions{}) {}
 
 TableStreamParser::~TableStreamParser() = default;
 

@@ -39,8 +39,7 @@ class StreamFormat {
   virtual void finish() = 0;
 };
 
-std::unique_ptr<StreamFormat> json_lines_stream(const std::optional<Schema>& declared,
-                                                BatchSink& sink);
-std::unique_ptr<StreamFormat> csv_stream(const std::optional<Schema>& declared, BatchSink& sink);
+std::unique_ptr<StreamFormat> json_lines_stream(const ReadOptions& options, BatchSink& sink);
+std::unique_ptr<StreamFormat> csv_stream(const ReadOptions& options, BatchSink& sink);
 
 }  // namespace interloper::detail

@@ -9,8 +9,8 @@ namespace {
 
 [[noreturn]] void incompatible(std::string_view column, std::size_t row, DataType column_type,
                                const Value& v) {
-  throw DataError("column '" + std::string(column) + "' row " + std::to_string(row) + ": value " +
-                  detail::describe(v) + " is incompatible with column type " +
+  throw DataError("column '" + std::string(column) + "' row " + std::to_string(row + 1) +
+                  ": value " + detail::describe(v) + " is incompatible with column type " +
                   std::string(type_name(column_type)));
 }
 
@@ -79,7 +79,7 @@ void Table::append_cells(Cells&& cells) {
     for (const auto& [other, ignored] : cells) {
       if (j == k) break;
       if (std::string_view(other) == n)
-        throw DataError("row " + std::to_string(row) + " gives column '" + std::string(n) +
+        throw DataError("row " + std::to_string(row + 1) + " gives column '" + std::string(n) +
                         "' twice");
       ++j;
     }
@@ -122,7 +122,7 @@ void Table::append(std::vector<std::pair<std::string, Value>>&& cells) { append_
 
 void Table::append_row(std::vector<Value> row) {
   if (row.size() != columns_.size())
-    throw DataError("row " + std::to_string(num_rows_) + " has " + std::to_string(row.size()) +
+    throw DataError("row " + std::to_string(num_rows_ + 1) + " has " + std::to_string(row.size()) +
                     " values but the table has " + std::to_string(columns_.size()) + " columns");
   const auto& fields = schema_.fields();
   bool retype = false;
@@ -147,6 +147,32 @@ void Table::append_row(std::vector<Value> row) {
   }
   for (std::size_t c = 0; c < row.size(); ++c) columns_[c].push_back(std::move(row[c]));
   ++num_rows_;
+}
+
+void Table::conform(const Schema& declared, std::size_t first_row) {
+  // Converted columns are built aside and swapped in, so a failure changes nothing.
+  std::vector<std::pair<std::size_t, std::vector<Value>>> converted;
+  for (const Field& f : declared.fields()) {
+    auto c = schema_.find(f.name);
+    if (!c || schema_.field(*c).type == f.type) continue;
+    const std::vector<Value>& cells = columns_[*c];
+    std::vector<Value> out;
+    out.reserve(cells.size());
+    for (std::size_t r = 0; r < cells.size(); ++r) {
+      try {
+        out.push_back(detail::declared_value(cells[r], f.type, f.name));
+      } catch (const DataError& e) {
+        throw DataError("row " + std::to_string(first_row + r) + ": " + e.what());
+      }
+    }
+    converted.emplace_back(*c, std::move(out));
+  }
+  for (auto& [c, cells] : converted) {
+    columns_[c] = std::move(cells);
+    schema_.set_type(c, declared.field(*declared.find(schema_.field(c).name)).type);
+  }
+  for (const Field& f : declared.fields())
+    if (!schema_.find(f.name)) add_column(f.name, f.type);
 }
 
 void Table::append_table(const Table& other) {

@@ -89,13 +89,49 @@ std::optional<Value::Date> parse_date(std::string_view s) noexcept {
   return Value::Date(std::chrono::days(days));
 }
 
+namespace {
+
+// Reads the zone designator of an RFC 3339 time ("Z", "+02:00", "-0530") as seconds east of
+// UTC; false for anything else.
+bool get_offset(std::string_view s, std::int64_t& seconds) {
+  if (s == "Z" || s == "z") {
+    seconds = 0;
+    return true;
+  }
+  if (s.size() != 6 && s.size() != 5) return false;
+  if (s[0] != '+' && s[0] != '-') return false;
+  std::string_view minutes_text = s.size() == 6 ? s.substr(4) : s.substr(3);
+  if (s.size() == 6 && s[3] != ':') return false;
+  int h = 0, m = 0;
+  auto digits = [](std::string_view d, int& out) {
+    if (d.size() != 2 || d[0] < '0' || d[0] > '9' || d[1] < '0' || d[1] > '9') return false;
+    out = (d[0] - '0') * 10 + (d[1] - '0');
+    return true;
+  };
+  if (!digits(s.substr(1, 2), h) || !digits(minutes_text, m) || h > 23 || m > 59) return false;
+  seconds = (s[0] == '-' ? -1 : 1) * (h * 3600 + m * 60);
+  return true;
+}
+
+}  // namespace
+
 std::optional<Value::Timestamp> parse_timestamp(std::string_view s) noexcept {
-  if (s.size() == 20 && s[19] == 'Z') s.remove_suffix(1);
   std::int64_t days, seconds;
-  if (s.size() != 19 || (s[10] != 'T' && s[10] != ' ') || !detail::get_date(s.data(), days) ||
-      !detail::get_time_of_day(s.data() + 11, seconds))
+  if (s.size() < 19 || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
+      !detail::get_date(s.data(), days) || !detail::get_time_of_day(s.data() + 11, seconds))
     return std::nullopt;
-  return Value::Timestamp(std::chrono::seconds(days * detail::kSecondsPerDay + seconds));
+  std::string_view rest = s.substr(19);
+  // Fractional seconds: a Timestamp holds whole seconds, so the digits are checked and dropped
+  // (which floors the instant, since the fraction only ever adds to it).
+  if (!rest.empty() && rest[0] == '.') {
+    std::size_t n = 1;
+    while (n < rest.size() && rest[n] >= '0' && rest[n] <= '9') ++n;
+    if (n == 1) return std::nullopt;
+    rest.remove_prefix(n);
+  }
+  std::int64_t offset = 0;
+  if (!rest.empty() && !get_offset(rest, offset)) return std::nullopt;
+  return Value::Timestamp(std::chrono::seconds(days * detail::kSecondsPerDay + seconds - offset));
 }
 
 Value convert(const Value& v, DataType type) {
@@ -224,6 +260,139 @@ bool parse_double(std::string_view s, double& out) noexcept {
   if (!((c >= '0' && c <= '9') || c == '.')) return false;
   auto r = std::from_chars(s.data(), s.data() + s.size(), out);
   return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+bool valid_utf8(std::string_view s) noexcept {
+  std::size_t i = 0;
+  const std::size_t n = s.size();
+  while (i < n) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t len;
+    char32_t cp;
+    if (c >= 0xc2 && c <= 0xdf) {
+      len = 2;
+      cp = c & 0x1f;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      len = 3;
+      cp = c & 0x0f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + len > n) return false;
+    for (std::size_t k = 1; k < len; ++k) {
+      auto b = static_cast<unsigned char>(s[i + k]);
+      if ((b & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (b & 0x3f);
+    }
+    if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+        (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+      return false;
+    i += len;
+  }
+  return true;
+}
+
+bool is_exact_int(std::string_view s, std::int64_t& out) noexcept {
+  std::string_view digits = !s.empty() && s[0] == '-' ? s.substr(1) : s;
+  if (digits.empty() || (digits[0] == '0' && (digits.size() > 1 || s[0] == '-'))) return false;
+  return parse_int(s, out);
+}
+
+namespace {
+
+// A decimal number as its significant digits (no leading or trailing zeros) and the power of
+// ten of the last one, so that two spellings of one number compare equal. nullopt for text that
+// is not a plain decimal (sign, digits, optional fraction, optional exponent).
+struct Decimal {
+  bool negative = false;
+  std::string digits;
+  long exponent = 0;
+  friend bool operator==(const Decimal&, const Decimal&) = default;
+};
+
+std::optional<Decimal> decimal_of(std::string_view s) {
+  Decimal d;
+  std::size_t i = 0;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) d.negative = s[i++] == '-';
+  bool any = false;
+  long fraction = 0;
+  for (bool after_point = false; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '.' && !after_point) {
+      after_point = true;
+    } else if (c >= '0' && c <= '9') {
+      any = true;
+      if (!(d.digits.empty() && c == '0')) d.digits.push_back(c);
+      if (after_point) ++fraction;
+    } else {
+      break;
+    }
+  }
+  if (!any) return std::nullopt;
+  long exponent = 0;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && s[i] == '+') ++i;
+    auto r = std::from_chars(s.data() + i, s.data() + s.size(), exponent);
+    if (r.ec != std::errc()) return std::nullopt;
+    i = static_cast<std::size_t>(r.ptr - s.data());
+  }
+  if (i != s.size()) return std::nullopt;
+  d.exponent = exponent - fraction;
+  while (!d.digits.empty() && d.digits.back() == '0') {
+    d.digits.pop_back();
+    ++d.exponent;
+  }
+  if (d.digits.empty()) d.exponent = 0;
+  return d;
+}
+
+}  // namespace
+
+bool is_exact_double(std::string_view s, double& out) noexcept {
+  if (s.find_first_of(".eE") == std::string_view::npos || !parse_double(s, out)) return false;
+  // A leading zero before another digit ("007.5") is not how a number is written.
+  std::string_view unsigned_part = s[0] == '-' ? s.substr(1) : s;
+  if (unsigned_part.size() > 1 && unsigned_part[0] == '0' && unsigned_part[1] >= '0' &&
+      unsigned_part[1] <= '9')
+    return false;
+  char buf[40];
+  auto r = std::to_chars(buf, buf + sizeof buf, out);
+  try {
+    auto text = decimal_of(s);
+    auto shortest = decimal_of(std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
+    return text && shortest && *text == *shortest;
+  } catch (...) {
+    return false;  // allocation failure: not provably exact
+  }
+}
+
+Value text_value(std::string text, bool time_column) {
+  if (time_column && text.size() >= 10 && text[4] == '-') {
+    if (auto d = parse_date(text)) return Value(*d);
+    if (auto t = parse_timestamp(text)) return Value(*t);
+  }
+  return Value(std::move(text));
+}
+
+Value declared_value(const Value& v, DataType type, std::string_view column) {
+  if (v.type() == type || v.is_null()) return v;
+  try {
+    return convert(v, type);
+  } catch (const DataError& e) {
+    throw DataError("column '" + std::string(column) + "': " + e.what());
+  }
+}
+
+std::string row_prefix(std::size_t row, std::size_t line) {
+  return "row " + std::to_string(row) + " (line " + std::to_string(line) + "): ";
 }
 
 }  // namespace detail

@@ -23,6 +23,7 @@
 
 #include "interloper/data/format.hpp"
 #include "interloper/destination.hpp"
+#include "interloper/destination/schema_change.hpp"
 #include "interloper/destination/window_index.hpp"
 
 namespace interloper {
@@ -670,13 +671,13 @@ class FileDestination::Writer final : public WindowWriter {
     buffered_ = 0;
   }
 
-  // The stored schema unified with the batches'. Throws before anything is replaced.
+  // The schema the dataset has after this write (see evolve_schema). Throws before anything is
+  // replaced.
   Schema merged_schema() {
     stored_ = state_.stored_schema(dir_);
-    if (!stored_) return schema_;
     try {
-      return Schema::unify(*stored_, schema_);
-    } catch (const DataError& e) {
+      return detail::evolve_schema(dataset_, stored_, schema_);
+    } catch (const DestinationError& e) {
       throw DestinationError(fmt::format("file destination: '{}': {}", dir_.string(), e.what()));
     }
   }

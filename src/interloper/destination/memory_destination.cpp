@@ -16,6 +16,7 @@
 #include "interloper/data/time_value.hpp"
 #include "interloper/destination.hpp"
 #include "interloper/destination/dataset_name.hpp"
+#include "interloper/destination/schema_change.hpp"
 
 namespace interloper {
 
@@ -218,17 +219,9 @@ void MemoryDestination::Writer::replace(MemoryDestination::State& state, const D
                                         const Schema& schema) {
   std::lock_guard lock(state.mutex);
   StoredDataset& stored = state.datasets[dataset_key(dataset)];
-  // The stored schema widens with what arrives, as a database's columns do; a clash fails the
-  // write before anything changes.
-  Schema merged = schema;
-  if (stored.schema) {
-    try {
-      merged = Schema::unify(*stored.schema, schema);
-    } catch (const DataError& e) {
-      throw DestinationError(
-          fmt::format("dataset '{}': {}", detail::dataset_name(dataset), e.what()));
-    }
-  }
+  // Replaced whole, the dataset takes the write's schema; partitioned, the stored one widens
+  // with what arrives, and a clash fails the write before anything changes.
+  Schema merged = detail::evolve_schema(dataset, stored.schema, schema);
   for (Table& part : parts) {
     if (part.num_columns() == 0) part = Table(schema);
   }

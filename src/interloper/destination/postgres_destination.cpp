@@ -10,6 +10,7 @@
 #include "interloper/destination/dataset_name.hpp"
 #include "interloper/destination/postgres_rows.hpp"
 #include "interloper/destination/postgres_schema.hpp"
+#include "interloper/destination/schema_change.hpp"
 #include "interloper/destination/postgres_sql.hpp"
 #include "interloper/destination/window_index.hpp"
 #include "interloper/postgres/postgres.hpp"
@@ -88,6 +89,9 @@ class PostgresWindowWriter final : public WindowWriter {
     }
     lock_partitions();
     stored_ = detail::pg::stored_schema(*conn_, state_.schema, name_);
+    // An unpartitioned dataset is replaced whole, so it may come back with any columns and
+    // types: its table goes, inside this transaction, and the batches build it anew.
+    if (dataset.partitioning == nullptr && !stored_.empty()) drop_table();
   }
 
   void append(const Table& batch) override {
@@ -150,13 +154,36 @@ class PostgresWindowWriter final : public WindowWriter {
     rows_ += static_cast<std::int64_t>(batch.num_rows());
   }
 
+  void drop_table() {
+    postgres::Params lock;
+    lock.text("interloper ddl " + state_.schema + "." + name_);
+    conn_->exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
+    conn_->exec("DROP TABLE IF EXISTS " + table_);
+    postgres::Params params;
+    params.text(name_);
+    conn_->exec("DELETE FROM " + state_.catalog("_interloper_columns") + " WHERE dataset = $1",
+                params);
+    stored_ = Schema();
+  }
+
+  // The stored and incoming types cannot be unified: says why, and how to go on for a
+  // partitioned dataset.
+  [[noreturn]] void incompatible(const Schema& incoming, const DataError& e) const {
+    try {
+      if (dataset_.partitioning != nullptr) detail::evolve_schema(dataset_, stored_, incoming);
+    } catch (const DestinationError& explained) {
+      state_.fail_table(name_, explained.what());
+    }
+    state_.fail_table(name_, e.what());
+  }
+
   // Creates the table, adds columns or widens types when `incoming` needs it.
   void evolve(const Schema& incoming) {
     Schema merged;
     try {
       merged = Schema::unify(stored_, incoming);
     } catch (const DataError& e) {
-      state_.fail_table(name_, e.what());
+      incompatible(incoming, e);
     }
     if (merged == stored_) return;
     if (copying_) end_copy();
@@ -168,7 +195,7 @@ class PostgresWindowWriter final : public WindowWriter {
     try {
       merged = Schema::unify(stored_, incoming);
     } catch (const DataError& e) {
-      state_.fail_table(name_, e.what());
+      incompatible(incoming, e);
     }
     if (merged == stored_) return;
     detail::pg::change_schema(*conn_, state_.schema, name_, stored_, merged, column_);

@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "interloper/destination/dataset_name.hpp"
+#include "interloper/destination/schema_change.hpp"
 #include "interloper/destination/window_index.hpp"
 
 namespace interloper::detail {
@@ -112,15 +113,8 @@ std::optional<Schema> S3Layout::stored_schema(const DatasetRef& dataset) {
 Schema S3Layout::store_schema(const DatasetRef& dataset, const Schema& written) {
   std::lock_guard lock(schema_mutex_);
   auto stored = stored_schema(dataset);
-  Schema merged = written;
-  if (stored) {
-    try {
-      merged = Schema::unify(*stored, written);
-    } catch (const DataError& e) {
-      throw DestinationError(fmt::format("dataset '{}': {}", dataset_name(dataset), e.what()));
-    }
-    if (merged == *stored) return merged;
-  }
+  Schema merged = detail::evolve_schema(dataset, stored, written);
+  if (stored && merged == *stored) return merged;
   client_.put(dataset_prefix(dataset) + schema_name, schema_to_json(merged));
   return merged;
 }

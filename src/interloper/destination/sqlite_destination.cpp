@@ -13,6 +13,7 @@
 #include <variant>
 
 #include "interloper/destination.hpp"
+#include "interloper/destination/schema_change.hpp"
 #include "interloper/destination/window_index.hpp"
 #include "interloper/partitioning/sql.hpp"
 #include "interloper/sqlite/sqlite.hpp"
@@ -139,15 +140,15 @@ struct SqliteDestination::State {
   }
 
   // Creates the table or adds the columns `incoming` brings; widens remembered types.
-  Schema ensure_table(const std::string& table, const Schema& incoming,
-                      const std::string& partition_column) {
+  Schema ensure_table(const DatasetRef& dataset, const std::string& table,
+                      const Schema& incoming, const std::string& partition_column) {
     Schema stored = columns(table);
     if (incoming.empty() && stored.empty()) return stored;
     Schema merged;
     try {
-      merged = Schema::unify(stored, incoming);
-    } catch (const DataError& e) {
-      throw DestinationError(fmt::format("sqlite '{}': table '{}': {}", path, table, e.what()));
+      merged = detail::evolve_schema(dataset, stored, incoming);
+    } catch (const DestinationError& e) {
+      throw DestinationError(fmt::format("sqlite '{}': {}", path, e.what()));
     }
     if (stored.empty()) {
       std::string sql = "CREATE TABLE IF NOT EXISTS " + quote(table) + " (";
@@ -250,6 +251,20 @@ struct SqliteDestination::State {
     }
     return Value(std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, c)),
                              static_cast<std::size_t>(sqlite3_column_bytes(stmt, c))));
+  }
+
+  // Drops the table and what is remembered of it: an unpartitioned dataset is replaced whole,
+  // so its next write may bring any columns and types.
+  void drop_table(const std::string& table) {
+    if (columns(table).empty()) return;
+    db.run("DROP TABLE IF EXISTS " + quote(table));
+    auto clear = db.cached("DELETE FROM _interloper_columns WHERE dataset = ?");
+    clear->bind_text(1, table, false);
+    clear->step();
+    known_schemas.erase(table);
+    for (auto it = known_indexes.begin(); it != known_indexes.end();) {
+      it = it->rfind(table + '\0', 0) == 0 ? known_indexes.erase(it) : std::next(it);
+    }
   }
 
   // Deletes the rows a replace of `window` removes (all of them when null).
@@ -474,7 +489,10 @@ class SqliteDestination::Writer final : public WindowWriter {
   void swap_in() {
     auto& db = state_.db;
     sqlite::Transaction transaction(db);
-    const Schema schema = state_.ensure_table(name_, schema_, column_);
+    // Replaced whole, an unpartitioned dataset's table goes (inside this transaction) and is
+    // built anew from the write's columns and types.
+    if (dataset_.partitioning == nullptr) state_.drop_table(name_);
+    const Schema schema = state_.ensure_table(dataset_, name_, schema_, column_);
     if (!schema.empty()) {
       const bool by_union = !index_ || index_->is_time() || index_->is_list();
       state_.clear(name_, schema, index_ ? window_ : nullptr, column_, by_union);

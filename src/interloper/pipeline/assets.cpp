@@ -261,7 +261,8 @@ ComputeFn command_compute(CommandAsset command) {
     const char* format = command.csv ? "CSV" : "JSON lines";
     TableStreamParser parser(
         command.csv ? TableStreamParser::Format::csv : TableStreamParser::Format::json_lines,
-        [&context](Table&& batch) { context.emit(batch); });
+        [&context](Table&& batch) { context.emit(batch); }, TableStreamParser::Limits{},
+        command.read);
     std::uint64_t printed = 0;
     spec.on_stdout = [&](std::string_view chunk) {
       printed += chunk.size();

@@ -58,6 +58,7 @@ struct CommandAsset {
   // The dependencies: each one's rows for the run (what ExecutionContext::load returns) are
   // written to a JSON-lines file named by IL_INPUT_<NAME> and {input.NAME}, removed afterwards.
   std::vector<std::string> inputs;
+  ReadOptions read;  // declared columns and the time column of what the command prints
 };
 // Runs the command and streams its stdout, parsed as it arrives, to the context's emitter in
 // batches (bounded memory). Throws RunError naming the asset and the limit when stdout exceeds

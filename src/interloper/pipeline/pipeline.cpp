@@ -59,14 +59,25 @@ struct SourceSpec {
   std::vector<std::size_t> assets;  // indexes into Loader::assets
 };
 
+// The directory relative paths in the file resolve against: the directory of the file itself,
+// after following the symbolic links that lead to it, so a pipeline reached through a link runs
+// exactly as it does from where it lives. Directories above the file are left as spelled.
+std::string file_directory(const std::string& path) {
+  std::error_code ec;
+  fs::path file = fs::absolute(path, ec);
+  for (int hops = 0; hops < 40 && fs::is_symlink(file, ec); ++hops) {
+    fs::path target = fs::read_symlink(file, ec);
+    if (ec) break;
+    file = target.is_absolute() ? target : file.parent_path() / target;
+  }
+  std::string directory = file.parent_path().lexically_normal().string();
+  if (directory.size() > 1 && directory.back() == '/') directory.pop_back();
+  return directory;
+}
+
 class Loader {
  public:
-  explicit Loader(std::string path) : path_(std::move(path)) {
-    std::error_code ec;
-    fs::path absolute = fs::absolute(path_, ec);
-    directory_ = absolute.parent_path().lexically_normal().string();
-    if (directory_.size() > 1 && directory_.back() == '/') directory_.pop_back();
-  }
+  explicit Loader(std::string path) : path_(std::move(path)) { directory_ = file_directory(path_); }
 
   // Reads the file, or `text` when given.
   std::unique_ptr<Pipeline::State> load(const std::optional<std::string>& text = std::nullopt);
@@ -90,6 +101,8 @@ class Loader {
   std::string resolve_path(const std::string& path) const;
   std::shared_ptr<Destination> destination(const YAML::Node& node);
   std::unique_ptr<PartitionConfig> partitioning(const YAML::Node& node) const;
+  Schema declared_schema(const YAML::Node& node, const PartitionConfig* partitioning) const;
+  std::int64_t min_rows(const YAML::Node& asset) const;
   nlohmann::ordered_json time_definition(const YAML::Node& node) const;
   nlohmann::ordered_json list_definition(const YAML::Node& node) const;
   void read_asset(const YAML::Node& node, const SourceSpec& source);
@@ -302,15 +315,27 @@ nlohmann::ordered_json Loader::time_definition(const YAML::Node& node) const {
     }
   }
   if (node["start"]) {
+    // Any key of the granularity ("2026-10", "2026-W40") or a date/time names the first period.
     std::string text = scalar(node["start"], "start");
+    const TimeGranularity granularity =
+        TimeGranularity::from_name(definition["granularity"].get<std::string>());
+    std::optional<TimePoint> start;
     try {
-      TimePoint::parse(text);
+      start = granularity.parse(text);
     } catch (const std::exception&) {
-      fail(node["start"], fmt::format("start '{}' is not a date (YYYY-MM-DD) or time "
-                                      "(YYYY-MM-DDTHH:MM:SS)",
-                                      text));
+      try {
+        start = TimePoint::parse(text);
+      } catch (const std::exception&) {
+      }
     }
-    definition["start"] = text;
+    if (!start) {
+      fail(node["start"], fmt::format("start '{}' is not a {} key (e.g. {}), a date (YYYY-MM-DD) "
+                                      "or a time (YYYY-MM-DDTHH:MM:SS)",
+                                      text, granularity.name(),
+                                      granularity.format(TimePoint(std::chrono::sys_days(
+                                          std::chrono::year{2026} / 10 / 5)))));
+    }
+    definition["start"] = start->to_string();
   }
   return definition;
 }
@@ -362,10 +387,70 @@ std::unique_ptr<PartitionConfig> Loader::partitioning(const YAML::Node& node) co
   }
 }
 
+// `schema: {column: type, ...}`, each type one a column can be declared with, and the time
+// partition column a time.
+Schema Loader::declared_schema(const YAML::Node& node, const PartitionConfig* partitioning) const {
+  if (!node.IsMap()) {
+    fail(node, "schema must be a mapping of column to type, e.g. {zip: string, amount: double}");
+  }
+  std::vector<Field> fields;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    std::string column = scalar(it->first, "a schema column");
+    if (column.empty()) fail(it->first, "a schema column name must not be empty");
+    for (const Field& f : fields) {
+      if (f.name == column) fail(it->first, fmt::format("schema declares '{}' twice", column));
+    }
+    if (it->second.IsNull()) {
+      fail(it->first, fmt::format("column '{}' needs a type (string, int, double, bool, date or "
+                                  "timestamp)",
+                                  column));
+    }
+    std::string name = scalar(it->second, "a column type");
+    DataType type = DataType::null;
+    try {
+      type = type_from_name(name);
+    } catch (const DataError&) {
+    }
+    if (type == DataType::null) {
+      fail(it->second, fmt::format("unknown type '{}' for column '{}' (expected string, int, "
+                                   "double, bool, date or timestamp)",
+                                   name, column));
+    }
+    if (partitioning != nullptr && partitioning->kind() == "time" &&
+        partitioning->column() == column && type != DataType::date && type != DataType::timestamp) {
+      fail(it->second, fmt::format("column '{}' is the time partition column: declare it date "
+                                   "or timestamp, not {}",
+                                   column, name));
+    }
+    fields.push_back({column, type});
+  }
+  return Schema(std::move(fields));
+}
+
+// `min_rows: N`, or `allow_empty: false` (the same as min_rows: 1); 0 when neither is given.
+std::int64_t Loader::min_rows(const YAML::Node& asset) const {
+  const YAML::Node allow_empty = asset["allow_empty"];
+  const YAML::Node min = asset["min_rows"];
+  if (allow_empty && min) {
+    fail(min,
+         "give either 'allow_empty' or 'min_rows', not both (allow_empty: false is "
+         "min_rows: 1)");
+  }
+  if (allow_empty) return boolean(allow_empty, "allow_empty") ? 0 : 1;
+  if (!min) return 0;
+  std::string text = scalar(min, "min_rows");
+  std::int64_t rows = -1;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), rows);
+  if (error != std::errc() || end != text.data() + text.size() || rows < 0) {
+    fail(min, fmt::format("min_rows must be a whole number of rows (0 or more), not '{}'", text));
+  }
+  return rows;
+}
+
 void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
   check_keys(node, "asset",
              {"name", "partitioning", "deps", "enabled", "command", "sql", "format", "timeout",
-              "max_output"});
+              "max_output", "schema", "allow_empty", "min_rows", "destination"});
   AssetSpec spec;
   AssetDefinition& def = spec.definition;
   def.line = node.Mark().line + 1;
@@ -388,6 +473,8 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
       fail(node["partitioning"], fmt::format("partitioning cannot be described: {}", e.what()));
     }
   }
+  if (node["schema"]) def.schema = declared_schema(node["schema"], spec.partitioning.get());
+  def.min_rows = min_rows(node);
   if (const YAML::Node deps = node["deps"]) {
     spec.deps_node = deps;
     if (!deps.IsSequence()) fail(deps, "'deps' must be a list of asset names");
@@ -406,8 +493,8 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
                            "'sql: SELECT ...'",
                            def.name));
   }
-  spec.destination = source.destination;
-  def.destination_url = source.destination->url();
+  spec.destination = node["destination"] ? destination(node["destination"]) : source.destination;
+  def.destination_url = spec.destination->url();
   if (command) {
     def.body = "command";
     if (!command.IsSequence()) {
@@ -619,12 +706,18 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
       const AssetDefinition& def = spec.definition;
       ComputeFn compute;
       if (def.body == "command") {
-        compute = pipeline::command_compute({.argv = spec.argv,
-                                             .working_directory = directory_,
-                                             .csv = spec.csv,
-                                             .timeout_seconds = spec.timeout,
-                                             .max_output = spec.max_output,
-                                             .inputs = def.deps});
+        pipeline::CommandAsset command{.argv = spec.argv,
+                                       .working_directory = directory_,
+                                       .csv = spec.csv,
+                                       .timeout_seconds = spec.timeout,
+                                       .max_output = spec.max_output,
+                                       .inputs = def.deps,
+                                       .read = {.schema = def.schema}};
+        // Only the time partition column turns date-shaped text into dates by default.
+        if (spec.partitioning && spec.partitioning->kind() == "time") {
+          command.read.time_column = spec.partitioning->column();
+        }
+        compute = pipeline::command_compute(std::move(command));
       } else {
         pipeline::SqlAsset sql{
             .sql = def.sql, .source = def.source, .deps = {}, .destination = spec.destination};
@@ -638,6 +731,9 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
       if (spec.partitioning) asset.partitioned(*spec.partitioning);
       asset.depends_on(def.deps);
       asset.enabled(def.enabled);
+      asset.schema(def.schema);
+      asset.min_rows(def.min_rows);
+      if (spec.destination != source.destination) asset.destination(spec.destination);
     }
     dag_sources.push_back(std::move(built));
   }
@@ -707,6 +803,10 @@ std::string Pipeline::catalog(bool with_schema) const {
                                 ? nlohmann::ordered_json(nullptr)
                                 : nlohmann::ordered_json::parse(def.partitioning);
     entry["destination"] = def.destination_url;
+    if (!def.schema.empty()) {
+      entry["declared_schema"] = nlohmann::ordered_json::parse(schema_to_json(def.schema));
+    }
+    if (def.min_rows > 0) entry["min_rows"] = def.min_rows;
     if (with_schema) {
       const Asset& asset = state_->dag->asset(def.name);
       Destination* destination = state_->dag->destination_of(asset);

@@ -1,0 +1,44 @@
+// The one rule every destination applies when a write brings a schema other than the stored one.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <optional>
+#include <string>
+
+#include "interloper/data.hpp"
+#include "interloper/dataset.hpp"
+#include "interloper/destination/dataset_name.hpp"
+
+namespace interloper::detail {
+
+// The schema a dataset has after a write of rows typed `incoming`. An unpartitioned dataset is
+// replaced whole, so it simply takes the new columns and types. A partitioned one keeps the
+// partitions the write does not touch, so its columns only grow and its types only widen
+// (Schema::unify); a type that cannot widen is a DestinationError saying how to go on.
+inline Schema evolve_schema(const DatasetRef& dataset, const std::optional<Schema>& stored,
+                            const Schema& incoming) {
+  if (!stored || dataset.partitioning == nullptr) return incoming;
+  try {
+    return Schema::unify(*stored, incoming);
+  } catch (const DataError&) {
+  }
+  for (const Field& f : incoming.fields()) {
+    auto i = stored->find(f.name);
+    if (!i) continue;
+    const DataType had = stored->field(*i).type;
+    try {
+      Schema::widen(had, f.type);
+    } catch (const DataError&) {
+      throw DestinationError(fmt::format(
+          "dataset '{}': column '{}' is stored as {} but this write gives it {}, and a "
+          "partitioned dataset keeps one type per column across its partitions; declare the "
+          "column's type in the asset's schema (values that do not convert then fail naming "
+          "their row), or write the new values under a new column name",
+          dataset_name(dataset), f.name, type_name(had), type_name(f.type)));
+    }
+  }
+  return Schema::unify(*stored, incoming);  // not reached: some column failed to widen
+}
+
+}  // namespace interloper::detail
