@@ -148,6 +148,14 @@ Plan plan(const DAG& dag, const PartitionWindow* request, const PlanOptions& opt
 // std::invalid_argument when concurrency < 1.
 PlanResult execute(const DAG& dag, const Plan& plan, const ExecuteOptions& options = {});
 
+// Runs one task of `plan` by the path execute() takes for each (compute, write through the
+// destination's window writer, record in options.run.store), whatever the state of its
+// upstream tasks: for a caller that schedules tasks itself, such as a queue worker. Claims,
+// concurrency, fail_fast and on_task are not used. Failures are reported in the result, not
+// thrown; throws std::out_of_range when `task` is not in the plan.
+TaskResult execute_task(const DAG& dag, const Plan& plan, std::size_t task,
+                        const ExecuteOptions& options = {});
+
 // The upstream's partitions whose bounds overlap `window`: for two time partitionings, the
 // periods of `upstream` from the one holding the window's start to the one holding its last
 // instant, clamped to the upstream's start (nullptr when nothing is left); for other kinds the

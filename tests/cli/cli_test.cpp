@@ -102,7 +102,8 @@ TEST_F(Cli, HelpMatchesGoldenFiles) {
   fs::path golden = source_dir() / "tests" / "cli" / "golden";
   const char* update = std::getenv("IL_UPDATE_GOLDEN");
   for (const std::string command :
-       {"", "materialize", "backfill", "status", "runs", "catalog", "check", "jobs", "schedule"}) {
+       {"", "materialize", "backfill", "status", "runs", "catalog", "check", "jobs", "schedule",
+        "worker", "cancel"}) {
     std::vector<std::string> args;
     if (!command.empty()) args.push_back(command);
     args.push_back("--help");

@@ -83,6 +83,31 @@ TEST(CommandRows, StringsKeepOneTypeAcrossPartitions) {
   EXPECT_EQ(all.column("v"), (std::vector<il::Value>{"2026-01-01", "010", "v2", "true", "1"}));
 }
 
+TEST(CommandRows, CsvTextStaysTextInEveryBatchOfALargePartition) {
+  // 9000 rows reach the destination in two batches; the first row's leading zeros make the
+  // column text, and the plain numbers of the second batch stay text with it.
+  TempDir dir;
+  std::string csv = "date,code\n2026-11-03,007\n";
+  for (int i = 2; i <= 9000; ++i) csv += "2026-11-03," + std::to_string(i % 50) + "\n";
+  dir.write("rows/2026-11-03.csv", csv);
+  il::Pipeline pipeline =
+      load(dir,
+           "      - name: codes\n"
+           "        partitioning: {kind: time, column: date}\n"
+           "        format: csv\n"
+           "        command: [/bin/sh, -c, 'cat \"rows/$IL_PARTITION_KEY.csv\"']\n");
+  il::RunResult result = run(pipeline, "2026-11-03");
+  ASSERT_TRUE(result.ok()) << first_error(result);
+  const il::Asset& asset = pipeline.dag().asset("codes");
+  il::Destination* destination = pipeline.dag().destination_of(asset);
+  EXPECT_EQ(destination->schema(asset.dataset()),
+            (il::Schema{{"date", il::DataType::date}, {"code", il::DataType::string}}));
+  il::Table all = destination->read(asset.dataset(), nullptr);
+  ASSERT_EQ(all.num_rows(), 9000u);
+  EXPECT_EQ(all.column("code").front(), il::Value("007"));
+  EXPECT_EQ(all.column("code").back(), il::Value("0"));
+}
+
 TEST(CommandRows, DeclaredSchemaConvertsAndABadValueNamesItsRow) {
   TempDir dir;
   dir.write("rows/2026-11-03.csv",

@@ -22,6 +22,7 @@
 #include <unordered_map>
 
 #include "interloper/cli/interrupt.hpp"
+#include "interloper/cli/queue_commands.hpp"
 #include "interloper/cli/schedule_commands.hpp"
 #include "interloper/cli/selection.hpp"
 #include "interloper/data.hpp"
@@ -79,6 +80,7 @@ struct Args {
   long catch_up = 0;
   bool once = false;
   std::string now;  // schedule --once --now
+  QueueArgs queue;  // backfill --queue, worker, status --queue, cancel
 };
 
 std::string one_line(std::string text);
@@ -521,10 +523,37 @@ std::string format_seconds(double s) {
   return fmt::format("{}h{:02}m", static_cast<int>(s) / 3600, (static_cast<int>(s) % 3600) / 60);
 }
 
+// The queue commands file backfills under the pipeline file's stem, the same on every machine.
+QueueProject queue_project(const Project& project, const Args& args) {
+  QueueProject out;
+  out.dag = project.dag;
+  out.pipeline = project.pipeline;
+  out.name = args.pipeline.empty() ? args.program : fs::path(args.pipeline).stem().string();
+  out.json = args.json;
+  out.quiet = args.quiet;
+  return out;
+}
+
+int run_worker(const Project& project, const Args& args) {
+  RunContext run;
+  Selection all;  // every enabled asset: any of them may come from the queue
+  for (const Asset* asset : project.dag->order()) {
+    if (asset->enabled()) all.assets.push_back(asset->name());
+  }
+  prepare_run(run, project, args, all);
+  run.options.run_id = new_run_id();
+  return queue_worker(queue_project(project, args), run.options, args.queue);
+}
+
 int run_backfill(const Project& project, const Args& args) {
   Selection selection = select(*project.dag, window_argument(project, args), args.assets, true);
   report_left_out(args, selection);
   if (args.dry_run) return print_dry_run("backfill", project, selection, true, args);
+  if (!args.queue.url.empty()) {
+    auto store = open_state_store(project.store_path, false);
+    return queue_backfill(queue_project(project, args), selection, args.missing, store.get(),
+                          args.queue);
+  }
   RunContext run;
   prepare_run(run, project, args, selection);
 
@@ -695,6 +724,7 @@ std::vector<PartitionRange> gone_partitions(const DAG& dag, const Asset& asset,
 }
 
 int run_status(const Project& project, const Args& args) {
+  if (!args.queue.url.empty()) return queue_status(queue_project(project, args), args.queue);
   std::vector<std::string> names = args.assets;
   if (names.empty()) {
     for (const Asset* a : project.dag->order()) names.push_back(a->name());
@@ -1099,6 +1129,20 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       ->check(whole_number(1, "POSITIVE"))
       ->default_str("60");
   add_keep_runs(backfill_cmd);
+  auto* queue_url = backfill_cmd
+                        ->add_option("--queue", args.queue.url,
+                                     "Enqueue the tasks in this PostgreSQL queue for workers "
+                                     "instead of running them")
+                        ->type_name("URL");
+  backfill_cmd->add_flag("--wait", args.queue.wait, "With --queue: follow it until it ends")
+      ->needs(queue_url);
+  backfill_cmd
+      ->add_option("--max-attempts", args.queue.max_attempts,
+                   "With --queue: runs of a task before it fails")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber)
+      ->default_str("3")
+      ->needs(queue_url);
   backfill_cmd->footer(
       fmt::format("Each asset x partition is one task; each asset runs over its own partitions\n"
                   "overlapping the window (hours, days, months...). A failed task cancels only\n"
@@ -1129,6 +1173,37 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       "current period, list assets over every value. --json prints one object per asset.\n\n"
       "Examples:\n  {0} status{1} --window 2026-11-01..2026-11-30\n  {0} --json status{1}",
       program, yaml ? " pipeline.yaml" : ""));
+
+  auto* status_queue =
+      status->add_option("--queue", args.queue.url, "Show the backfills of this queue instead")
+          ->type_name("URL");
+  status->add_option("--backfill", args.queue.backfill, "With --queue: only this backfill")
+      ->type_name("ID")
+      ->needs(status_queue);
+
+  auto* worker = app.add_subcommand("worker", "Claim and run backfill tasks from a queue");
+  add_common(worker);
+  worker->add_option("--queue", args.queue.url, "The PostgreSQL queue")->required()->type_name("URL");
+  worker->add_option("--concurrency", args.queue.concurrency, "Tasks run at once")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber)
+      ->default_str("1");
+  worker->add_option("--lease", args.queue.lease, "How long a claim lasts unless renewed")
+      ->type_name("DURATION")
+      ->default_str("30s");
+  worker->add_flag("--exit-when-idle", args.queue.exit_when_idle,
+                   "Exit once no task of the pipeline is queued or running");
+  worker->footer(
+      "SIGTERM or SIGINT: claim nothing more, finish the running tasks, exit 0. A second\n"
+      "signal ends the worker at once; its tasks run again once their leases expire.\n"
+      "Exit 2 when the queue's backfills were enqueued from another version of the pipeline.");
+
+  auto* cancel = app.add_subcommand("cancel", "Cancel the tasks of a queued backfill not started");
+  cancel->fallthrough();
+  cancel->add_option("--queue", args.queue.url, "The PostgreSQL queue")->required()->type_name("URL");
+  cancel->add_option("backfill", args.queue.backfill, "The backfill's id")
+      ->required()
+      ->type_name("ID");
 
   auto* catalog = app.add_subcommand("catalog", "Print every asset's definition as JSON");
   catalog->fallthrough();
@@ -1244,7 +1319,20 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
                                    {"catalog", run_catalog},
                                    {"check", run_check},
                                    {"jobs", run_jobs},
-                                   {"schedule", run_scheduler}};
+                                   {"schedule", run_scheduler},
+                                   {"worker", run_worker}};
+  // cancel needs no pipeline: it names the backfill in the queue.
+  if (app.got_subcommand("cancel")) {
+    try {
+      return queue_cancel(args.queue, args.quiet);
+    } catch (const UsageError& e) {
+      print_error(args, e.what());
+      return kBadInput;
+    } catch (const std::exception& e) {
+      print_error(args, e.what());
+      return kRunFailed;
+    }
+  }
   // The exit code says what went wrong. Everything the project is built from (the pipeline
   // file, --destination) is input: any failure there exits 2. Once a command runs, a failed
   // run, a destination or store that cannot be read or written, or anything unexpected exits

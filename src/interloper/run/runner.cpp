@@ -181,6 +181,9 @@ class Engine {
     return std::move(result_);
   }
 
+  // One task on its own, outside the ready queue: what a queue worker runs.
+  TaskResult run_one(std::size_t task) { return execute(task); }
+
  private:
   struct Ready {
     std::int64_t recency;
@@ -702,6 +705,16 @@ PlanResult execute(const DAG& dag, const Plan& plan, const ExecuteOptions& optio
   }
   Engine engine(dag, plan, options);
   return engine.run();
+}
+
+TaskResult execute_task(const DAG& dag, const Plan& plan, std::size_t task,
+                        const ExecuteOptions& options) {
+  if (task >= plan.size()) {
+    throw std::out_of_range(
+        fmt::format("execute_task: task {} is past the plan's {} tasks", task, plan.size()));
+  }
+  Engine engine(dag, plan, options);
+  return engine.run_one(task);
 }
 
 RunResult SerialRunner::run(const DAG& dag, const PartitionWindow* window,

@@ -1,0 +1,410 @@
+// The queue commands. A worker runs each claimed task by the same path as a local backfill
+// (execute_task: the destination's window writer and its atomic replace, the store's record),
+// so a task run twice leaves the same data.
+#include "interloper/cli/queue_commands.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <csignal>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "interloper/plan.hpp"
+#include "interloper/run/queue.hpp"
+
+namespace interloper::cli {
+
+namespace {
+
+constexpr int kOk = 0;
+constexpr int kRunFailed = 1;
+constexpr int kBadInput = 2;
+// Tries, a second apart, to record a task's outcome before giving up on it (its lease then
+// lapses once the worker exits, and it runs again).
+constexpr int kSettleAttempts = 60;
+
+std::atomic<int> g_signals{0};
+
+void on_worker_signal(int) { g_signals.fetch_add(1, std::memory_order_relaxed); }
+
+// The first SIGTERM or SIGINT asks the worker to stop claiming; SA_RESETHAND gives the second
+// one its default action, ending the worker at once (its leases then expire and other workers
+// run its tasks again).
+void install_stop_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_worker_signal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESETHAND;
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+}
+
+bool stop_requested() { return g_signals.load(std::memory_order_relaxed) > 0; }
+
+std::chrono::seconds parse_lease(const std::string& text) {
+  std::size_t used = 0;
+  long value = 0;
+  try {
+    value = std::stol(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string unit = text.substr(used);
+  long factor = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
+  if (used == 0 || factor == 0 || value < 3) {
+    throw UsageError(fmt::format(
+        "--lease '{}': expected a duration of at least 3 seconds such as 30s, 2m or 1h", text));
+  }
+  return std::chrono::seconds(value * factor);
+}
+
+std::string worker_owner() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  std::random_device device;
+  return fmt::format("{}:{}:{:06x}", host, ::getpid(), device() & 0xffffffu);
+}
+
+Plan plan_backfill(const DAG& dag, const PartitionWindow& window,
+                   const std::vector<std::string>& assets, bool missing,
+                   MaterializationStore* store) {
+  PlanOptions options;
+  options.scope = TaskScope::per_partition;
+  options.assets = assets;
+  options.missing_only = missing;
+  options.store = store;
+  return plan(dag, &window, options);
+}
+
+void print_line(const QueueProject& project, const std::string& line) {
+  if (project.quiet || project.json) return;
+  std::cout << line << "\n";
+  std::cout.flush();
+}
+
+// Follows backfill `id` until none of its tasks is queued or running.
+int wait_for(const QueueProject& project, queue::Queue& q, std::int64_t id) {
+  const bool live = !project.json && !project.quiet && ::isatty(STDOUT_FILENO) == 1;
+  std::string last;
+  queue::BackfillStatus status;
+  while (true) {
+    std::vector<queue::BackfillStatus> found = q.status(project.name, id);
+    if (found.empty()) throw RunError(fmt::format("queue '{}': no backfill {}", q.display(), id));
+    status = found.front();
+    const queue::Counts& c = status.counts;
+    const std::string line =
+        fmt::format("{}/{} tasks done  {} failed  {} canceled  {} running",
+                    c.succeeded + c.failed + c.canceled, c.total(), c.failed, c.canceled, c.running);
+    if (line != last && !project.json && !project.quiet) {
+      std::cout << (live ? "\r\033[K" + line : line + "\n");
+      std::cout.flush();
+      last = line;
+    }
+    if (c.unfinished() == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  if (live) std::cout << "\n";
+  const queue::Counts& c = status.counts;
+  print_line(project, fmt::format("backfill {} ({}): {} tasks, {} succeeded, {} failed, {} canceled",
+                                  id, status.info.spec.window, c.total(), c.succeeded, c.failed,
+                                  c.canceled));
+  if (c.failed == 0 && c.canceled == 0) return kOk;
+  std::string first;
+  for (const queue::FailedTask& f : q.failures(id, 1)) {
+    first = fmt::format("; first: {} {}: {}", f.asset, f.partition, f.error);
+  }
+  std::cerr << fmt::format("{} task{} failed, {} canceled{}\n", c.failed, c.failed == 1 ? "" : "s",
+                           c.canceled, first);
+  return kRunFailed;
+}
+
+}  // namespace
+
+std::string pipeline_hash(const DAG& dag, const Pipeline* pipeline) {
+  if (pipeline != nullptr) return queue::fingerprint(pipeline->catalog(false));
+  std::string text;
+  for (const Asset* asset : dag.order()) {
+    text += fmt::format("{}\x1f{}\x1f{}\x1f", asset->name(), asset->source_name(),
+                        asset->enabled());
+    for (const std::string& dep : asset->deps()) text += dep + "\x1f";
+    if (asset->partitioning() != nullptr) text += asset->partitioning()->to_definition();
+    text += '\x1e';
+  }
+  return queue::fingerprint(text);
+}
+
+int queue_backfill(const QueueProject& project, const Selection& selection, bool missing,
+                   MaterializationStore* store, const QueueArgs& args) {
+  if (args.max_attempts < 1) {
+    throw UsageError(fmt::format("--max-attempts must be at least 1, got {}", args.max_attempts));
+  }
+  const Plan planned =
+      plan_backfill(*project.dag, *selection.window, selection.assets, missing, store);
+  queue::Queue q(args.url);
+  queue::BackfillSpec spec;
+  spec.pipeline = project.name;
+  spec.pipeline_hash = pipeline_hash(*project.dag, project.pipeline);
+  spec.window = selection.window->to_string();
+  spec.assets = selection.assets;
+  spec.max_attempts = args.max_attempts;
+  const std::int64_t id = q.enqueue(planned, spec);
+  if (project.json) {
+    const nlohmann::json line = {{"type", "backfill_enqueued"},
+                                 {"backfill", id},
+                                 {"tasks", planned.to_run()},
+                                 {"skipped", planned.skipped()}};
+    std::cout << line.dump() << "\n";
+  } else if (!project.quiet) {
+    std::cout << fmt::format("backfill {} enqueued: {} tasks ({} skipped as up to date)\n", id,
+                             planned.to_run(), planned.skipped());
+  }
+  std::cout.flush();
+  return args.wait ? wait_for(project, q, id) : kOk;
+}
+
+namespace {
+
+// One worker process: its threads claim, run and settle tasks; one more renews the leases.
+class Worker {
+ public:
+  Worker(const QueueProject& project, const RunOptions& run, const QueueArgs& args)
+      : project_(project),
+        run_(run),
+        args_(args),
+        lease_(parse_lease(args.lease)),
+        queue_(args.url),
+        hash_(pipeline_hash(*project.dag, project.pipeline)),
+        owner_(worker_owner()) {}
+
+  int run() {
+    for (const std::string& other : queue_.active_hashes(project_.name)) {
+      if (other != hash_) return mismatch(other);
+    }
+    install_stop_handlers();
+    std::thread beat([this] { heartbeat(); });
+    std::vector<std::thread> threads;
+    for (int i = 0; i < args_.concurrency; ++i) threads.emplace_back([this] { work(); });
+    for (std::thread& t : threads) t.join();
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    beat.join();
+    if (!mismatch_.empty()) return mismatch(mismatch_);
+    print_line(project_, fmt::format("worker {}: {} tasks succeeded, {} failed{}", owner_,
+                                     succeeded_.load(), failed_.load(),
+                                     stop_requested() ? " (stopped by a signal)" : ""));
+    return kOk;
+  }
+
+ private:
+  int mismatch(const std::string& other) const {
+    std::cerr << fmt::format(
+        "pipeline '{}' differs from the one its backfills were enqueued with (definition hash "
+        "{} here, {} in queue '{}'): run the workers on the same pipeline version\n",
+        project_.name, hash_, other, queue_.display());
+    return kBadInput;
+  }
+
+  void heartbeat() {
+    std::unique_lock lock(mutex_);
+    while (!wake_.wait_for(lock, lease_ / 3, [this] { return done_; })) {
+      try {
+        queue_.renew(owner_, lease_);
+      } catch (const std::exception&) {
+        // A missed beat; the next one tries again well before the lease runs out.
+      }
+    }
+  }
+
+  // Waits up to `pause`, returning early when a signal arrives.
+  static void pause(std::chrono::milliseconds pause) {
+    const auto until = std::chrono::steady_clock::now() + pause;
+    while (!stop_requested() && std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+
+  void work() {
+    while (!stop_requested() && !mismatched_.load()) {
+      try {
+        std::optional<queue::ClaimedTask> task = queue_.claim(project_.name, owner_, lease_);
+        if (task) {
+          run_task(*task);
+          continue;
+        }
+        if (queue_.requeue_expired() > 0) continue;
+        if (args_.exit_when_idle && queue_.unfinished(project_.name) == 0) return;
+        pause(std::chrono::milliseconds(200));
+      } catch (const std::exception& e) {
+        // The database went away or refused: say so and try again, as a worker must outlive
+        // a database restart.
+        {
+          std::lock_guard lock(output_);
+          std::cerr << "worker: " << e.what() << "\n";
+        }
+        pause(std::chrono::milliseconds(1000));
+      }
+    }
+  }
+
+  // The backfill's plan, planned once per worker from what the backfill stored.
+  std::shared_ptr<const Plan> plan_of(std::int64_t backfill) {
+    std::lock_guard lock(plans_mutex_);
+    auto it = plans_.find(backfill);
+    if (it != plans_.end()) return it->second;
+    std::optional<queue::BackfillInfo> info = queue_.backfill(backfill);
+    if (!info) throw RunError(fmt::format("queue: backfill {} vanished", backfill));
+    Selection selection = select(*project_.dag, info->spec.window, info->spec.assets, true);
+    auto planned = std::make_shared<const Plan>(plan_backfill(
+        *project_.dag, *selection.window, info->spec.assets, false, nullptr));
+    plans_.emplace(backfill, planned);
+    return planned;
+  }
+
+  void run_task(const queue::ClaimedTask& task) {
+    if (task.pipeline_hash != hash_) {
+      queue_.release(task, owner_);
+      std::lock_guard lock(plans_mutex_);
+      mismatch_ = task.pipeline_hash;
+      mismatched_ = true;
+      return;
+    }
+    std::shared_ptr<const Plan> planned = plan_of(task.backfill);
+    ExecuteOptions options;
+    options.run = run_;
+    TaskResult result = execute_task(*project_.dag, *planned,
+                                     static_cast<std::size_t>(task.task), options);
+    if (result.asset != task.asset || result.window != task.partition) {
+      result.status = Status::failed;
+      result.error = fmt::format("the plan's task {} is {} {}, the queue's is {} {}", task.task,
+                                 result.asset, result.window, task.asset, task.partition);
+    }
+    // The data is written: keep trying to record that, so that a database restart does not
+    // leave the task leased (and renewed by the heartbeat) for as long as this worker lives.
+    for (int attempt = 1;; ++attempt) {
+      try {
+        settle(task, result);
+        return;
+      } catch (const std::exception& e) {
+        if (attempt == kSettleAttempts) throw;
+        {
+          std::lock_guard lock(output_);
+          std::cerr << "worker: recording " << task.asset << " " << task.partition
+                    << " failed, retrying: " << e.what() << "\n";
+        }
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+      }
+    }
+  }
+
+  void settle(const queue::ClaimedTask& task, const TaskResult& result) {
+    std::string line;
+    if (result.status == Status::succeeded) {
+      const bool held = queue_.complete(task, owner_);
+      ++succeeded_;
+      line = fmt::format("ok        {}  {}  {} rows  {:.3f}s  (backfill {}, attempt {}){}",
+                         task.asset, task.partition, result.rows, result.seconds, task.backfill,
+                         task.attempts, held ? "" : "  lease lost: the task runs again");
+    } else {
+      const bool final = queue_.fail(task, owner_, bound_error(result.error));
+      ++failed_;
+      line = fmt::format("{}  {}  {}  (backfill {}, attempt {}): {}",
+                         final ? "FAILED   " : "retrying ", task.asset, task.partition,
+                         task.backfill, task.attempts, result.error);
+    }
+    std::lock_guard lock(output_);
+    print_line(project_, line);
+  }
+
+  const QueueProject& project_;
+  const RunOptions& run_;
+  const QueueArgs& args_;
+  const std::chrono::seconds lease_;
+  queue::Queue queue_;
+  const std::string hash_;
+  const std::string owner_;
+
+  std::mutex mutex_;  // the heartbeat's
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::mutex output_;
+  std::mutex plans_mutex_;
+  std::map<std::int64_t, std::shared_ptr<const Plan>> plans_;
+  std::string mismatch_;
+  std::atomic<bool> mismatched_{false};
+  std::atomic<std::size_t> succeeded_{0}, failed_{0};
+};
+
+}  // namespace
+
+int queue_worker(const QueueProject& project, const RunOptions& run, const QueueArgs& args) {
+  if (args.concurrency < 1) {
+    throw UsageError(fmt::format("--concurrency must be at least 1, got {}", args.concurrency));
+  }
+  Worker worker(project, run, args);
+  return worker.run();
+}
+
+int queue_status(const QueueProject& project, const QueueArgs& args) {
+  queue::Queue q(args.url);
+  std::optional<std::int64_t> id;
+  if (args.backfill != 0) id = args.backfill;
+  const std::vector<queue::BackfillStatus> found = q.status(project.name, id);
+  if (id && found.empty()) {
+    throw UsageError(fmt::format("queue '{}': no backfill {}", q.display(), *id));
+  }
+  const std::vector<queue::RunningTask> running = q.running(project.name, id);
+  for (const queue::BackfillStatus& s : found) {
+    const queue::Counts& c = s.counts;
+    if (project.json) {
+      nlohmann::json line = {{"backfill", s.info.id},     {"window", s.info.spec.window},
+                             {"created", s.info.created}, {"canceled", s.info.canceled},
+                             {"queued", c.queued},        {"running", c.running},
+                             {"succeeded", c.succeeded},  {"failed", c.failed},
+                             {"canceled_tasks", c.canceled}};
+      nlohmann::json tasks = nlohmann::json::array();
+      for (const queue::RunningTask& t : running) {
+        if (t.backfill != s.info.id) continue;
+        tasks.push_back({{"asset", t.asset}, {"partition", t.partition}, {"worker", t.owner},
+                         {"seconds", t.lease_age}, {"attempts", t.attempts}});
+      }
+      line["running_tasks"] = tasks;
+      std::cout << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      continue;
+    }
+    std::cout << fmt::format(
+        "backfill {}  {}  {}{}: {} queued, {} running, {} succeeded, {} failed, {} canceled\n",
+        s.info.id, s.info.spec.window, s.info.created, s.info.canceled ? " (canceled)" : "",
+        c.queued, c.running, c.succeeded, c.failed, c.canceled);
+    for (const queue::RunningTask& t : running) {
+      if (t.backfill != s.info.id) continue;
+      std::cout << fmt::format("  running  {}  {}  on {}  for {:.0f}s  (attempt {})\n", t.asset,
+                               t.partition, t.owner, t.lease_age, t.attempts);
+    }
+  }
+  return kOk;
+}
+
+int queue_cancel(const QueueArgs& args, bool quiet) {
+  queue::Queue q(args.url);
+  if (!q.backfill(args.backfill)) {
+    throw UsageError(fmt::format("queue '{}': no backfill {}", q.display(), args.backfill));
+  }
+  const std::int64_t canceled = q.cancel(args.backfill);
+  if (!quiet) {
+    std::cout << fmt::format("backfill {}: {} queued task{} canceled; running ones finish\n",
+                             args.backfill, canceled, canceled == 1 ? "" : "s");
+  }
+  return kOk;
+}
+
+}  // namespace interloper::cli

@@ -1,0 +1,155 @@
+// A queue of backfill tasks in PostgreSQL, drained by any number of worker processes.
+//
+// The database is the coordinator: a backfill's tasks, the edges between them and the leases of
+// running tasks are rows, and row locks and transactions do the rest. A task is *ready* when it
+// is queued and none of its upstream tasks is unfinished (a counter kept on the task, lowered in
+// the transaction that completes each upstream). Workers claim ready tasks newest first with
+// `FOR UPDATE SKIP LOCKED`, so two workers never claim the same task and never wait for each
+// other; a claim is a lease, renewed while the task runs. A lease that expires (its worker died)
+// is taken back by any worker: the task is queued again, or failed once it has used up its
+// attempts, and a failed task cancels everything downstream of it. Lease times come from the
+// database's clock, so workers on several machines need no synchronized clocks.
+//
+//   queue::Queue q("postgresql://db/ops?schema=interloper_queue");
+//   std::int64_t id = q.enqueue(plan, {.pipeline = "shop", .pipeline_hash = h, ...});
+//   while (auto task = q.claim("shop", owner, std::chrono::seconds(30))) {
+//     ... run it ...
+//     q.complete(*task, owner);   // or q.fail(*task, owner, error)
+//   }
+//
+// The URL is a PostgreSQL URL; its `schema` parameter (default "interloper_queue") names the
+// schema holding the tables, created on first use. Every method is thread-safe (each borrows a
+// connection from a pool) and throws DestinationError naming the redacted URL when the server
+// fails.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "interloper/plan.hpp"
+
+namespace interloper::queue {
+
+// What a backfill was planned from: enough for a worker to plan it again and check that it
+// runs the same pipeline.
+struct BackfillSpec {
+  std::string pipeline;       // the pipeline's name, which workers select their tasks by
+  std::string pipeline_hash;  // a hash of the pipeline's definition
+  std::string window;         // the request window as text
+  std::vector<std::string> assets;  // the selected assets
+  int max_attempts = 3;             // runs (and expired leases) before a task fails
+};
+
+struct BackfillInfo {
+  std::int64_t id = 0;
+  BackfillSpec spec;
+  std::int64_t tasks = 0;
+  bool canceled = false;
+  std::string created;  // as the database prints it
+};
+
+// A task a worker holds the lease of.
+struct ClaimedTask {
+  std::int64_t backfill = 0;
+  std::int64_t task = 0;  // its id in the backfill's plan
+  std::string asset;
+  std::string partition;  // the task's window as text
+  int attempts = 0;       // this run included
+  std::string pipeline_hash;
+};
+
+struct Counts {
+  std::int64_t queued = 0, running = 0, succeeded = 0, failed = 0, canceled = 0;
+  std::int64_t unfinished() const { return queued + running; }
+  std::int64_t total() const { return queued + running + succeeded + failed + canceled; }
+};
+
+struct BackfillStatus {
+  BackfillInfo info;
+  Counts counts;
+};
+
+struct RunningTask {
+  std::int64_t backfill = 0;
+  std::string asset;
+  std::string partition;
+  std::string owner;
+  int attempts = 0;
+  double lease_age = 0;  // seconds since the lease was taken or last renewed
+};
+
+// A task that failed for good (after its attempts), with the last error.
+struct FailedTask {
+  std::int64_t backfill = 0;
+  std::string asset;
+  std::string partition;
+  int attempts = 0;
+  std::string error;
+};
+
+class Queue {
+ public:
+  // Connects and creates the schema and tables when missing (safe when several processes start
+  // at once). Throws DestinationError when the URL is bad or the server cannot be reached.
+  explicit Queue(std::string_view url);
+  ~Queue();
+  Queue(const Queue&) = delete;
+  Queue& operator=(const Queue&) = delete;
+
+  // The URL with its password redacted.
+  const std::string& display() const;
+
+  // Writes the backfill, every task of `plan` that runs (with its count of upstream tasks that
+  // run) and the edges between them, in one transaction, by COPY. Returns the backfill's id.
+  std::int64_t enqueue(const Plan& plan, const BackfillSpec& spec);
+  // The backfill `id`, or nullopt when there is none.
+  std::optional<BackfillInfo> backfill(std::int64_t id);
+  // The pipeline hashes of `pipeline`'s backfills with unfinished tasks (not canceled).
+  std::vector<std::string> active_hashes(std::string_view pipeline);
+
+  // Claims the newest ready task of `pipeline`'s backfills for `owner`, leased for `lease`, and
+  // counts the attempt. nullopt when none is ready.
+  std::optional<ClaimedTask> claim(std::string_view pipeline, std::string_view owner,
+                                   std::chrono::seconds lease);
+  // Moves the lease of every task `owner` runs to `lease` from now.
+  void renew(std::string_view owner, std::chrono::seconds lease);
+  // Records the task as succeeded and releases its downstream tasks, in one transaction.
+  // Returns false (and changes nothing) when `owner` no longer holds the lease.
+  bool complete(const ClaimedTask& task, std::string_view owner);
+  // Records a failed run: the task is queued again, or, once it has run max_attempts times,
+  // failed with `error` and everything downstream canceled. Returns whether it failed for good;
+  // false also when `owner` no longer holds the lease.
+  bool fail(const ClaimedTask& task, std::string_view owner, std::string_view error);
+  // Gives the task back without counting the attempt (a worker stopping, a worker of another
+  // pipeline version).
+  void release(const ClaimedTask& task, std::string_view owner);
+  // Takes back the tasks whose lease expired: queued again, or failed (and their downstream
+  // canceled) once out of attempts. Returns how many were taken back.
+  std::size_t requeue_expired();
+
+  // Unfinished (queued or running) tasks of `pipeline`'s backfills.
+  std::int64_t unfinished(std::string_view pipeline);
+  // Per backfill of `pipeline` (only `id` when given), oldest first.
+  std::vector<BackfillStatus> status(std::string_view pipeline,
+                                     std::optional<std::int64_t> id = std::nullopt);
+  std::vector<RunningTask> running(std::string_view pipeline,
+                                   std::optional<std::int64_t> id = std::nullopt);
+  std::vector<FailedTask> failures(std::int64_t id, std::size_t limit);
+  // Cancels the queued tasks of backfill `id` (running ones finish). Returns how many; throws
+  // RunError when there is no such backfill.
+  std::int64_t cancel(std::int64_t id);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// A stable 64-bit FNV-1a hash of `text`, as 16 hex digits.
+std::string fingerprint(std::string_view text);
+
+}  // namespace interloper::queue

@@ -1,0 +1,306 @@
+// Distributed backfills end to end: `backfill --queue` enqueues into the PostgreSQL server of
+// scripts/with-postgres, real `interloper worker` processes drain it, and the destination, the
+// store and the queue's own rows are checked afterwards.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "destination/storage_fixtures.hpp"
+#include "interloper/postgres/postgres.hpp"
+#include "support/cli_process.hpp"
+#include "support/postgres.hpp"
+
+namespace fs = std::filesystem;
+using interloper::testing::Outcome;
+
+namespace {
+
+std::string fresh_schema() {
+  static std::atomic<int> counter{0};
+  std::random_device device;
+  return "il_queue_" + std::to_string(device() % 1000000000u) + "_" + std::to_string(++counter);
+}
+
+// An hourly command asset, a daily and a monthly SQL aggregate over it, in one SQLite file.
+// The hour named by $SLOW_HOUR writes its worker's pid to slow.pid and sleeps on its first run;
+// the hour named by $BAD_HOUR always fails.
+void write_pipeline(const fs::path& dir) {
+  std::ofstream(dir / "emit.sh")
+      << "#!/bin/sh\n"
+         "echo \"$IL_PARTITION_KEY\" >> calls.log\n"
+         "if [ \"$IL_PARTITION_KEY\" = \"$BAD_HOUR\" ]; then echo broken >&2; exit 3; fi\n"
+         "if [ \"$IL_PARTITION_KEY\" = \"$SLOW_HOUR\" ] && [ ! -e slow.pid ]; then\n"
+         "  echo $PPID > slow.tmp; mv slow.tmp slow.pid; sleep \"${SLOW_SECONDS:-3}\"\n"
+         "fi\n"
+         "echo \"{\\\"hour\\\":\\\"$1\\\",\\\"n\\\":1}\"\n";
+  fs::permissions(dir / "emit.sh", fs::perms::owner_all, fs::perm_options::add);
+  std::ofstream(dir / "shop.yaml")
+      << "destination: sqlite://" << (dir / "warehouse.db").string() << "\n"
+      << "store: state.db\n"
+         "sources:\n"
+         "  - name: shop\n"
+         "    assets:\n"
+         "      - name: events\n"
+         "        partitioning: {kind: time, column: hour, granularity: hour}\n"
+         "        command: [./emit.sh, \"{bounds.start}\"]\n"
+         "      - name: daily\n"
+         "        deps: [events]\n"
+         "        partitioning: {kind: time, column: day, granularity: day}\n"
+         "        sql: SELECT date(:bounds_start) AS day, COUNT(*) AS n FROM events\n"
+         "             WHERE hour >= :bounds_start AND hour < :bounds_end\n"
+         "      - name: monthly\n"
+         "        deps: [daily]\n"
+         "        partitioning: {kind: time, column: month, granularity: month}\n"
+         "        sql: SELECT date(:bounds_start) AS month, SUM(n) AS n FROM daily\n"
+         "             WHERE day >= :bounds_start AND day < :bounds_end\n";
+}
+
+// A worker process on a thread of its own, its pid known once started.
+class WorkerProcess {
+ public:
+  WorkerProcess(std::vector<std::string> args, const fs::path& dir,
+                std::vector<std::string> env = {}) {
+    thread_ = std::thread([this, args = std::move(args), dir, env = std::move(env)] {
+      interloper::pipeline::ProcessSpec spec;
+      spec.argv = {"/usr/bin/env"};
+      spec.argv.insert(spec.argv.end(), env.begin(), env.end());
+      spec.argv.push_back(interloper::testing::interloper_binary());
+      spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+      spec.working_directory = dir.string();
+      spec.timeout_seconds = 120;
+      spec.on_started = [this](int pid) { pid_ = pid; };
+      spec.on_stderr_line = [this](std::string_view line) {
+        outcome_.err += line;
+        outcome_.err += '\n';
+      };
+      auto result = interloper::pipeline::run_process(spec);
+      outcome_.code = result.timed_out ? -1 : result.signal != 0 ? 128 + result.signal
+                                                                 : result.exit_code;
+      outcome_.out = result.out;
+    });
+  }
+  ~WorkerProcess() {
+    if (thread_.joinable()) thread_.join();
+  }
+  Outcome join() {
+    thread_.join();
+    return outcome_;
+  }
+  int pid() const {
+    while (pid_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return pid_;
+  }
+
+ private:
+  std::atomic<int> pid_{0};
+  Outcome outcome_;
+  std::thread thread_;
+};
+
+// Waits (at most 60 s) for `file` to hold a pid.
+int pid_in(const fs::path& file) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < until) {
+    std::ifstream in(file);
+    int value = 0;
+    if (in >> value && value > 0) return value;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ADD_FAILURE() << "no pid appeared in " << file;
+  return 0;
+}
+
+class QueueCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    IL_REQUIRE_POSTGRES(url);
+    queue_ = url + "?schema=" + fresh_schema();
+    write_pipeline(dir_.path());
+  }
+
+  std::vector<std::string> worker_args(const std::string& lease = "30s") const {
+    return {"worker", "shop.yaml", "--queue", queue_, "--exit-when-idle", "--lease", lease};
+  }
+  Outcome enqueue(std::vector<std::string> extra = {}) const {
+    std::vector<std::string> args = {"backfill", "shop.yaml", "--window",
+                                     "2026-11-01..2026-11-12", "--queue", queue_};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return interloper::testing::run_interloper(args, dir_.path().string());
+  }
+  // One query's rows against the queue's schema, columns joined by '|'.
+  std::vector<std::string> sql(const std::string& query) const {
+    auto url = std::make_shared<const interloper::postgres::Url>(
+        interloper::postgres::parse_url(queue_, {"schema"}));
+    interloper::postgres::Connection conn(url);
+    const std::string schema = interloper::postgres::quote(url->get("schema"));
+    conn.exec("SET search_path TO " + schema);
+    interloper::postgres::Result r = conn.exec(query);
+    std::vector<std::string> rows;
+    for (int i = 0; i < r.rows(); ++i) {
+      std::string row;
+      for (int c = 0; c < r.columns(); ++c) {
+        if (c > 0) row += '|';
+        row += std::string(r.value(i, c));
+      }
+      rows.push_back(row);
+    }
+    return rows;
+  }
+  std::vector<std::string> warehouse(const std::string& query) const {
+    return interloper::testing::query(dir_.path() / "warehouse.db", query);
+  }
+
+  interloper::testing::TempDir dir_;
+  std::string queue_;
+};
+
+TEST_F(QueueCli, AKilledWorkersTaskIsRunAgainByTheOthers) {
+  if (queue_.empty()) return;
+  Outcome enqueued = enqueue();
+  ASSERT_EQ(enqueued.code, 0) << enqueued.err;
+  // 288 hours, 12 days and one month.
+  EXPECT_NE(enqueued.out.find("301 tasks"), std::string::npos) << enqueued.out;
+
+  const std::vector<std::string> slow = {"SLOW_HOUR=2026-11-12T23", "SLOW_SECONDS=10"};
+  std::vector<std::unique_ptr<WorkerProcess>> workers;
+  for (int i = 0; i < 3; ++i) {
+    workers.push_back(
+        std::make_unique<WorkerProcess>(worker_args("3s"), dir_.path(), slow));
+  }
+  // The newest hour is claimed first; its worker is killed while the command sleeps.
+  const int victim = pid_in(dir_.path() / "slow.pid");
+  ASSERT_GT(victim, 0);
+  ASSERT_EQ(::kill(victim, SIGKILL), 0);
+  int killed = 0;
+  for (auto& worker : workers) {
+    const bool was_victim = worker->pid() == victim;
+    Outcome done = worker->join();
+    if (was_victim) {
+      ++killed;
+      EXPECT_EQ(done.code, 128 + SIGKILL);
+    } else {
+      EXPECT_EQ(done.code, 0) << done.err;
+    }
+  }
+  EXPECT_EQ(killed, 1);
+
+  EXPECT_EQ(sql("SELECT state, count(*) FROM tasks GROUP BY state"),
+            std::vector<std::string>{"succeeded|301"})
+      << ::testing::PrintToString(sql("SELECT asset, partition, last_error FROM tasks WHERE "
+                                      "state <> 'succeeded'"));
+  EXPECT_EQ(sql("SELECT attempts, last_error IS NULL FROM tasks WHERE partition = "
+                "'2026-11-12T23'"),
+            std::vector<std::string>{"2|t"});
+  EXPECT_EQ(sql("SELECT count(*) FROM tasks WHERE attempts <> 1"),
+            std::vector<std::string>{"1"});
+  // Each partition once: one row per hour, complete days, the month of all of them.
+  EXPECT_EQ(warehouse("SELECT count(*), count(DISTINCT hour) FROM shop__events"),
+            std::vector<std::string>{"288|288"});
+  EXPECT_EQ(warehouse("SELECT count(*), min(n), max(n) FROM shop__daily"),
+            std::vector<std::string>{"12|24|24"});
+  EXPECT_EQ(warehouse("SELECT month, n FROM shop__monthly"),
+            std::vector<std::string>{"2026-11-01|288"});
+  // The store agrees: nothing is left for a resumed backfill to run.
+  Outcome again = interloper::testing::run_interloper(
+      {"backfill", "shop.yaml", "--window", "2026-11-01..2026-11-12", "--missing", "--dry-run"},
+      dir_.path().string());
+  ASSERT_EQ(again.code, 0) << again.err;
+  Outcome resumed = enqueue({"--missing"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("0 tasks (301 skipped"), std::string::npos) << resumed.out;
+}
+
+TEST_F(QueueCli, ATaskThatAlwaysFailsFailsAfterItsAttemptsAndCancelsItsDownstream) {
+  if (queue_.empty()) return;
+  WorkerProcess waiter({"backfill", "shop.yaml", "--window", "2026-11-01..2026-11-12", "--queue",
+                        queue_, "--max-attempts", "2", "--wait"},
+                       dir_.path());
+  WorkerProcess worker({"worker", "shop.yaml", "--queue", queue_, "--concurrency", "2"},
+                       dir_.path(), {"BAD_HOUR=2026-11-05T07"});
+  Outcome waited = waiter.join();
+  EXPECT_EQ(waited.code, 1) << waited.err;
+  EXPECT_NE(waited.err.find("1 task failed, 2 canceled; first: events 2026-11-05T07"),
+            std::string::npos)
+      << waited.err;
+  ASSERT_EQ(::kill(worker.pid(), SIGTERM), 0);
+  Outcome done = worker.join();
+  EXPECT_EQ(done.code, 0) << done.err;
+
+  EXPECT_EQ(sql("SELECT state, attempts, last_error LIKE '%broken%' FROM tasks WHERE backfill = 1 "
+                "AND state = 'failed'"),
+            std::vector<std::string>{"failed|2|t"});
+  // Its day and the month read it: canceled. Everything else ran.
+  EXPECT_EQ(sql("SELECT asset, partition FROM tasks WHERE backfill = 1 AND state = 'canceled' "
+                "ORDER BY asset"),
+            (std::vector<std::string>{"daily|2026-11-05", "monthly|2026-11"}));
+  EXPECT_EQ(sql("SELECT count(*) FROM tasks WHERE backfill = 1 AND state = 'succeeded'"),
+            std::vector<std::string>{"298"});
+
+  Outcome status = interloper::testing::run_interloper(
+      {"status", "shop.yaml", "--queue", queue_, "--backfill", "1"}, dir_.path().string());
+  ASSERT_EQ(status.code, 0) << status.err;
+  EXPECT_NE(status.out.find("0 queued, 0 running, 298 succeeded, 1 failed, 2 canceled"),
+            std::string::npos)
+      << status.out;
+}
+
+TEST_F(QueueCli, SigtermLetsTheRunningTaskFinishAndExitsZero) {
+  if (queue_.empty()) return;
+  ASSERT_EQ(enqueue().code, 0);
+  WorkerProcess worker({"worker", "shop.yaml", "--queue", queue_}, dir_.path(),
+                       {"SLOW_HOUR=2026-11-12T23", "SLOW_SECONDS=2"});
+  const int pid = pid_in(dir_.path() / "slow.pid");
+  ASSERT_EQ(pid, worker.pid());
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  Outcome done = worker.join();
+  EXPECT_EQ(done.code, 0) << done.err;
+  EXPECT_EQ(sql("SELECT state, attempts FROM tasks WHERE partition = '2026-11-12T23'"),
+            std::vector<std::string>{"succeeded|1"});
+  EXPECT_EQ(sql("SELECT count(*) FROM tasks WHERE state = 'running'"),
+            std::vector<std::string>{"0"});
+  EXPECT_EQ(warehouse("SELECT count(*) FROM shop__events WHERE hour LIKE '2026-11-12T23%'"),
+            std::vector<std::string>{"1"});
+}
+
+TEST_F(QueueCli, AWorkerOfAnotherPipelineVersionRefusesToRun) {
+  if (queue_.empty()) return;
+  ASSERT_EQ(enqueue().code, 0);
+  {
+    std::ofstream(dir_.path() / "shop.yaml", std::ios::app)
+        << "      - name: extra\n"
+           "        deps: [daily]\n"
+           "        partitioning: {kind: time, column: day, granularity: day}\n"
+           "        sql: SELECT day FROM daily WHERE day >= :bounds_start AND day < :bounds_end\n";
+  }
+  Outcome refused =
+      interloper::testing::run_interloper(worker_args(), dir_.path().string());
+  EXPECT_EQ(refused.code, 2);
+  EXPECT_NE(refused.err.find("differs from the one its backfills were enqueued with"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(sql("SELECT count(*) FROM tasks WHERE state <> 'queued'"),
+            std::vector<std::string>{"0"});
+}
+
+TEST_F(QueueCli, CancelStopsWhatHasNotStarted) {
+  if (queue_.empty()) return;
+  ASSERT_EQ(enqueue().code, 0);
+  Outcome canceled = interloper::testing::run_interloper({"cancel", "--queue", queue_, "1"},
+                                                         dir_.path().string());
+  ASSERT_EQ(canceled.code, 0) << canceled.err;
+  EXPECT_NE(canceled.out.find("301 queued tasks canceled"), std::string::npos) << canceled.out;
+  Outcome missing = interloper::testing::run_interloper({"cancel", "--queue", queue_, "7"},
+                                                        dir_.path().string());
+  EXPECT_EQ(missing.code, 2);
+  Outcome worker = interloper::testing::run_interloper(worker_args(), dir_.path().string());
+  EXPECT_EQ(worker.code, 0) << worker.err;
+  EXPECT_FALSE(fs::exists(dir_.path() / "calls.log"));
+}
+
+}  // namespace
