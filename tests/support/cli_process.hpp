@@ -25,13 +25,16 @@ inline std::string interloper_binary() {
   return (std::filesystem::path(IL_TEST_BINARY_DIR) / "interloper").string();
 }
 
-// Runs the built binary with `args` (in `working_directory` when given), bounded to 120 s.
+// Runs the built binary with `args` (in `working_directory` and with `env` added to the
+// environment, when given), bounded to 120 s.
 inline Outcome run_interloper(std::vector<std::string> args,
-                              const std::string& working_directory = {}) {
+                              const std::string& working_directory = {},
+                              std::vector<std::pair<std::string, std::string>> env = {}) {
   interloper::pipeline::ProcessSpec spec;
   spec.argv = {interloper_binary()};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
   spec.working_directory = working_directory;
+  spec.env = std::move(env);
   spec.timeout_seconds = 120;
   Outcome outcome;
   spec.on_stderr_line = [&](std::string_view line) {
