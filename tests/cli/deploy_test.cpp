@@ -62,6 +62,21 @@ TEST(Deploy, ManifestsParseAndNameWhatTheyUse) {
   }
 }
 
+// The lines a shell command prints.
+std::vector<std::string> output_of(const std::string& command) {
+  std::vector<std::string> lines;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return lines;
+  char line[1024];
+  while (std::fgets(line, sizeof line, pipe)) {
+    std::string text(line);
+    text.erase(text.find_last_not_of("\n") + 1);
+    lines.push_back(text);
+  }
+  ::pclose(pipe);
+  return lines;
+}
+
 TEST(Deploy, TheDockerfileShipsEveryLibraryTheBinaryLinks) {
   std::ifstream in(kDeploy / "Dockerfile");
   std::stringstream text;
@@ -69,31 +84,37 @@ TEST(Deploy, TheDockerfileShipsEveryLibraryTheBinaryLinks) {
   const std::string dockerfile = text.str();
   EXPECT_NE(dockerfile.find("FROM debian:12 AS build"), std::string::npos);
   EXPECT_NE(dockerfile.find("FROM debian:12-slim"), std::string::npos);
-  // Each shared library the binary names, by its Debian package; the base image has libc,
-  // libgcc and libstdc++.
-  const std::string command = "readelf -d " + interloper::testing::interloper_binary() +
-                              " | sed -n 's/.*Shared library: \\[\\(.*\\)\\]/\\1/p'";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  ASSERT_NE(pipe, nullptr);
-  char line[512];
-  std::vector<std::string> libraries;
-  while (std::fgets(line, sizeof line, pipe)) {
-    std::string name(line);
-    name.erase(name.find_last_not_of("\n") + 1);
-    libraries.push_back(name);
+  // Each shared library the binary names, where the loader finds it, and the Debian package
+  // that owns that file.
+  const std::string binary = interloper::testing::interloper_binary();
+  std::set<std::string> needed;
+  for (const std::string& line : output_of("readelf -d " + binary)) {
+    std::smatch m;
+    if (std::regex_search(line, m, std::regex("Shared library: \\[(.*)\\]"))) {
+      needed.insert(m[1]);
+    }
   }
-  ::pclose(pipe);
-  ASSERT_FALSE(libraries.empty());
-  const std::set<std::string> base = {"libc6", "libgcc-s1", "libstdc++6"};
-  for (const std::string& library : libraries) {
-    const std::string find = "dpkg -S '*/" + library + "' 2>/dev/null | head -1 | cut -d: -f1";
-    FILE* dpkg = ::popen(find.c_str(), "r");
-    ASSERT_NE(dpkg, nullptr);
-    std::string package;
-    if (std::fgets(line, sizeof line, dpkg)) package = line;
-    ::pclose(dpkg);
-    package.erase(package.find_last_not_of("\n") + 1);
-    if (package.empty() || base.count(package)) continue;
+  ASSERT_FALSE(needed.empty());
+  // The base image has libc, libgcc and libstdc++; the sanitizer runtimes belong to test
+  // builds, never to the image's release build.
+  const std::regex exempt("^(libc6|libgcc-s1|libstdc\\+\\+6|libasan[0-9]+|libubsan[0-9]+)$");
+  for (const std::string& line : output_of("ldd " + binary)) {
+    std::smatch m;
+    if (!std::regex_search(line, m, std::regex("^\\s*(\\S+) => (/\\S+)")) || !needed.count(m[1])) {
+      continue;
+    }
+    const std::string library = m[1];
+    // dpkg knows a file by the path its package ships, which after the /usr merge may be the
+    // loader's path or the resolved one without /usr.
+    const std::string resolved = fs::canonical(m[2].str()).string();
+    std::vector<std::string> owner;
+    for (const std::string& path : {m[2].str(), resolved, resolved.substr(4)}) {
+      owner = output_of("dpkg -S '" + path + "' 2>/dev/null | cut -d: -f1");
+      if (!owner.empty()) break;
+    }
+    ASSERT_FALSE(owner.empty()) << "no package owns " << m[2];
+    const std::string& package = owner.front();
+    if (std::regex_match(package, exempt)) continue;
     EXPECT_TRUE(std::regex_search(dockerfile, std::regex("\\s" + package + "(\\s|$)")))
         << library << " comes from " << package << ", which the runtime image does not install";
   }
