@@ -1183,6 +1183,8 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
 
   auto* worker = app.add_subcommand("worker", "Claim and run backfill tasks from a queue");
   add_common(worker);
+  // A worker runs whatever its pipeline's backfills hold; assets are chosen when enqueueing.
+  worker->remove_option(worker->get_option("--asset"));
   worker->add_option("--queue", args.queue.url, "The PostgreSQL queue")->required()->type_name("URL");
   worker->add_option("--concurrency", args.queue.concurrency, "Tasks run at once")
       ->type_name("N")
