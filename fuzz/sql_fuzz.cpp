@@ -1,7 +1,8 @@
 // Fuzz target: sql bodies through the scanner that finds their named parameters and a second
 // statement, and through the prefixing of dependency CTEs.
 // Invariants: never a crash; every parameter is a non-empty identifier; a second statement
-// starts inside the text, after a ';'; prefixing keeps the body's text.
+// starts inside the text, after a ';'; prefixing puts the dependency CTEs first, and a query
+// without a WITH of its own follows them unchanged.
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
@@ -25,7 +26,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       std::abort();
     }
   }
-  const std::string prefixed = ilp::sql_with_dependencies(sql, {{"events", "shop__events"}});
-  if (prefixed.rfind("WITH ", 0) != 0) std::abort();
+  // Dependency CTEs as a run builds them: the window's rows under the dependency's name, and
+  // every row under NAME__all.
+  const std::string windowed =
+      "SELECT * FROM \"shop__events\" WHERE \"hour\" >= :bounds_start AND \"hour\" < :bounds_end";
+  const std::string whole = "SELECT * FROM \"shop__events\"";
+  const std::string prefixed =
+      ilp::sql_with_dependencies(sql, {{"events", windowed}, {"events__all", whole}});
+  const std::string ctes = "\"events\" AS (" + windowed + "), \"events__all\" AS (" + whole + ")";
+  // A query without a WITH of its own follows the CTEs unchanged; one with a WITH gets the
+  // CTEs first in its own list.
+  if (prefixed != "WITH " + ctes + " " + sql && prefixed.rfind("WITH " + ctes + ", ", 0) != 0 &&
+      prefixed.rfind("WITH RECURSIVE " + ctes + ", ", 0) != 0) {
+    std::abort();
+  }
   return 0;
 }
