@@ -1,0 +1,256 @@
+// Internal to the SQLite destination: its connection state, shared by the writer and the reads.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "interloper/destination.hpp"
+#include "interloper/destination/schema_change.hpp"
+#include "interloper/destination/sqlite_guard.hpp"
+#include "interloper/partitioning/sql.hpp"
+#include "interloper/sqlite/sqlite.hpp"
+
+namespace interloper::detail::sqlite_store {
+
+using sqlite::Statement;
+// Identifiers are quoted by the same rule as Filter::to_sql's.
+inline constexpr auto quote = detail::quote_identifier;
+
+const char* sql_type(DataType type);
+
+// The text a time bound is compared with (see sqlite_destination.cpp).
+std::string bound_text(TimePoint t);
+
+// A WHERE clause (without the keyword) and its text parameters: the Filter's own SQL, with
+// time bounds as the text they are compared with.
+struct Where {
+  std::string sql;
+  std::vector<std::string> params;
+};
+
+Where where_of(const Filter& filter,
+               Filter::Placeholder style = Filter::Placeholder::question,
+               std::string_view prefix = "p");
+
+void bind_all(Statement& stmt, const std::vector<std::string>& params, int first = 1);
+
+}  // namespace interloper::detail::sqlite_store
+
+namespace interloper {
+
+// The SQLite destination's files see these helpers unqualified.
+using namespace detail::sqlite_store;
+
+struct SqliteDestination::State {
+  explicit State(std::string p) : path(std::move(p)), db(path) {
+    db.exec(
+        "CREATE TABLE IF NOT EXISTS _interloper_columns (dataset TEXT NOT NULL, "
+        "\"column\" TEXT NOT NULL, type TEXT NOT NULL, position INTEGER NOT NULL, "
+        "PRIMARY KEY (dataset, \"column\"));"
+        "CREATE TABLE IF NOT EXISTS _interloper_partitions (dataset TEXT NOT NULL, "
+        "key TEXT NOT NULL, rows INTEGER NOT NULL, written_at TEXT NOT NULL, "
+        "PRIMARY KEY (dataset, key));");
+  }
+
+  std::string path;
+  sqlite::Database db;
+  std::mutex mutex;
+  // What this connection knows of the stored schemas and partition-column indexes, valid while
+  // no other connection has committed (PRAGMA data_version unchanged). Own writes keep it up to
+  // date; a failed write forgets it, since its rollback undoes what it recorded.
+  std::unordered_map<std::string, Schema> known_schemas;
+  std::unordered_set<std::string> known_indexes;
+  std::int64_t data_version = -1;
+  // Queries run on a read-only connection of their own, under a guard (see sqlite_guard.hpp),
+  // so that nothing a query does reaches the connection that writes.
+  std::unique_ptr<sqlite::Database> query_db;
+  std::unique_ptr<detail::QueryGuard> query_guard;
+
+  detail::QueryGuard& guard() {
+    if (!query_guard) {
+      query_db = std::make_unique<sqlite::Database>(path, sqlite::Database::Mode::read_only);
+      query_guard = std::make_unique<detail::QueryGuard>(*query_db);
+    }
+    return *query_guard;
+  }
+
+  void forget() {
+    known_schemas.clear();
+    known_indexes.clear();
+  }
+
+  void sync() {
+    auto stmt = db.cached("PRAGMA data_version");
+    stmt->step();
+    std::int64_t version = stmt->column_int(0);
+    if (version != data_version) forget();
+    data_version = version;
+  }
+
+  // The stored schema of `table` (empty when the dataset was never written with columns).
+  Schema columns(const std::string& table) {
+    sync();
+    if (auto it = known_schemas.find(table); it != known_schemas.end()) return it->second;
+    auto stmt = db.cached(
+        "SELECT \"column\", type FROM _interloper_columns WHERE dataset = ? ORDER BY position");
+    stmt->bind_text(1, table, false);
+    std::vector<Field> fields;
+    while (stmt->step()) {
+      fields.push_back({stmt->column_text(0), type_from_name(stmt->column_text(1))});
+    }
+    Schema schema(std::move(fields));
+    known_schemas.emplace(table, schema);
+    return schema;
+  }
+
+  // Creates the table or adds the columns `incoming` brings; widens remembered types.
+  Schema ensure_table(const DatasetRef& dataset, const std::string& table,
+                      const Schema& incoming, const std::string& partition_column) {
+    Schema stored = columns(table);
+    if (incoming.empty() && stored.empty()) return stored;
+    Schema merged;
+    try {
+      merged = detail::evolve_schema(dataset, stored, incoming);
+    } catch (const DestinationError& e) {
+      throw DestinationError(fmt::format("sqlite '{}': {}", path, e.what()));
+    }
+    if (stored.empty()) {
+      std::string sql = "CREATE TABLE IF NOT EXISTS " + quote(table) + " (";
+      for (std::size_t i = 0; i < merged.size(); ++i) {
+        const Field& f = merged.field(i);
+        sql += fmt::format("{}{} {}", i ? ", " : "", quote(f.name), sql_type(f.type));
+      }
+      sql += ")";
+      db.exec(sql.c_str());
+    } else {
+      for (std::size_t i = stored.size(); i < merged.size(); ++i) {
+        const Field& f = merged.field(i);
+        std::string sql = fmt::format("ALTER TABLE {} ADD COLUMN {} {}", quote(table),
+                                      quote(f.name), sql_type(f.type));
+        db.exec(sql.c_str());
+      }
+    }
+    std::string index_key = table + '\0' + partition_column;
+    if (!partition_column.empty() && merged.find(partition_column) &&
+        known_indexes.count(index_key) == 0) {
+      std::string sql = fmt::format("CREATE INDEX IF NOT EXISTS {} ON {} ({})",
+                                    quote(table + "__" + partition_column), quote(table),
+                                    quote(partition_column));
+      db.exec(sql.c_str());
+      known_indexes.insert(std::move(index_key));
+    }
+    if (!(merged == stored)) {
+      auto upsert = db.cached(
+          "INSERT OR REPLACE INTO _interloper_columns (dataset, \"column\", type, position) "
+          "VALUES (?, ?, ?, ?)");
+      for (std::size_t i = 0; i < merged.size(); ++i) {
+        upsert->reset();
+        upsert->bind_text(1, table, false);
+        upsert->bind_text(2, merged.field(i).name, false);
+        upsert->bind_text(3, type_name(merged.field(i).type), false);
+        upsert->bind_int(4, static_cast<std::int64_t>(i));
+        upsert->step();
+      }
+    }
+    known_schemas[table] = merged;
+    return merged;
+  }
+
+  // Reads every row matching `where` (all rows when empty) in storage order.
+  Table select(const std::string& table, const Schema& schema, const Where* where) {
+    Table out(schema);
+    if (schema.empty()) return out;
+    std::string sql = "SELECT ";
+    for (std::size_t i = 0; i < schema.size(); ++i) {
+      sql += (i ? ", " : "") + quote(schema.field(i).name);
+    }
+    sql += " FROM " + quote(table);
+    if (where) sql += " WHERE " + where->sql;
+    sql += " ORDER BY rowid";
+    Statement stmt(db, sql);
+    if (where) bind_all(stmt, where->params);
+    std::vector<DataType> types;
+    for (const Field& f : schema.fields()) types.push_back(f.type);
+    while (stmt.step()) {
+      std::vector<Value> row;
+      row.reserve(types.size());
+      for (std::size_t c = 0; c < types.size(); ++c) {
+        row.push_back(
+            read_cell(stmt.get(), static_cast<int>(c), types[c], table, schema.field(c).name));
+      }
+      out.append_row(std::move(row));
+    }
+    return out;
+  }
+
+  Value read_cell(sqlite3_stmt* stmt, int c, DataType type, const std::string& table,
+                  const std::string& column) {
+    int storage = sqlite3_column_type(stmt, c);
+    if (storage == SQLITE_NULL) return Value();
+    switch (type) {
+      case DataType::null:
+        return Value();
+      case DataType::boolean:
+        return Value(sqlite3_column_int64(stmt, c) != 0);
+      case DataType::int64:
+        return Value(static_cast<long long>(sqlite3_column_int64(stmt, c)));
+      case DataType::float64:
+        return Value(sqlite3_column_double(stmt, c));
+      case DataType::string:
+        break;
+      case DataType::date:
+      case DataType::timestamp: {
+        std::string_view text(reinterpret_cast<const char*>(sqlite3_column_text(stmt, c)),
+                              static_cast<std::size_t>(sqlite3_column_bytes(stmt, c)));
+        if (type == DataType::date) {
+          if (auto d = parse_date(text)) return Value(*d);
+        } else if (auto t = parse_timestamp(text)) {
+          return Value(*t);
+        } else if (auto d = parse_date(text)) {
+          return Value(Value::Timestamp(*d));
+        }
+        throw DestinationError(fmt::format("sqlite '{}': table '{}' column '{}': '{}' is not a {}",
+                                           path, table, column, text, type_name(type)));
+      }
+    }
+    return Value(std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, c)),
+                             static_cast<std::size_t>(sqlite3_column_bytes(stmt, c))));
+  }
+
+  // Drops the table and what is remembered of it: an unpartitioned dataset is replaced whole,
+  // so its next write may bring any columns and types.
+  void drop_table(const std::string& table) {
+    if (columns(table).empty()) return;
+    db.run("DROP TABLE IF EXISTS " + quote(table));
+    auto clear = db.cached("DELETE FROM _interloper_columns WHERE dataset = ?");
+    clear->bind_text(1, table, false);
+    clear->step();
+    known_schemas.erase(table);
+    for (auto it = known_indexes.begin(); it != known_indexes.end();) {
+      it = it->rfind(table + '\0', 0) == 0 ? known_indexes.erase(it) : std::next(it);
+    }
+  }
+
+  // Deletes the rows a replace of `window` removes (all of them when null).
+  void clear(const std::string& name, const Schema& schema, const PartitionWindow* window,
+             const std::string& column, bool by_union);
+  // Records each partition of `window` (or the whole dataset) as written with `rows`.
+  void register_partitions(const std::string& name, const DatasetRef& dataset,
+                           const PartitionWindow* window, const std::vector<std::int64_t>& rows);
+
+  bool table_exists(const std::string& table) {
+    Statement stmt(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+    stmt.bind_text(1, table, false);
+    return stmt.step();
+  }
+};
+
+}  // namespace interloper

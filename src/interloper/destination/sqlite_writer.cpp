@@ -1,0 +1,283 @@
+// SqliteDestination's window writer: batches staged in a temporary table, swapped in at commit.
+#include <fmt/format.h>
+
+#include <array>
+#include <atomic>
+#include <mutex>
+#include <optional>
+
+#include "interloper/destination.hpp"
+#include "interloper/destination/schema_change.hpp"
+#include "interloper/destination/sqlite_state.hpp"
+#include "interloper/destination/window_index.hpp"
+#include "interloper/sqlite/sqlite.hpp"
+#include "interloper/time/civil.hpp"
+
+namespace interloper {
+
+namespace {
+
+// Binds row `r` of `cells` to `stmt` (one parameter per column, in order). Dates and
+// timestamps are bound as their ISO text from `buffers`, which outlive the step that reads them.
+void bind_row(sqlite::Database& db, sqlite3_stmt* stmt,
+              const std::vector<const std::vector<Value>*>& cells, std::size_t r,
+              std::vector<std::array<char, detail::kMaxIsoChars>>& buffers) {
+  for (std::size_t c = 0; c < cells.size(); ++c) {
+    const Value& v = (*cells[c])[r];
+    const int i = static_cast<int>(c) + 1;
+    int rc = SQLITE_OK;
+    switch (v.type()) {
+      case DataType::null:
+        rc = sqlite3_bind_null(stmt, i);
+        break;
+      case DataType::boolean:
+        rc = sqlite3_bind_int(stmt, i, v.as_bool() ? 1 : 0);
+        break;
+      case DataType::int64:
+        rc = sqlite3_bind_int64(stmt, i, v.as_int());
+        break;
+      case DataType::float64:
+        rc = sqlite3_bind_double(stmt, i, v.as_double());
+        break;
+      case DataType::string: {
+        const std::string& text = v.as_string();
+        rc = sqlite3_bind_text(stmt, i, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+        break;
+      }
+      case DataType::date:
+      case DataType::timestamp: {
+        char* out = buffers[c].data();
+        char* end = v.type() == DataType::date
+                        ? detail::put_date(out, v.as_date().time_since_epoch().count())
+                        : detail::put_timestamp(out, v.as_timestamp().time_since_epoch().count());
+        rc = sqlite3_bind_text(stmt, i, out, static_cast<int>(end - out), SQLITE_STATIC);
+        break;
+      }
+    }
+    if (rc != SQLITE_OK) db.fail("cannot bind a value");
+  }
+}
+
+// BEGIN (deferred) ... COMMIT for statements that touch only the connection's temporary tables:
+// unlike BEGIN IMMEDIATE it takes no lock on the database file.
+class TempTransaction {
+ public:
+  explicit TempTransaction(sqlite::Database& db) : db_(db) { db_.run("BEGIN"); }
+  ~TempTransaction() {
+    if (!done_) sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  TempTransaction(const TempTransaction&) = delete;
+  TempTransaction& operator=(const TempTransaction&) = delete;
+  void commit() {
+    db_.run("COMMIT");
+    done_ = true;
+  }
+
+ private:
+  sqlite::Database& db_;
+  bool done_ = false;
+};
+
+std::atomic<std::uint64_t> stage_counter{0};
+
+}  // namespace
+
+// Batches are validated as they arrive and staged in a temporary table of the connection (the
+// temporary database spills to a file, so memory stays bounded and the database file is not
+// locked while the rows are produced). commit() swaps them in with one short transaction:
+// delete the window, copy the staged rows, record the partitions.
+class SqliteDestination::Writer final : public WindowWriter {
+ public:
+  Writer(State& state, DatasetRef dataset, const PartitionWindow* window)
+      : state_(state),
+        dataset_(std::move(dataset)),
+        window_(window),
+        name_(table_name(dataset_)),
+        column_(dataset_.partitioning ? dataset_.partitioning->column() : ""),
+        stage_(fmt::format("_interloper_stage_{}", ++stage_counter)) {
+    if (window_ != nullptr && dataset_.partitioning != nullptr) {
+      index_.emplace(*window_, column_);
+      rows_.assign(index_->size(), 0);
+    } else {
+      rows_.assign(1, 0);
+    }
+  }
+
+  ~Writer() override {
+    if (staged_columns_ == 0) return;
+    std::lock_guard lock(state_.mutex);
+    const std::string sql = "DROP TABLE IF EXISTS temp." + quote(stage_);
+    sqlite3_exec(state_.db.get(), sql.c_str(), nullptr, nullptr, nullptr);
+  }
+
+  void append(const Table& batch) override {
+    usable();
+    unusable_ = true;  // until this batch is in
+    std::vector<std::vector<std::size_t>> parts;
+    if (index_) parts = index_->split(dataset_, batch);  // throws before anything is staged
+    Schema next;
+    try {
+      next = started_ ? Schema::unify(schema_, batch.schema()) : batch.schema();
+    } catch (const DataError& e) {
+      throw DestinationError(
+          fmt::format("sqlite '{}': table '{}': {}", state_.path, name_, e.what()));
+    }
+    if (batch.num_rows() > 0) stage(batch, next);
+    if (index_) {
+      for (std::size_t i = 0; i < parts.size(); ++i) {
+        rows_[i] += static_cast<std::int64_t>(parts[i].size());
+      }
+    } else {
+      rows_[0] += static_cast<std::int64_t>(batch.num_rows());
+    }
+    schema_ = std::move(next);
+    started_ = true;
+    unusable_ = false;
+  }
+
+  std::int64_t commit() override {
+    usable();
+    unusable_ = true;
+    std::lock_guard lock(state_.mutex);
+    try {
+      swap_in();
+    } catch (...) {
+      state_.forget();  // the rollback undid what the write recorded
+      throw;
+    }
+    std::int64_t total = 0;
+    for (std::int64_t rows : rows_) total += rows;
+    return total;
+  }
+
+ private:
+  void usable() const {
+    if (unusable_) {
+      throw DestinationError(
+          fmt::format("sqlite '{}': table '{}': the writer failed or was "
+                      "committed",
+                      state_.path, name_));
+    }
+  }
+
+  // Inserts the batch into the staging table, adding the columns it is missing.
+  void stage(const Table& batch, const Schema& unified) {
+    std::lock_guard lock(state_.mutex);
+    auto& db = state_.db;
+    const std::string stage = "temp." + quote(stage_);
+    if (staged_columns_ == 0) {
+      // Untyped columns keep every value as it was bound until the copy at commit.
+      std::string sql = "CREATE TEMP TABLE " + quote(stage_) + " (";
+      for (std::size_t i = 0; i < unified.size(); ++i) {
+        sql += (i ? ", " : "") + quote(unified.field(i).name);
+      }
+      db.exec((sql + ")").c_str());
+    } else {
+      for (std::size_t i = staged_columns_; i < unified.size(); ++i) {
+        const std::string sql =
+            "ALTER TABLE " + stage + " ADD COLUMN " + quote(unified.field(i).name);
+        db.exec(sql.c_str());
+      }
+    }
+    staged_columns_ = unified.size();
+
+    const std::size_t n = batch.num_columns();
+    std::string sql = "INSERT INTO " + stage + " (";
+    std::string values;
+    std::vector<const std::vector<Value>*> cells(n);
+    for (std::size_t c = 0; c < n; ++c) {
+      sql += (c ? ", " : "") + quote(batch.schema().field(c).name);
+      values += c ? ", ?" : "?";
+      cells[c] = &batch.column(c);
+    }
+    auto insert = db.cached(sql + ") VALUES (" + values + ")");
+    sqlite3_stmt* stmt = insert->get();
+    std::vector<std::array<char, detail::kMaxIsoChars>> buffers(n);
+    TempTransaction transaction(db);
+    for (std::size_t r = 0; r < batch.num_rows(); ++r) {
+      bind_row(db, stmt, cells, r, buffers);
+      if (sqlite3_step(stmt) != SQLITE_DONE) {
+        db.fail(fmt::format("cannot stage rows of table '{}'", name_));
+      }
+      sqlite3_reset(stmt);
+    }
+    transaction.commit();
+  }
+
+  void swap_in() {
+    auto& db = state_.db;
+    sqlite::Transaction transaction(db);
+    // Replaced whole, an unpartitioned dataset's table goes (inside this transaction) and is
+    // built anew from the write's columns and types.
+    if (dataset_.partitioning == nullptr) state_.drop_table(name_);
+    const Schema schema = state_.ensure_table(dataset_, name_, schema_, column_);
+    if (!schema.empty()) {
+      const bool by_union = !index_ || index_->is_time() || index_->is_list();
+      state_.clear(name_, schema, index_ ? window_ : nullptr, column_, by_union);
+    }
+    if (staged_columns_ > 0) {
+      // A column that widened from date to timestamp holds bare dates from earlier batches:
+      // they are stored as their midnight, as a timestamp column's values always are.
+      std::string columns, select;
+      for (std::size_t i = 0; i < schema_.size(); ++i) {
+        const Field& f = schema_.field(i);
+        const std::string q = quote(f.name);
+        columns += (i ? ", " : "") + q;
+        select += i ? ", " : "";
+        select +=
+            f.type == DataType::timestamp
+                ? fmt::format("CASE WHEN length({0}) = 10 THEN {0} || 'T00:00:00' ELSE {0} END", q)
+                : q;
+      }
+      db.exec(fmt::format("INSERT INTO main.{} ({}) SELECT {} FROM temp.{} ORDER BY rowid",
+                          quote(name_), columns, select, quote(stage_))
+                  .c_str());
+    }
+    state_.register_partitions(name_, dataset_, index_ ? window_ : nullptr, rows_);
+    transaction.commit();
+  }
+
+  State& state_;
+  DatasetRef dataset_;
+  const PartitionWindow* window_;
+  const std::string name_;
+  const std::string column_;
+  const std::string stage_;
+  std::optional<detail::WindowIndex> index_;
+  std::vector<std::int64_t> rows_;  // per partition of the window, or one for the whole
+  Schema schema_;
+  std::size_t staged_columns_ = 0;
+  bool started_ = false;
+  bool unusable_ = false;
+};
+
+std::unique_ptr<WindowWriter> SqliteDestination::open_writer(const DatasetRef& dataset,
+                                                             const PartitionWindow* window) {
+  return std::make_unique<Writer>(*state_, dataset, window);
+}
+
+void SqliteDestination::State::clear(const std::string& name, const Schema& schema,
+                                     const PartitionWindow* window, const std::string& column,
+                                     bool by_union) {
+  if (window == nullptr) {
+    db.run("DELETE FROM " + quote(name));
+    return;
+  }
+  if (!schema.find(column)) return;
+  std::vector<Filter> filters;
+  if (by_union) {
+    filters.push_back(window->filter(column));  // the union of the partitions
+  } else {
+    for (std::size_t i = 0; i < window->size(); ++i) {
+      filters.push_back(window->partition_at(i)->filter(column));
+    }
+  }
+  for (const Filter& filter : filters) {
+    Where where = where_of(filter);
+    auto del = db.cached("DELETE FROM " + quote(name) + " WHERE " + where.sql);
+    bind_all(*del, where.params);
+    del->step();
+  }
+}
+
+}  // namespace interloper

@@ -1,0 +1,217 @@
+// The execution of one task: computing it, writing its rows, recording its outcome, and
+// claiming it first when claims are on.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <exception>
+#include <memory>
+#include <optional>
+
+#include "interloper/destination.hpp"
+#include "interloper/plan.hpp"
+#include "interloper/run.hpp"
+#include "interloper/run/engine.hpp"
+#include "interloper/store.hpp"
+
+namespace interloper::detail {
+
+namespace {
+
+std::string describe_exception(std::exception_ptr error) {
+  try {
+    std::rethrow_exception(std::move(error));
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown exception (a type not derived from std::exception)";
+  }
+}
+
+}  // namespace
+
+Event Engine::make_event(EventType type, std::string asset, const std::string& window) const {
+  Event event;
+  event.type = type;
+  event.time = clock_.now();
+  event.run_id = run_id_;
+  event.asset = std::move(asset);
+  event.window = window;
+  return event;
+}
+
+void Engine::publish(const Event& event) const {
+  if (options_.run.events == nullptr) return;
+  try {
+    options_.run.events->publish(event);
+  } catch (...) {
+    // A failing subscriber must not take the run (or a worker thread) down.
+  }
+}
+
+// Claims the task's (asset, partition) when claims are on, then executes it. Never throws.
+TaskResult Engine::claim_and_execute(std::size_t task, Unrun& unrun) {
+  MaterializationStore* store = options_.run.store;
+  const Asset& asset = *plan_.steps()[plan_.step_of(task)].asset;
+  if (owner_.empty() || asset.partitioning() == nullptr) return execute(task);
+  const std::shared_ptr<const PartitionWindow> window = plan_.window(task);
+  const std::vector<DatasetRef> datasets{asset.dataset()};
+  TaskResult result;
+  result.asset = asset.name();
+  result.window = window->to_string();
+  try {
+    const TimePoint now = clock_.now();
+    const Claim mine{owner_, TimePoint(now.seconds() + options_.claim_lease)};
+    if (std::optional<Claim> held = store->claim(datasets, window.get(), mine, now)) {
+      unrun = Unrun::claimed_elsewhere;
+      result.status = Status::skipped;
+      result.error = fmt::format("claimed by {}", held->owner);
+      return result;
+    }
+    // Only a task that runs for itself can have been finished meanwhile: one that runs
+    // because an upstream task of this plan runs is stale whatever the store says.
+    if (options_.missing_only && root_[task]) {
+      WindowStatus status = store->status(asset.dataset(), *window);
+      if (status.missing.empty() && status.failed.empty()) {
+        store->release(datasets, window.get(), owner_);
+        unrun = Unrun::done_meanwhile;
+        return result;
+      }
+    }
+  } catch (...) {
+    result.status = Status::failed;
+    result.error = "claiming failed: " + describe_exception(std::current_exception());
+    return result;
+  }
+  result = execute(task);
+  try {
+    store->release(datasets, window.get(), owner_);
+  } catch (...) {
+    // Left to lapse with its lease.
+  }
+  return result;
+}
+
+// Computes, writes and records one task. Never throws.
+TaskResult Engine::execute(std::size_t task) {
+  const Asset& asset = *plan_.steps()[plan_.step_of(task)].asset;
+  const std::shared_ptr<const PartitionWindow> window = plan_.window(task);
+  TaskResult result;
+  result.asset = asset.name();
+  result.window = window ? window->to_string() : std::string();
+  result.status = Status::running;
+  if (options_.run.events != nullptr) {
+    publish(make_event(EventType::asset_started, asset.name(), result.window));
+  }
+  const auto started_steady = std::chrono::steady_clock::now();
+  const TimePoint started = clock_.now();
+  const PartitionWindow* write_window = asset.partitioning() != nullptr ? window.get() : nullptr;
+  try {
+    Destination* destination = dag_.destination_of(asset);
+    if (destination == nullptr) {
+      throw DestinationError(
+          fmt::format("asset '{}': no destination to write to (set one on the asset or its source)",
+                      asset.name()));
+    }
+    // Batches the asset emits go to the writer as they come; the window is replaced only
+    // when the asset has returned, so a failure leaves it as it was.
+    std::unique_ptr<WindowWriter> writer = destination->open_writer(asset.dataset(), write_window);
+    ExecutionContext context(
+        asset.name(), window, logger_.for_asset(asset.name()),
+        [this, &asset, &result, window](std::string_view upstream) {
+          return load(asset, window.get(), result.window, upstream);
+        },
+        [&writer](const Table& batch) { writer->append(batch); },
+        [this, &asset, window](std::string_view upstream) {
+          return reads_of(asset, window.get(), upstream).reads;
+        });
+    writer->append(asset.compute(context));
+    result.rows = writer->commit();
+    if (options_.run.events != nullptr) {
+      Event event = make_event(EventType::destination_write, asset.name(), result.window);
+      event.rows = result.rows;
+      event.message = destination->url();
+      publish(event);
+    }
+    result.status = Status::succeeded;
+  } catch (...) {
+    result.status = Status::failed;
+    // A run being stopped has interrupted the task (its command was terminated): that, not
+    // the command's death, is what happened to it.
+    result.error =
+        stopping() ? std::string(kInterrupted) : describe_exception(std::current_exception());
+  }
+  if (options_.run.store != nullptr) {
+    MaterializationRecord record;
+    record.asset = asset.name();
+    record.status = result.status == Status::succeeded ? MaterializationStatus::materialized
+                                                       : MaterializationStatus::failed;
+    record.rows = result.rows;
+    record.run_id = run_id_;
+    record.started = started;
+    record.finished = clock_.now();
+    record.error = result.error;
+    try {
+      options_.run.store->record(asset.dataset(), write_window, record);
+    } catch (...) {
+      result.status = Status::failed;
+      result.error =
+          "recording the outcome failed: " + describe_exception(std::current_exception());
+    }
+  }
+  result.seconds = seconds_since(started_steady);
+  if (options_.run.events != nullptr) {
+    Event event = make_event(
+        result.status == Status::succeeded ? EventType::asset_completed : EventType::asset_failed,
+        asset.name(), result.window);
+    event.rows = result.rows;
+    event.seconds = result.seconds;
+    event.message = result.error;
+    publish(event);
+  }
+  return result;
+}
+
+Engine::Reads Engine::reads_of(const Asset& asset, const PartitionWindow* window,
+                               std::string_view upstream_name) const {
+  const auto& deps = asset.deps();
+  if (std::find(deps.begin(), deps.end(), upstream_name) == deps.end()) {
+    throw RunError(fmt::format("asset '{}' cannot load '{}': it is not one of its dependencies",
+                               asset.name(), upstream_name));
+  }
+  const Asset* upstream = dag_.find(upstream_name);
+  if (upstream == nullptr) upstream = dag_.external(upstream_name);
+  if (upstream == nullptr) {
+    throw RunError(
+        fmt::format("asset '{}' cannot load '{}': unknown asset", asset.name(), upstream_name));
+  }
+  Reads result;
+  result.destination = dag_.destination_of(*upstream);
+  if (result.destination == nullptr) {
+    throw RunError(fmt::format("asset '{}' cannot load '{}': it has no destination", asset.name(),
+                               upstream_name));
+  }
+  result.reads.dataset = upstream->dataset();
+  if (upstream->partitioning() != nullptr && asset.partitioning() != nullptr && window != nullptr) {
+    result.reads.whole = false;
+    result.reads.window = overlapping_window(*upstream->partitioning(), *window);
+  }
+  return result;
+}
+
+// ExecutionContext::load: the rows reads_of() names.
+Table Engine::load(const Asset& asset, const PartitionWindow* window,
+                   const std::string& window_text, std::string_view upstream_name) {
+  Reads reads = reads_of(asset, window, upstream_name);
+  if (!reads.reads.whole && reads.reads.window == nullptr) return Table();  // before its start
+  Table rows = reads.destination->read(reads.reads.dataset, reads.reads.window.get());
+  if (options_.run.events != nullptr) {
+    Event event = make_event(EventType::destination_read, asset.name(), window_text);
+    event.rows = static_cast<std::int64_t>(rows.num_rows());
+    event.message = fmt::format("read '{}' from {}", upstream_name, reads.destination->url());
+    publish(event);
+  }
+  return rows;
+}
+
+}  // namespace interloper::detail
