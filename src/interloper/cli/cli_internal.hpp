@@ -1,0 +1,122 @@
+#pragma once
+
+// What the files of the command line share: the parsed arguments, the assets a command works on,
+// output, and the commands themselves.
+
+#include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <limits>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <unordered_map>
+
+#include "interloper/cli/interrupt.hpp"
+#include "interloper/cli/queue_commands.hpp"
+#include "interloper/cli/schedule_commands.hpp"
+#include "interloper/cli/selection.hpp"
+#include "interloper/data.hpp"
+#include "interloper/destination.hpp"
+#include "interloper/pipeline.hpp"
+#include "interloper/plan.hpp"
+#include "interloper/run.hpp"
+#include "interloper/store.hpp"
+
+namespace interloper::cli::detail {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+constexpr const char* kVersion = "0.1.0";
+constexpr int kOk = 0;
+constexpr int kRunFailed = 1;
+constexpr int kBadInput = 2;
+
+// The assets a command works on: a loaded pipeline or a DAG built in code.
+struct Project {
+  const DAG* dag = nullptr;
+  const Pipeline* pipeline = nullptr;  // nullptr for code-defined DAGs
+  std::string store_path;
+};
+
+struct Args {
+  std::string program = "interloper";  // names the program in messages
+  bool json = false;
+  bool quiet = false;
+  bool verbose = false;
+  std::string pipeline;
+  std::string store;
+  std::string destination;
+  std::string partition;
+  std::string window;
+  long lookback = 0;
+  long offset = 0;
+  std::string time_zone = "UTC";
+  std::vector<std::string> assets;
+  int workers = 4;
+  int concurrency = 1;
+  bool missing = false;
+  bool dry_run = false;
+  bool fail_fast = false;
+  bool all = false;
+  bool verify = false;
+  int claim_lease = 60;
+  long keep_runs = 1000;
+  long last = 20;
+  std::string command_line;  // the arguments as given, for the run history
+  std::string at;            // jobs --at
+  long count = 5;            // jobs --count
+  long catch_up = 0;
+  bool once = false;
+  std::string now;  // schedule --once --now
+  QueueArgs queue;  // backfill --queue, worker, status --queue, cancel
+};
+
+// Everything a run needs besides the window and assets, wired to the output flags.
+struct RunContext {
+  EventBus events;
+  std::shared_ptr<MaterializationStore> store;
+  std::mutex output_mutex;
+  RunOptions options;
+};
+
+std::string dump(const json& value, int indent = -1);
+void print_error(const Args& args, const std::string& message);
+void print_info(const Args& args, const std::string& message);
+std::string one_line(std::string text);
+bool stdout_is_terminal();
+int terminal_width();
+std::shared_ptr<MaterializationStore> open_state_store(const std::string& path, bool create);
+void prepare_run(RunContext& run, const Project& project, const Args& args,
+                 const Selection& selection);
+void report_left_out(const Args& args, const Selection& selection);
+std::string window_argument(const Project& project, const Args& args);
+int run_check(const Project& project, const Args& args);
+int print_dry_run(const char* command, const Project& project, const Selection& selection,
+                  bool per_partition, const Args& args);
+int run_status(const Project& project, const Args& args);
+int run_runs(const Project& project, const Args& args);
+int run_catalog(const Project& project, const Args&);
+std::string history_name(const Args& args);
+json run_json(const RunRecord& r);
+int run_materialize(const Project& project, const Args& args);
+QueueProject queue_project(const Project& project, const Args& args);
+int run_worker(const Project& project, const Args& args);
+int run_backfill(const Project& project, const Args& args);
+int run_jobs(const Project& project, const Args& args);
+int run_scheduler(const Project& project, const Args& args);
+
+}  // namespace interloper::cli::detail

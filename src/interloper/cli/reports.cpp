@@ -1,0 +1,424 @@
+#include "interloper/cli/cli_internal.hpp"
+
+namespace interloper::cli::detail {
+
+// ---------------------------------------------------------------------------------------
+// Plans (check, --dry-run)
+
+namespace {
+
+// The plan as JSON: per asset its share of the window as ranges and its task count, never one
+// element per partition.
+json plan_json(const std::string& command, const Project& project, const Selection& selection,
+               bool backfill) {
+  json plan;
+  plan["command"] = command;
+  plan["window"] = selection.window ? json(selection.window->to_string()) : json(nullptr);
+  plan["partitions"] = selection.window ? selection.window->size() : 0;
+  PlanOptions options;
+  options.scope = backfill ? TaskScope::per_partition : TaskScope::per_asset;
+  options.assets = selection.assets;
+  std::optional<Plan> planned;
+  try {
+    if (!selection.assets.empty()) {
+      planned = interloper::plan(*project.dag, selection.window.get(), options);
+    }
+  } catch (const PartitionError&) {
+    // `check` of the whole DAG without a window: partitioned assets have no tasks to plan.
+    if (selection.window) throw;
+  }
+  plan["tasks"] = planned ? planned->size() : 0;
+  plan["order"] = backfill ? "newest first" : "upstream first";
+  std::unordered_map<std::string_view, std::size_t> step_of;  // asset name -> its step
+  if (planned) {
+    for (std::size_t i = 0; i < planned->steps().size(); ++i) {
+      step_of.emplace(planned->steps()[i].asset->name(), i);
+    }
+  }
+  json assets = json::array();
+  for (const auto& name : selection.assets) {
+    const Asset& asset = project.dag->asset(name);
+    json entry;
+    entry["name"] = name;
+    entry["source"] = asset.source_name();
+    entry["deps"] = asset.deps();
+    entry["partitioning"] = describe_partitioning(asset.partitioning());
+    if (project.pipeline != nullptr) {
+      if (const AssetDefinition* def = project.pipeline->definition(name))
+        entry["body"] = def->body;
+    }
+    json windows = json::array();
+    std::size_t tasks = 0;
+    if (auto it = step_of.find(name); it != step_of.end()) {
+      const Plan::Step& step = planned->steps()[it->second];
+      tasks = step.tasks;
+      if (step.share) windows.push_back(step.share->to_string());
+    }
+    entry["windows"] = windows;
+    entry["tasks"] = tasks;
+    assets.push_back(entry);
+  }
+  plan["assets"] = assets;
+  json left_out = json::array();
+  for (const auto& [name, reason] : selection.left_out) {
+    left_out.push_back({{"asset", name}, {"reason", reason}});
+  }
+  plan["left_out"] = left_out;
+  return plan;
+}
+
+void print_plan(const json& plan) {
+  std::string window = plan["window"].is_null() ? "(none)" : plan["window"].get<std::string>();
+  std::size_t partitions = plan["partitions"].get<std::size_t>();
+  std::cout << "window: " << window;
+  if (partitions > 0)
+    std::cout << " (" << partitions << " partition" << (partitions == 1 ? "" : "s") << ")";
+  std::cout << "\n";
+  std::size_t tasks = plan["tasks"].get<std::size_t>();
+  if (plan["command"] == "backfill") {
+    std::cout << "tasks: " << tasks << ", one per asset and partition, newest first\n";
+  } else {
+    std::cout << "tasks: " << tasks << ", one per asset\n";
+  }
+  std::cout << "assets, in order:\n";
+  int i = 0;
+  for (const auto& a : plan["assets"]) {
+    std::string deps;
+    for (const auto& d : a["deps"]) deps += (deps.empty() ? "" : ", ") + d.get<std::string>();
+    std::string windows;
+    for (const auto& w : a["windows"]) {
+      windows += (windows.empty() ? "" : ", ") + w.get<std::string>();
+    }
+    const std::size_t n = a["tasks"].get<std::size_t>();
+    std::cout << fmt::format("  {}. {}  [{}{}]{}  {}{} task{}\n", ++i, a["name"].get<std::string>(),
+                             a["partitioning"].get<std::string>(),
+                             a.contains("body") ? ", " + a["body"].get<std::string>() : "",
+                             deps.empty() ? "" : "  after " + deps,
+                             windows.empty() ? "" : windows + "  ", n, n == 1 ? "" : "s");
+  }
+  for (const auto& l : plan["left_out"]) {
+    std::cout << fmt::format("  left out: {} ({})\n", l["asset"].get<std::string>(),
+                             l["reason"].get<std::string>());
+  }
+}
+
+}  // namespace
+
+void report_left_out(const Args& args, const Selection& selection) {
+  if (selection.left_out.empty()) return;
+  std::vector<std::string> parts;
+  for (const auto& [name, reason] : selection.left_out) {
+    parts.push_back(fmt::format("{} ({})", name, reason));
+  }
+  print_info(args, fmt::format("left out: {}", fmt::join(parts, ", ")));
+}
+
+// ---------------------------------------------------------------------------------------
+// Commands
+
+std::string window_argument(const Project& project, const Args& args) {
+  if (!args.partition.empty()) return args.partition;
+  if (!args.window.empty()) return args.window;
+  if (args.lookback > 0) {
+    auto text = lookback_window(*project.dag, args.assets, args.lookback, args.offset,
+                                args.time_zone, SystemClock().now());
+    if (!text) throw UsageError("the lookback window lies entirely before the assets' start");
+    return *text;
+  }
+  return "";
+}
+
+int run_check(const Project& project, const Args& args) {
+  std::string window = window_argument(project, args);
+  if (window.empty() && args.assets.empty()) {
+    // Without a scope, check the whole DAG: every asset, in order.
+    Selection all;
+    for (const Asset* asset : project.dag->order()) all.assets.push_back(asset->name());
+    json plan = plan_json("check", project, all, false);
+    if (args.json) {
+      std::cout << dump(plan) << "\n";
+    } else if (!args.quiet) {
+      std::cout << "ok: " << project.dag->size() << " assets\n";
+      print_plan(plan);
+    }
+    return kOk;
+  }
+  Selection selection = select(*project.dag, window, args.assets, false, !args.partition.empty());
+  json plan = plan_json("check", project, selection, false);
+  if (args.json) {
+    std::cout << dump(plan) << "\n";
+  } else if (!args.quiet) {
+    std::cout << "ok\n";
+    print_plan(plan);
+  }
+  return kOk;
+}
+
+// --dry-run: the plan, as JSON or as text.
+int print_dry_run(const char* command, const Project& project, const Selection& selection,
+                  bool per_partition, const Args& args) {
+  json plan = plan_json(command, project, selection, per_partition);
+  if (args.json) {
+    std::cout << dump(plan) << "\n";
+  } else {
+    print_plan(plan);
+  }
+  return kOk;
+}
+namespace {
+
+// "a..b" or "a" for each range, with the window's keys.
+json ranges_json(const PartitionWindow& window, const std::vector<PartitionRange>& ranges) {
+  json out = json::array();
+  for (const auto& r : ranges) {
+    std::string first = window.partition_at(r.first)->key();
+    out.push_back(r.first == r.last ? first : first + ".." + window.partition_at(r.last)->key());
+  }
+  return out;
+}
+
+std::string strip(const PartitionWindow& window, const WindowStatus& status, int width) {
+  std::size_t n = window.size();
+  std::vector<char> state(n, 'm');  // m materialized, f failed, - missing
+  for (const auto& r : status.failed) {
+    for (std::size_t i = r.first; i <= r.last && i < n; ++i) state[i] = 'f';
+  }
+  for (const auto& r : status.missing) {
+    for (std::size_t i = r.first; i <= r.last && i < n; ++i) state[i] = '-';
+  }
+  std::size_t cells = std::min<std::size_t>(n, static_cast<std::size_t>(std::max(width, 10)));
+  std::string out;
+  char current = 0;
+  for (std::size_t c = 0; c < cells; ++c) {
+    std::size_t from = c * n / cells, to = std::max(from + 1, (c + 1) * n / cells);
+    char cell = 'm';
+    for (std::size_t i = from; i < to; ++i) {
+      if (state[i] == 'f') cell = 'f';
+      if (state[i] == '-' && cell != 'f') cell = '-';
+    }
+    if (cell != current) {
+      out += cell == 'm' ? "\033[32m" : cell == 'f' ? "\033[31m" : "\033[2m";
+      current = cell;
+    }
+    out += cell == 'm' ? "#" : cell == 'f' ? "x" : ".";
+  }
+  out += "\033[0m";
+  return out;
+}
+
+// The first line of an error, cut to fit a status line.
+std::string error_excerpt(const std::string& error) {
+  std::string line = one_line(error);
+  constexpr std::size_t kWidth = 160;
+  if (line.size() > kWidth) line = line.substr(0, kWidth - 3) + "...";
+  return line;
+}
+
+// The partitions of `materialized` that the destination does not hold (never written there, or
+// deleted since).
+std::vector<PartitionRange> gone_partitions(const DAG& dag, const Asset& asset,
+                                            const PartitionWindow& window,
+                                            const std::vector<PartitionRange>& materialized) {
+  std::vector<PartitionRange> gone;
+  if (materialized.empty()) return gone;
+  Destination* destination = dag.destination_of(asset);
+  if (destination == nullptr) return materialized;
+  const std::vector<PartitionCount> counts = destination->partition_counts(asset.dataset(), window);
+  for (const PartitionRange& range : materialized) {
+    for (std::size_t i = range.first; i <= range.last && i < counts.size(); ++i) {
+      if (counts[i].written) continue;
+      if (!gone.empty() && gone.back().last + 1 == i) {
+        gone.back().last = i;
+      } else {
+        gone.push_back({i, i});
+      }
+    }
+  }
+  return gone;
+}
+
+}  // namespace
+
+int run_status(const Project& project, const Args& args) {
+  if (!args.queue.url.empty()) return queue_status(queue_project(project, args), args.queue);
+  std::vector<std::string> names = args.assets;
+  if (names.empty()) {
+    for (const Asset* a : project.dag->order()) names.push_back(a->name());
+  } else {
+    for (const auto& name : names) {
+      if (project.dag->find(name) == nullptr) {
+        throw UsageError(fmt::format("unknown asset '{}'", name));
+      }
+    }
+  }
+  auto store = open_state_store(project.store_path, false);
+  TimePoint now = SystemClock().now();
+  json out = json::array();
+  bool any_window_accepted = args.window.empty();
+  bool any_gone = false;
+  const bool terminal = !args.json && stdout_is_terminal();
+  for (const auto& name : names) {
+    const Asset& asset = project.dag->asset(name);
+    const PartitionConfig* config = asset.partitioning();
+    json entry;
+    entry["asset"] = name;
+    if (config == nullptr) {
+      auto latest = store->latest(asset.dataset(), nullptr);
+      entry["window"] = nullptr;
+      entry["state"] = !latest                                                 ? "missing"
+                       : latest->status == MaterializationStatus::materialized ? "materialized"
+                                                                               : "failed";
+      const bool failed = latest && latest->status == MaterializationStatus::failed;
+      if (failed) entry["error"] = latest->error;
+      out.push_back(entry);
+      if (!args.json) {
+        std::cout << fmt::format("{}  (unpartitioned)  {}{}\n", name,
+                                 entry["state"].get<std::string>(),
+                                 failed ? ": " + error_excerpt(latest->error) : "");
+      }
+      continue;
+    }
+    std::unique_ptr<PartitionWindow> window;
+    if (!args.window.empty()) {
+      try {
+        window = own_window(*config, args.window);
+      } catch (const std::exception& e) {
+        if (!args.assets.empty()) {
+          throw UsageError(
+              fmt::format("asset '{}': bad window '{}': {}", name, args.window, e.what()));
+        }
+        continue;  // another kind or granularity: not this asset's window
+      }
+      any_window_accepted = true;
+    } else {
+      // From the start (or the last 30 periods) to now for time, every value for a list.
+      window = config->default_window(now, 30);
+      if (!window) {
+        throw UsageError(
+            fmt::format("asset '{}': {} partitioning has no default window; pass --window", name,
+                        config->kind()));
+      }
+    }
+    WindowStatus status = store->status(asset.dataset(), *window);
+    entry["window"] = window->to_string();
+    entry["partitions"] = window->size();
+    entry["materialized"] = ranges_json(*window, status.materialized);
+    entry["failed"] = ranges_json(*window, status.failed);
+    entry["missing"] = ranges_json(*window, status.missing);
+    // Failed stretches with their errors: all of them in JSON, the first ones in text.
+    constexpr std::size_t kShownFailures = 5;
+    const bool every_failure = args.json || args.all;
+    std::vector<FailedRange> failures =
+        store->failures(asset.dataset(), *window, every_failure ? SIZE_MAX : kShownFailures + 1);
+    const bool more_failures = !every_failure && failures.size() > kShownFailures;
+    if (more_failures) failures.resize(kShownFailures);
+    json failures_json = json::array();
+    for (const FailedRange& f : failures) {
+      failures_json.push_back({{"partitions", ranges_json(*window, {f.range})[0]},
+                               {"run_id", f.record.run_id},
+                               {"finished", f.record.finished.to_string()},
+                               {"error", f.record.error}});
+    }
+    entry["failures"] = failures_json;
+    std::vector<PartitionRange> gone;
+    if (args.verify) {
+      gone = gone_partitions(*project.dag, asset, *window, status.materialized);
+      entry["gone"] = ranges_json(*window, gone);
+      any_gone = any_gone || !gone.empty();
+    }
+    out.push_back(entry);
+    if (args.json) continue;
+    // The first ranges of each state, unless --all: a long history has thousands of them.
+    constexpr std::size_t kShownRanges = 5;
+    auto list = [&args](const json& ranges) {
+      std::string s;
+      std::size_t shown = 0;
+      for (const auto& r : ranges) {
+        if (!args.all && shown == kShownRanges) {
+          s += fmt::format(", ... {} more ranges (--all lists them)", ranges.size() - shown);
+          break;
+        }
+        s += (s.empty() ? "" : ", ") + r.get<std::string>();
+        ++shown;
+      }
+      return s.empty() ? std::string("-") : s;
+    };
+    std::cout << fmt::format("{}  {}  ({} partition{})\n", name, window->to_string(),
+                             window->size(), window->size() == 1 ? "" : "s");
+    std::cout << fmt::format("  materialized {:>6}  {}\n", status.count(status.materialized),
+                             list(entry["materialized"]));
+    std::cout << fmt::format("  failed       {:>6}  {}\n", status.count(status.failed),
+                             list(entry["failed"]));
+    for (const auto& f : failures_json) {
+      std::cout << fmt::format("    {}  {}\n", f["partitions"].get<std::string>(),
+                               error_excerpt(f["error"].get<std::string>()));
+    }
+    if (more_failures) std::cout << "    ... more failures (--all or --json shows every one)\n";
+    std::cout << fmt::format("  missing      {:>6}  {}\n", status.count(status.missing),
+                             list(entry["missing"]));
+    if (args.verify) {
+      std::cout << fmt::format("  gone         {:>6}  {}\n", status.count(gone),
+                               list(entry["gone"]));
+    }
+    if (terminal) std::cout << "  " << strip(*window, status, terminal_width() - 4) << "\n";
+  }
+  if (!any_window_accepted) {
+    throw UsageError(fmt::format("no asset accepts window '{}'", args.window));
+  }
+  if (args.json) std::cout << dump(out) << "\n";
+  if (any_gone) {
+    print_error(args, "some partitions recorded as materialized are gone from the destination");
+    return kRunFailed;
+  }
+  return kOk;
+}
+
+int run_runs(const Project& project, const Args& args) {
+  auto store = open_state_store(project.store_path, false);
+  const std::vector<RunRecord> runs =
+      store->runs(history_name(args), static_cast<std::size_t>(args.last));
+  if (args.json) {
+    json out = json::array();
+    for (const RunRecord& r : runs) out.push_back(run_json(r));
+    std::cout << dump(out) << "\n";
+    return kOk;
+  }
+  if (runs.empty()) std::cout << "no runs recorded\n";
+  for (const RunRecord& r : runs) {
+    std::cout << fmt::format("{}  {}  {}  {}  {} partitions: {} ok, {} failed, {} skipped  ({}s)\n",
+                             r.run_id, run_state_name(r.state), r.started.to_string(),
+                             r.window.empty() ? "-" : r.window, r.partitions, r.succeeded, r.failed,
+                             r.skipped, (r.finished.seconds() - r.started.seconds()).count());
+    std::cout << "    " << r.command_line << "\n";
+  }
+  return kOk;
+}
+
+int run_catalog(const Project& project, const Args&) {
+  if (project.pipeline != nullptr) {
+    std::cout << project.pipeline->catalog(true) << "\n";
+    return kOk;
+  }
+  json out = json::array();
+  for (const Asset* asset : project.dag->order()) {
+    json entry;
+    entry["name"] = asset->name();
+    entry["source"] = asset->source_name();
+    entry["deps"] = asset->deps();
+    entry["enabled"] = asset->enabled();
+    entry["body"] = "code";
+    entry["partitioning"] = asset->partitioning() != nullptr
+                                ? json::parse(asset->partitioning()->to_definition())
+                                : json(nullptr);
+    Destination* destination = project.dag->destination_of(*asset);
+    entry["destination"] = destination != nullptr ? json(destination->url()) : json(nullptr);
+    std::optional<Schema> schema =
+        destination != nullptr ? destination->schema(asset->dataset()) : std::nullopt;
+    entry["schema"] = schema ? json::parse(schema_to_json(*schema)) : json(nullptr);
+    out.push_back(entry);
+  }
+  std::cout << dump(out, 2) << "\n";
+  return kOk;
+}
+
+}  // namespace interloper::cli::detail

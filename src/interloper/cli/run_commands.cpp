@@ -1,0 +1,314 @@
+#include "interloper/cli/cli_internal.hpp"
+
+namespace interloper::cli::detail {
+
+// ---------------------------------------------------------------------------------------
+// The run history: every materialize and backfill is recorded when it starts and when it ends.
+
+// What the history files runs under: the pipeline file (absolute), or the program's name.
+std::string history_name(const Args& args) {
+  if (args.pipeline.empty()) return args.program;
+  std::error_code ec;
+  fs::path absolute = fs::weakly_canonical(fs::absolute(args.pipeline), ec);
+  return ec ? args.pipeline : absolute.string();
+}
+
+namespace {
+
+// "run-YYYYMMDDTHHMMSS-PID": one run per process.
+std::string new_run_id() {
+  std::string stamp;
+  for (char c : SystemClock().now().to_string()) {
+    if (c != '-' && c != ':') stamp += c;
+  }
+  return fmt::format("run-{}-{}", stamp, ::getpid());
+}
+
+RunRecord start_history(RunContext& run, const Args& args, const PartitionWindow* window) {
+  RunRecord record;
+  record.run_id = new_run_id();
+  record.pipeline = history_name(args);
+  record.command_line = args.command_line;
+  record.window = window != nullptr ? window->to_string() : "";
+  record.started = SystemClock().now();
+  record.finished = record.started;
+  record.partitions = window != nullptr ? static_cast<std::int64_t>(window->size()) : 1;
+  run.options.run_id = record.run_id;
+  run.store->record_run(record, static_cast<std::size_t>(args.keep_runs));
+  return record;
+}
+
+}  // namespace
+
+json run_json(const RunRecord& r) {
+  return json{{"run_id", r.run_id},
+              {"pipeline", r.pipeline},
+              {"command_line", r.command_line},
+              {"window", r.window.empty() ? json(nullptr) : json(r.window)},
+              {"started", r.started.to_string()},
+              {"finished", r.finished.to_string()},
+              {"status", run_state_name(r.state)},
+              {"partitions", r.partitions},
+              {"succeeded", r.succeeded},
+              {"failed", r.failed},
+              {"skipped", r.skipped}};
+}
+
+namespace {
+
+// Records the end of the run and, with --json, prints the summary as the last event.
+void finish_history(RunContext& run, const Args& args, RunRecord record, json extra = {}) {
+  record.finished = SystemClock().now();
+  if (record.state == RunState::running) {
+    record.state = record.failed == 0 ? RunState::succeeded : RunState::failed;
+  }
+  run.store->record_run(record, static_cast<std::size_t>(args.keep_runs));
+  if (args.json) {
+    json summary = run_json(record);
+    summary["type"] = "run_summary";
+    for (auto& [key, value] : extra.items()) summary[key] = value;
+    std::cout << dump(summary) << "\n";
+    std::cout.flush();
+  }
+}
+
+// How long commands get between SIGTERM and SIGKILL when a run is interrupted, and how long the
+// run then gets to end before the process exits anyway (a C++ asset still computing).
+constexpr std::chrono::milliseconds kInterruptGrace{3000};
+constexpr std::chrono::milliseconds kInterruptLinger{2000};
+
+std::string signal_name(int signal) { return signal == SIGINT ? "SIGINT" : "SIGTERM"; }
+
+// Watches for SIGINT/SIGTERM during a run. Should the run not end after the commands were
+// killed, the history records it as interrupted before the process exits.
+Interrupts watch_interrupts(RunContext& run, const Args& args, const RunRecord& history) {
+  MaterializationStore* store = run.store.get();
+  return Interrupts(kInterruptGrace, kInterruptLinger, [&args, &history, store](int signal) {
+    RunRecord record = history;
+    record.state = RunState::interrupted;
+    record.finished = SystemClock().now();
+    try {
+      store->record_run(record, static_cast<std::size_t>(args.keep_runs));
+    } catch (...) {
+      // Exiting anyway; the entry stays "running".
+    }
+    print_error(args, fmt::format("interrupted by {}: an asset is still running {}s after its "
+                                  "commands were killed; exiting without waiting for it",
+                                  signal_name(signal), kInterruptLinger.count() / 1000));
+  });
+}
+
+}  // namespace
+
+int run_materialize(const Project& project, const Args& args) {
+  Selection selection = select(*project.dag, window_argument(project, args), args.assets, false,
+                               !args.partition.empty());
+  report_left_out(args, selection);
+  if (args.dry_run) return print_dry_run("materialize", project, selection, false, args);
+  RunContext run;
+  prepare_run(run, project, args, selection);
+  if (!args.json && !args.quiet) {
+    run.events.subscribe([](const Event& e) {
+      if (e.type == EventType::asset_completed) {
+        std::cout << fmt::format("ok        {}  {}  {} rows  {:.3f}s\n", e.asset,
+                                 e.window.empty() ? "-" : e.window, e.rows, e.seconds);
+      } else if (e.type == EventType::asset_failed) {
+        std::cout << fmt::format("FAILED    {}  {}  {}\n", e.asset,
+                                 e.window.empty() ? "-" : e.window, one_line(e.message));
+      } else if (e.type == EventType::asset_canceled) {
+        std::cout << fmt::format("canceled  {}  {}\n", e.asset, e.window.empty() ? "-" : e.window);
+      }
+      std::cout.flush();
+    });
+  }
+  RunRecord history = start_history(run, args, selection.window.get());
+  Interrupts interrupts = watch_interrupts(run, args, history);
+  run.options.stop = &interrupts.stop();
+  run.options.fail_fast = args.fail_fast;
+  ThreadedRunner runner(args.workers);
+  RunResult result = runner.run(*project.dag, selection.window.get(), run.options);
+  for (const AssetResult& asset : result.assets) {
+    if (asset.status == Status::succeeded) ++history.succeeded;
+    if (asset.status == Status::failed || asset.status == Status::canceled) ++history.failed;
+    if (asset.status == Status::skipped) ++history.skipped;
+  }
+  if (interrupts.signal() != 0) history.state = RunState::interrupted;
+  finish_history(run, args, history);
+  if (interrupts.signal() != 0) {
+    std::size_t interrupted = 0, not_started = 0;
+    for (const AssetResult& asset : result.assets) {
+      if (asset.status == Status::failed) ++interrupted;
+      if (asset.status == Status::canceled) ++not_started;
+    }
+    print_error(args, fmt::format("interrupted by {}: {} asset{} failed or interrupted, {} not "
+                                  "started",
+                                  signal_name(interrupts.signal()), interrupted,
+                                  interrupted == 1 ? "" : "s", not_started));
+    return interrupts.exit_code();
+  }
+  if (!result.ok()) {
+    const std::string scope = result.window.empty() ? "run" : "run " + result.window;
+    print_error(args, fmt::format("{} failed: {}", scope, one_line(result.error_summary())));
+    return kRunFailed;
+  }
+  return kOk;
+}
+
+namespace {
+
+std::string format_seconds(double s) {
+  if (s < 60) return fmt::format("{:.0f}s", s);
+  if (s < 3600) return fmt::format("{}m{:02}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  return fmt::format("{}h{:02}m", static_cast<int>(s) / 3600, (static_cast<int>(s) % 3600) / 60);
+}
+
+}  // namespace
+
+// The queue commands file backfills under the pipeline file's stem, the same on every machine.
+QueueProject queue_project(const Project& project, const Args& args) {
+  QueueProject out;
+  out.dag = project.dag;
+  out.pipeline = project.pipeline;
+  out.name = args.pipeline.empty() ? args.program : fs::path(args.pipeline).stem().string();
+  out.json = args.json;
+  out.quiet = args.quiet;
+  return out;
+}
+
+int run_worker(const Project& project, const Args& args) {
+  RunContext run;
+  Selection all;  // every enabled asset: any of them may come from the queue
+  for (const Asset* asset : project.dag->order()) {
+    if (asset->enabled()) all.assets.push_back(asset->name());
+  }
+  prepare_run(run, project, args, all);
+  run.options.run_id = new_run_id();
+  return queue_worker(queue_project(project, args), run.options, args.queue);
+}
+
+int run_backfill(const Project& project, const Args& args) {
+  Selection selection = select(*project.dag, window_argument(project, args), args.assets, true);
+  report_left_out(args, selection);
+  if (args.dry_run) return print_dry_run("backfill", project, selection, true, args);
+  if (!args.queue.url.empty()) {
+    auto store = open_state_store(project.store_path, false);
+    return queue_backfill(queue_project(project, args), selection, args.missing, store.get(),
+                          args.queue);
+  }
+  RunContext run;
+  prepare_run(run, project, args, selection);
+
+  // Progress: counted from task outcomes.
+  struct Progress {
+    std::size_t total = 0, done = 0, failed = 0;
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+    std::chrono::steady_clock::time_point drawn;
+  };
+  auto progress = std::make_shared<Progress>();
+  const bool live = !args.json && !args.quiet && stdout_is_terminal();
+  const bool plain = !args.json && !args.quiet && !live;
+
+  BackfillOptions options;
+  options.concurrency = args.concurrency;
+  options.missing_only = args.missing;
+  options.run = run.options;
+  options.claim_lease = std::chrono::seconds(args.claim_lease);
+  options.on_plan = [progress](std::size_t planned, std::size_t) { progress->total = planned; };
+  options.on_task = [progress, live, plain](const TaskResult& task) {
+    Progress& p = *progress;
+    ++p.done;
+    if (task.status != Status::succeeded) ++p.failed;
+    if (plain) {
+      const std::string window = task.window.empty() ? "-" : task.window;
+      if (task.status == Status::succeeded) {
+        std::cout << fmt::format("ok        {}  {}  {} rows  {:.3f}s\n", task.asset, window,
+                                 task.rows, task.seconds);
+      } else if (task.status == Status::failed) {
+        std::cout << fmt::format("FAILED    {}  {}  {}\n", task.asset, window,
+                                 one_line(task.error));
+      } else if (task.status == Status::skipped) {
+        std::cout << fmt::format("claimed   {}  {}  {}\n", task.asset, window, task.error);
+      } else {
+        std::cout << fmt::format("canceled  {}  {}\n", task.asset, window);
+      }
+    }
+    if (live) {
+      // Redraw at most ten times a second: a large backfill finishes thousands of tasks a
+      // second.
+      auto now = std::chrono::steady_clock::now();
+      if (p.done < p.total && now - p.drawn < std::chrono::milliseconds(100)) return;
+      p.drawn = now;
+      double elapsed = std::chrono::duration<double>(now - p.started).count();
+      std::string eta = "?";
+      if (p.done > 0)
+        eta = format_seconds(elapsed / static_cast<double>(p.done) *
+                             static_cast<double>(p.total - p.done));
+      std::cout << fmt::format("\r\033[K{}/{} tasks done  {} failed  ETA {}", p.done, p.total,
+                               p.failed, eta);
+    }
+    std::cout.flush();
+  };
+  RunRecord history = start_history(run, args, selection.window.get());
+  options.run.run_id = history.run_id;
+  Interrupts interrupts = watch_interrupts(run, args, history);
+  options.run.stop = &interrupts.stop();
+  options.fail_fast = args.fail_fast;
+  BackfillResult result = backfill(*project.dag, *selection.window, options);
+  if (live) std::cout << "\n";
+  history.succeeded = static_cast<std::int64_t>(result.succeeded());
+  history.failed = static_cast<std::int64_t>(result.failed());
+  history.skipped = static_cast<std::int64_t>(result.tasks.skipped + result.tasks.claimed);
+  if (interrupts.signal() != 0) history.state = RunState::interrupted;
+  finish_history(run, args, history, json{{"claimed", result.tasks.claimed}});
+  if (!args.json && !args.quiet) {
+    const std::size_t total = result.tasks.succeeded + result.tasks.failed +
+                              result.tasks.canceled + result.tasks.skipped + result.tasks.claimed;
+    std::cout << fmt::format(
+        "backfill {}: {} task{}, {} succeeded, {} failed, {} canceled, {} skipped",
+        selection.window->to_string(), total, total == 1 ? "" : "s", result.tasks.succeeded, result.tasks.failed, result.tasks.canceled, result.tasks.skipped);
+    if (result.tasks.claimed > 0) {
+      std::cout << fmt::format(", {} claimed by another run ({} {}{})", result.tasks.claimed,
+                               result.claimed.front().asset, result.claimed.front().window,
+                               result.tasks.claimed > 1 ? ", ..." : "");
+    }
+    std::cout << "\n";
+  }
+  if (interrupts.signal() != 0) {
+    print_error(args, fmt::format("interrupted by {}: {} tasks failed or interrupted, {} not "
+                                  "started",
+                                  signal_name(interrupts.signal()), result.tasks.failed,
+                                  result.tasks.canceled));
+    return interrupts.exit_code();
+  }
+  if (!result.ok()) {
+    std::string first;
+    if (!result.failures.empty()) {
+      const TaskResult& f = result.failures.front();
+      first = fmt::format("{} {}: {}", f.asset, f.window, one_line(f.error));
+    }
+    print_error(args, fmt::format("{} task{} failed, {} canceled; first: {}", result.tasks.failed,
+                                  result.tasks.failed == 1 ? "" : "s", result.tasks.canceled,
+                                  first));
+    return kRunFailed;
+  }
+  return kOk;
+}
+
+int run_jobs(const Project& project, const Args& args) {
+  return jobs_command(project.pipeline->jobs(), args.at, args.count, args.json);
+}
+
+int run_scheduler(const Project& project, const Args& args) {
+  ScheduleArgs s;
+  s.store_path = project.store_path;
+  s.catch_up = args.catch_up;
+  s.once = args.once;
+  s.now = args.now;
+  s.concurrency = args.concurrency;
+  s.json = args.json;
+  s.quiet = args.quiet;
+  s.verbose = args.verbose;
+  return schedule_command(*project.dag, project.pipeline->jobs(), s);
+}
+
+}  // namespace interloper::cli::detail
