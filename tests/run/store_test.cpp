@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 
 #include <atomic>
+#include <fstream>
 #include <random>
 
 #include "destination/storage_fixtures.hpp"
@@ -472,6 +473,23 @@ TEST_F(SqliteStoreTest, ConvertsTheEarlierFileFormat) {
   EXPECT_EQ(count_rows(old_path,
                        "SELECT count(*) FROM sqlite_master WHERE name = 'materialization_ranges'"),
             0);
+}
+
+TEST_F(SqliteStoreTest, AReaderSeesAFileAWriterHasNotFilledYetAsEmpty) {
+  store.reset();
+  // A writer creates the file before it commits the tables; a reader in between sees nothing.
+  const std::string fresh = dir / "fresh.db";
+  { std::ofstream touch(fresh); }
+  TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 3));
+  auto reader = open_store_read_only(fresh);
+  EXPECT_EQ(reader->status(stats, window).missing, (std::vector<PartitionRange>{{0, 2}}));
+  // A file holding someone else's tables is not mistaken for an empty store.
+  const std::string foreign = dir / "foreign.db";
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(foreign.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "CREATE TABLE t (x)", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  EXPECT_THROW(open_store_read_only(foreign), DestinationError);
 }
 
 }  // namespace

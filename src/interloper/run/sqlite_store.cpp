@@ -69,6 +69,12 @@ Cell cell_from(Statement& stmt, int at) {
 
 constexpr int kSchemaVersion = 4;
 
+// Thrown when a store opened read-only holds nothing yet: a writer has created the file and
+// not yet committed its tables. A reader sees such a store as empty.
+struct NotYetAStore : DestinationError {
+  using DestinationError::DestinationError;
+};
+
 }  // namespace
 
 struct SqliteStore::State {
@@ -77,6 +83,9 @@ struct SqliteStore::State {
         db(path, read_only ? sqlite::Database::Mode::read_only : sqlite::Database::Mode::read_write) {
     if (schema_version() == kSchemaVersion) return;
     if (read_only) {
+      if (schema_version() == 0 && holds_nothing()) {
+        throw NotYetAStore(fmt::format("store '{}' holds no tables yet", path));
+      }
       throw DestinationError(fmt::format("store '{}': written by another version; run a command "
                                          "that writes (materialize, backfill) to convert it",
                                          path));
@@ -123,6 +132,11 @@ struct SqliteStore::State {
   std::int64_t schema_version() {
     Statement stmt(db, "PRAGMA user_version");
     return stmt.step() ? stmt.column_int(0) : 0;
+  }
+
+  bool holds_nothing() {
+    Statement stmt(db, "SELECT count(*) FROM sqlite_master");
+    return stmt.step() && stmt.column_int(0) == 0;
   }
 
   // Stored ranges overlapping [first, last], ascending. The ranges of one scope never overlap,
@@ -685,7 +699,11 @@ std::unique_ptr<MaterializationStore> open_store_read_only(std::string_view path
   if (is_server_url(path)) return std::make_unique<PostgresStore>(path);
   std::optional<std::string> file = store_file(path);
   if (!file) return std::make_unique<MemoryStore>();
-  return std::make_unique<SqliteStore>(*file, true);
+  try {
+    return std::make_unique<SqliteStore>(*file, true);
+  } catch (const NotYetAStore&) {
+    return std::make_unique<MemoryStore>();  // being created by a writer: nothing stored yet
+  }
 }
 
 }  // namespace interloper
