@@ -8,6 +8,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -29,11 +30,17 @@ std::string fresh_schema() {
 
 // An hourly command asset, a daily and a monthly SQL aggregate over it, in one SQLite file.
 // The hour named by $SLOW_HOUR writes its worker's pid to slow.pid and sleeps on its first run;
-// the hour named by $BAD_HOUR always fails.
+// the hour named by $BAD_HOUR always fails. With $SPANS set, each run appends "start HOUR PID"
+// and "end HOUR PID" lines to spans.log around a pause of $SPAN_SECONDS, so that runs of one
+// hour at the same time show as interleaved lines (appends to one file are ordered).
 void write_pipeline(const fs::path& dir) {
   std::ofstream(dir / "emit.sh")
       << "#!/bin/sh\n"
          "echo \"$IL_PARTITION_KEY\" >> calls.log\n"
+         "if [ -n \"$SPANS\" ]; then\n"
+         "  echo \"start $IL_PARTITION_KEY $$\" >> spans.log; sleep \"${SPAN_SECONDS:-0}\"\n"
+         "  echo \"end $IL_PARTITION_KEY $$\" >> spans.log\n"
+         "fi\n"
          "if [ \"$IL_PARTITION_KEY\" = \"$BAD_HOUR\" ]; then echo broken >&2; exit 3; fi\n"
          "if [ \"$IL_PARTITION_KEY\" = \"$SLOW_HOUR\" ] && [ ! -e slow.pid ]; then\n"
          "  echo $PPID > slow.tmp; mv slow.tmp slow.pid; sleep \"${SLOW_SECONDS:-3}\"\n"
@@ -301,6 +308,71 @@ TEST_F(QueueCli, CancelStopsWhatHasNotStarted) {
   Outcome worker = interloper::testing::run_interloper(worker_args(), dir_.path().string());
   EXPECT_EQ(worker.code, 0) << worker.err;
   EXPECT_FALSE(fs::exists(dir_.path() / "calls.log"));
+}
+
+// Runs of one partition that overlapped in spans.log ("start HOUR PID" / "end HOUR PID" lines in
+// the order they happened), and how many runs each partition had.
+struct Spans {
+  std::vector<std::string> overlaps;
+  std::map<std::string, int> runs;
+};
+
+Spans read_spans(const fs::path& file) {
+  Spans spans;
+  std::map<std::string, int> open;
+  std::ifstream in(file);
+  for (std::string what, hour, pid; in >> what >> hour >> pid;) {
+    if (what == "start") {
+      if (open[hour] > 0) spans.overlaps.push_back(hour + " (pid " + pid + ")");
+      ++open[hour];
+      ++spans.runs[hour];
+    } else {
+      --open[hour];
+    }
+  }
+  return spans;
+}
+
+TEST_F(QueueCli, OverlappingBackfillsNeverRunOnePartitionAtOnce) {
+  if (queue_.empty()) return;
+  // 8 days each, 4 of them shared: 96 hours both backfills run.
+  for (const char* window : {"2026-11-01..2026-11-08", "2026-11-05..2026-11-12"}) {
+    Outcome enqueued = interloper::testing::run_interloper(
+        {"backfill", "shop.yaml", "--window", window, "--queue", queue_}, dir_.path().string());
+    ASSERT_EQ(enqueued.code, 0) << enqueued.err;
+    EXPECT_NE(enqueued.out.find("201 tasks"), std::string::npos) << enqueued.out;
+  }
+  std::vector<std::string> args = worker_args();
+  args.insert(args.end(), {"--concurrency", "2"});
+  std::vector<std::unique_ptr<WorkerProcess>> workers;
+  for (int i = 0; i < 3; ++i) {
+    workers.push_back(
+        std::make_unique<WorkerProcess>(args, dir_.path(), std::vector<std::string>{
+                                                               "SPANS=1", "SPAN_SECONDS=0.02"}));
+  }
+  for (auto& worker : workers) {
+    Outcome done = worker->join();
+    EXPECT_EQ(done.code, 0) << done.err;
+  }
+
+  const Spans spans = read_spans(dir_.path() / "spans.log");
+  EXPECT_TRUE(spans.overlaps.empty()) << ::testing::PrintToString(spans.overlaps);
+  ASSERT_EQ(spans.runs.size(), 288u);
+  int twice = 0;
+  for (const auto& [hour, runs] : spans.runs) {
+    const bool shared = hour >= "2026-11-05" && hour < "2026-11-09";
+    EXPECT_EQ(runs, shared ? 2 : 1) << hour;
+    twice += runs == 2 ? 1 : 0;
+  }
+  EXPECT_EQ(twice, 96);
+  // Both backfills finished, and each partition holds one run's rows.
+  EXPECT_EQ(sql("SELECT backfill, state, count(*) FROM tasks GROUP BY backfill, state ORDER BY 1"),
+            (std::vector<std::string>{"1|succeeded|201", "2|succeeded|201"}));
+  EXPECT_EQ(warehouse("SELECT count(*), count(DISTINCT hour) FROM shop__events"),
+            std::vector<std::string>{"288|288"});
+  EXPECT_EQ(warehouse("SELECT count(*), count(DISTINCT day), min(n), max(n) FROM shop__daily"),
+            std::vector<std::string>{"12|12|24|24"});
+  EXPECT_EQ(warehouse("SELECT count(*) FROM shop__monthly"), std::vector<std::string>{"1"});
 }
 
 }  // namespace

@@ -278,21 +278,19 @@ class Worker {
       mismatched_ = true;
       return;
     }
-    std::shared_ptr<const Plan> planned = plan_of(task.backfill);
-    ExecuteOptions options;
-    options.run = run_;
-    TaskResult result = execute_task(*project_.dag, *planned,
-                                     static_cast<std::size_t>(task.task), options);
-    if (result.asset != task.asset || result.window != task.partition) {
-      result.status = Status::failed;
-      result.error = fmt::format("the plan's task {} is {} {}, the queue's is {} {}", task.task,
-                                 result.asset, result.window, task.asset, task.partition);
+    std::optional<TaskResult> result = execute_locked(task);
+    if (!result) {
+      // Another backfill's task writes this partition (claimed in the instant before this
+      // one, or still running past its lease): give the task back until that run is done.
+      queue_.release(task, owner_);
+      pause(std::chrono::milliseconds(100));
+      return;
     }
     // The data is written: keep trying to record that, so that a database restart does not
     // leave the task leased (and renewed by the heartbeat) for as long as this worker lives.
     for (int attempt = 1;; ++attempt) {
       try {
-        settle(task, result);
+        settle(task, *result);
         return;
       } catch (const std::exception& e) {
         if (attempt == kSettleAttempts) throw;
@@ -304,6 +302,26 @@ class Worker {
         std::this_thread::sleep_for(std::chrono::seconds(1));
       }
     }
+  }
+
+  // Runs the task while holding its (asset, partition) against every other worker, whatever
+  // the backfill, so that overlapping backfills never write one partition at once. nullopt
+  // when another worker holds it. The lock ends with the write (and the store's record).
+  std::optional<TaskResult> execute_locked(const queue::ClaimedTask& task) {
+    std::unique_ptr<queue::Queue::PartitionLock> held =
+        queue_.lock_partition(task.asset, task.partition);
+    if (held == nullptr) return std::nullopt;
+    std::shared_ptr<const Plan> planned = plan_of(task.backfill);
+    ExecuteOptions options;
+    options.run = run_;
+    TaskResult result = execute_task(*project_.dag, *planned,
+                                     static_cast<std::size_t>(task.task), options);
+    if (result.asset != task.asset || result.window != task.partition) {
+      result.status = Status::failed;
+      result.error = fmt::format("the plan's task {} is {} {}, the queue's is {} {}", task.task,
+                                 result.asset, result.window, task.asset, task.partition);
+    }
+    return result;
   }
 
   void settle(const queue::ClaimedTask& task, const TaskResult& result) {

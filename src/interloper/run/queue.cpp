@@ -111,6 +111,8 @@ struct Queue::State {
         " WHERE state = 'running';"
         "CREATE INDEX IF NOT EXISTS tasks_unfinished ON {2} (backfill)"
         " WHERE state IN ('queued', 'running');"
+        "CREATE INDEX IF NOT EXISTS tasks_running_partitions ON {2} (asset, partition)"
+        " WHERE state = 'running';"
         "CREATE TABLE IF NOT EXISTS {3} ("
         " backfill bigint NOT NULL REFERENCES {1} (id) ON DELETE CASCADE,"
         " upstream bigint NOT NULL, downstream bigint NOT NULL,"
@@ -254,10 +256,15 @@ std::optional<ClaimedTask> Queue::claim(std::string_view pipeline, std::string_v
   put_text(p, owner);
   put_int(p, lease.count());
   // SKIP LOCKED: a task another worker is claiming right now is passed over, not waited for.
+  // A task whose partition another backfill's task is running is passed over too: it would
+  // only wait for the partition's lock (lock_partition, which closes the race this leaves).
   Result r = conn->exec(
       fmt::format("WITH next AS (SELECT t.backfill, t.task FROM {0} t JOIN {1} b"
                   " ON b.id = t.backfill WHERE t.state = 'queued' AND t.waiting = 0"
-                  " AND b.pipeline = $1 ORDER BY t.recency DESC, t.backfill, t.task"
+                  " AND b.pipeline = $1 AND NOT EXISTS (SELECT 1 FROM {0} r"
+                  " WHERE r.state = 'running' AND r.asset = t.asset"
+                  " AND r.partition = t.partition)"
+                  " ORDER BY t.recency DESC, t.backfill, t.task"
                   " LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"
                   " UPDATE {0} t SET state = 'running', attempts = t.attempts + 1,"
                   " lease_owner = $2, lease_expires = now() + $3 * interval '1 second',"
@@ -377,6 +384,35 @@ std::size_t Queue::requeue_expired() {
   }
   tx.commit();
   return static_cast<std::size_t>(r.rows());
+}
+
+struct Queue::PartitionLock::Held {
+  postgres::Pool::Lease conn;
+  std::string key;
+};
+
+Queue::PartitionLock::PartitionLock(std::unique_ptr<Held> held) : held_(std::move(held)) {}
+
+Queue::PartitionLock::~PartitionLock() {
+  try {
+    Params p;
+    put_text(p, held_->key);
+    held_->conn->exec("SELECT pg_advisory_unlock(hashtext('interloper queue'), hashtext($1))", p);
+  } catch (...) {
+    // A connection that broke has lost its locks with its session.
+  }
+}
+
+std::unique_ptr<Queue::PartitionLock> Queue::lock_partition(std::string_view asset,
+                                                            std::string_view partition) {
+  auto held = std::make_unique<PartitionLock::Held>(
+      PartitionLock::Held{state_->pool.acquire(), fmt::format("{}\x1f{}", asset, partition)});
+  Params p;
+  put_text(p, held->key);
+  Result r = held->conn->exec(
+      "SELECT pg_try_advisory_lock(hashtext('interloper queue'), hashtext($1))", p);
+  if (r.value(0, 0) != "t") return nullptr;
+  return std::make_unique<PartitionLock>(std::move(held));
 }
 
 std::int64_t Queue::unfinished(std::string_view pipeline) {

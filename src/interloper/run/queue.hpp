@@ -113,7 +113,8 @@ class Queue {
   std::vector<std::string> active_hashes(std::string_view pipeline);
 
   // Claims the newest ready task of `pipeline`'s backfills for `owner`, leased for `lease`, and
-  // counts the attempt. nullopt when none is ready.
+  // counts the attempt. A task whose (asset, partition) a task of any backfill is running is
+  // not ready. nullopt when none is ready.
   std::optional<ClaimedTask> claim(std::string_view pipeline, std::string_view owner,
                                    std::chrono::seconds lease);
   // Moves the lease of every task `owner` runs to `lease` from now.
@@ -128,6 +129,11 @@ class Queue {
   // Gives the task back without counting the attempt (a worker stopping, a worker of another
   // pipeline version).
   void release(const ClaimedTask& task, std::string_view owner);
+  // Holds (asset, partition) against every other worker of any backfill while it lives, by a
+  // session advisory lock on a connection of its own; the server frees it should the worker
+  // die. nullptr when another worker holds it.
+  class PartitionLock;
+  std::unique_ptr<PartitionLock> lock_partition(std::string_view asset, std::string_view partition);
   // Takes back the tasks whose lease expired: queued again, or failed (and their downstream
   // canceled) once out of attempts. Returns how many were taken back.
   std::size_t requeue_expired();
@@ -147,6 +153,18 @@ class Queue {
  private:
   struct State;
   std::unique_ptr<State> state_;
+};
+
+class Queue::PartitionLock {
+ public:
+  struct Held;
+  explicit PartitionLock(std::unique_ptr<Held> held);
+  ~PartitionLock();
+  PartitionLock(const PartitionLock&) = delete;
+  PartitionLock& operator=(const PartitionLock&) = delete;
+
+ private:
+  std::unique_ptr<Held> held_;
 };
 
 // A stable 64-bit FNV-1a hash of `text`, as 16 hex digits.
