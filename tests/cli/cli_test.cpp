@@ -15,6 +15,7 @@
 
 #include "interloper/pipeline/process.hpp"
 #include "support/cli_process.hpp"
+#include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -34,20 +35,8 @@ Outcome interloper(std::vector<std::string> args) {
 
 class Cli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "il_cli_XXXXXX").string();
-    dir_ = ::mkdtemp(pattern.data());
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
   fs::path write(const std::string& name, const std::string& text, bool executable = false) {
-    fs::path file = dir_ / name;
-    fs::create_directories(file.parent_path());
-    std::ofstream(file) << text;
-    if (executable) fs::permissions(file, fs::perms::owner_all, fs::perm_options::add);
-    return file;
+    return temp_.write(name, text, executable);
   }
   std::string pipeline(const std::string& text) { return write("pipeline.yaml", text).string(); }
   fs::path data_db() const { return dir_ / ".interloper" / "data.db"; }
@@ -88,7 +77,8 @@ class Cli : public ::testing::Test {
   }
   std::vector<std::string> calls() { return lines_of(read_file(dir_ / "calls.log")); }
 
-  fs::path dir_;
+  interloper::testing::TempDir temp_{"il_cli"};
+  const fs::path dir_ = temp_.path();
 };
 
 void expect_one_error_line(const Outcome& o, const std::string& needle) {
@@ -101,9 +91,8 @@ void expect_one_error_line(const Outcome& o, const std::string& needle) {
 TEST_F(Cli, HelpMatchesGoldenFiles) {
   fs::path golden = source_dir() / "tests" / "cli" / "golden";
   const char* update = std::getenv("IL_UPDATE_GOLDEN");
-  for (const std::string command :
-       {"", "materialize", "backfill", "status", "runs", "catalog", "check", "jobs", "schedule",
-        "worker", "cancel"}) {
+  for (const std::string command : {"", "materialize", "backfill", "status", "runs", "catalog",
+                                    "check", "jobs", "schedule", "worker", "cancel"}) {
     std::vector<std::string> args;
     if (!command.empty()) args.push_back(command);
     args.push_back("--help");
@@ -480,7 +469,8 @@ TEST_F(Cli, SqlParametersAreBoundNotSpliced) {
 // Each dependency's CTE holds what load() would return, so a rollup needs no bounds filter of
 // its own; NAME__all still reaches every row.
 TEST_F(Cli, SqlDependenciesHoldTheRunsPartitionsAcrossGranularities) {
-  write("hit.sh", "#!/bin/sh\necho \"{\\\"hour\\\":\\\"$IL_BOUNDS_START\\\",\\\"n\\\":1}\"\n", true);
+  write("hit.sh", "#!/bin/sh\necho \"{\\\"hour\\\":\\\"$IL_BOUNDS_START\\\",\\\"n\\\":1}\"\n",
+        true);
   std::string path = pipeline(
       "sources:\n"
       "  - name: web\n"

@@ -10,6 +10,7 @@
 #include "interloper/cli.hpp"
 #include "interloper/destination.hpp"
 #include "interloper/store.hpp"
+#include "support/temp_dir.hpp"
 
 namespace il = interloper;
 namespace fs = std::filesystem;
@@ -26,15 +27,7 @@ int run(const il::DAG& dag, std::vector<std::string> args) {
 
 class CodeCli : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "il_code_cli_XXXXXX").string();
-    dir_ = ::mkdtemp(pattern.data());
-    store_ = (dir_ / "state.db").string();
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  void SetUp() override { store_ = (dir_ / "state.db").string(); }
 
   il::DAG dag(std::shared_ptr<il::Destination> destination) {
     il::Source shop("shop", std::move(destination));
@@ -50,7 +43,8 @@ class CodeCli : public ::testing::Test {
     return il::DAG({shop});
   }
 
-  fs::path dir_;
+  interloper::testing::TempDir temp_{"il_code_cli"};
+  const fs::path dir_ = temp_.path();
   std::string store_;
   std::atomic<int> calls_{0};
   std::string fail_key_;

@@ -13,6 +13,7 @@
 #include "interloper/destination.hpp"
 #include "interloper/pipeline.hpp"
 #include "support/shard_kind.hpp"
+#include "support/temp_dir.hpp"
 
 namespace il = interloper;
 namespace fs = std::filesystem;
@@ -44,16 +45,11 @@ class CustomKind : public ::testing::Test {
  protected:
   void SetUp() override {
     il_test::register_shard_kind();
-    std::string pattern = (fs::temp_directory_path() / "il_custom_kind_XXXXXX").string();
-    dir_ = ::mkdtemp(pattern.data());
     store_ = (dir_ / "state.db").string();
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
 
-  fs::path dir_;
+  interloper::testing::TempDir temp_{"il_custom_kind"};
+  const fs::path dir_ = temp_.path();
   std::string store_;
 };
 

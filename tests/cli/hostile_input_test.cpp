@@ -1,17 +1,16 @@
 // End-to-end tests of the binary given hostile or careless input: sql bodies that try to leave
 // their query, values and URLs that would be misread, limits that must not crash.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-
-#include <unistd.h>
-
 #include <optional>
 
 #include "interloper/pipeline/process.hpp"
 #include "support/cli_process.hpp"
+#include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -24,22 +23,17 @@ using interloper::testing::run_interloper;
 
 class Hostile : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "il_hostile_XXXXXX").string();
-    dir_ = ::mkdtemp(pattern.data());
-  }
   void TearDown() override {
     std::error_code ec;
+    // So that the directory can be removed after a test made it read-only.
     fs::permissions(dir_ / ".interloper", fs::perms::owner_all, fs::perm_options::add, ec);
-    fs::remove_all(dir_, ec);
   }
   std::string pipeline(const std::string& text) {
-    fs::path file = dir_ / "pipeline.yaml";
-    std::ofstream(file) << text;
-    return file.string();
+    return temp_.write("pipeline.yaml", text).string();
   }
   fs::path data_db() const { return dir_ / ".interloper" / "data.db"; }
-  fs::path dir_;
+  interloper::testing::TempDir temp_{"il_hostile"};
+  const fs::path dir_ = temp_.path();
 };
 
 TEST_F(Hostile, SqlAssetsReadOnlyTheirDependenciesAndLeaveWritesWorking) {
@@ -59,7 +53,9 @@ TEST_F(Hostile, SqlAssetsReadOnlyTheirDependenciesAndLeaveWritesWorking) {
       "      - name: opener\n"
       "        sql: BEGIN\n"
       "      - name: attacher\n"
-      "        sql: ATTACH DATABASE '" + attached + "' AS z\n"
+      "        sql: ATTACH DATABASE '" +
+      attached +
+      "' AS z\n"
       "      - name: pragma\n"
       "        sql: PRAGMA writable_schema=1\n"
       "      - name: total\n"
@@ -107,7 +103,8 @@ TEST_F(Hostile, WindowedSqlDependenciesPassTheAuthorizerAndNothingElseDoes) {
       "      - name: peek\n"
       "        deps: [hits]\n"
       "        partitioning: {kind: time, column: day, granularity: day}\n"
-      "        sql: SELECT :partition_key AS day, (SELECT SUM(n) FROM web__other) AS n FROM hits\n");
+      "        sql: SELECT :partition_key AS day, (SELECT SUM(n) FROM web__other) AS n FROM "
+      "hits\n");
   Outcome o = run_interloper({"backfill", file, "--window", "2026-11-01..2026-11-02"});
   EXPECT_EQ(o.code, 1) << o.out << o.err;
   EXPECT_NE(o.out.find("reading table 'web__other', which is not a declared dependency"),
@@ -178,8 +175,9 @@ TEST_F(Hostile, NumericOptionsAreCheckedWithReadableMessages) {
        "--concurrency: must be a whole number of at least 1, not '-3'"},
       {{"backfill", file, "--window", "2026-01-01", "--claim-lease", "5m"},
        "--claim-lease: must be a whole number of at least 1, not '5m'"},
-      {{"runs", file, "--last", "99999999999999999999"}, "--last: '99999999999999999999' is too "
-                                                        "large"},
+      {{"runs", file, "--last", "99999999999999999999"},
+       "--last: '99999999999999999999' is too "
+       "large"},
       {{"materialize", file, "--lookback", "2", "--offset=-1"},
        "--offset: must be a whole number of at least 0, not '-1'"},
   };
@@ -214,20 +212,10 @@ std::optional<Outcome> run_as_nobody(const std::vector<std::string>& args) {
     std::vector<std::string> plain = args;
     return ::geteuid() == 0 ? std::nullopt : std::optional<Outcome>(run_interloper(plain));
   }
-  interloper::pipeline::ProcessSpec spec;
-  spec.argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-               interloper::testing::interloper_binary()};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-  spec.timeout_seconds = 120;
-  Outcome outcome;
-  spec.on_stderr_line = [&](std::string_view line) {
-    outcome.err += line;
-    outcome.err += '\n';
-  };
-  auto result = interloper::pipeline::run_process(spec);
-  outcome.code = result.signal != 0 ? 128 + result.signal : result.exit_code;
-  outcome.out = result.out;
-  return outcome;
+  std::vector<std::string> argv = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                                   "--clear-groups", interloper::testing::interloper_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return interloper::testing::run_command(std::move(argv));
 }
 
 // A store the process may read but not write (its directory read-only, the WAL files gone

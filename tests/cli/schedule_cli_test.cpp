@@ -14,6 +14,7 @@
 
 #include "interloper/pipeline/process.hpp"
 #include "support/cli_process.hpp"
+#include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -33,8 +34,6 @@ Outcome interloper(std::vector<std::string> args) {
 class ScheduleCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "il_sched_XXXXXX").string();
-    dir_ = ::mkdtemp(pattern.data());
     write("emit.sh",
           "#!/bin/sh\n"
           "echo \"$1\" >> calls.log\n"
@@ -63,20 +62,14 @@ class ScheduleCli : public ::testing::Test {
                       "    assets: [late]\n")
                     .string();
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
   fs::path write(const std::string& name, const std::string& text, bool executable = false) {
-    fs::path file = dir_ / name;
-    std::ofstream(file) << text;
-    if (executable) fs::permissions(file, fs::perms::owner_all, fs::perm_options::add);
-    return file;
+    return temp_.write(name, text, executable);
   }
   std::vector<std::string> calls() { return lines_of(read_file(dir_ / "calls.log")); }
   fs::path state_db() const { return dir_ / ".interloper" / "state.db"; }
 
-  fs::path dir_;
+  interloper::testing::TempDir temp_{"il_sched"};
+  const fs::path dir_ = temp_.path();
   std::string pipeline_;
 };
 

@@ -11,6 +11,7 @@
 #include "interloper/destination.hpp"
 #include "interloper/pipeline.hpp"
 #include "interloper/run.hpp"
+#include "support/temp_dir.hpp"
 
 namespace il = interloper;
 namespace ilp = interloper::pipeline;
@@ -19,27 +20,9 @@ using namespace std::chrono;
 
 namespace {
 
-// A temporary directory removed at the end of the test.
-class TempDir {
+class TempDir : public interloper::testing::TempDir {
  public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "il_pipeline_XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  fs::path write(const std::string& name, const std::string& text, bool executable = false) const {
-    fs::path file = path_ / name;
-    std::ofstream(file) << text;
-    if (executable) fs::permissions(file, fs::perms::owner_all, fs::perm_options::add);
-    return file;
-  }
-
- private:
-  fs::path path_;
+  TempDir() : interloper::testing::TempDir("il_pipeline") {}
 };
 
 std::string read_text(const fs::path& file) {
@@ -97,9 +80,11 @@ TEST(Placeholders, OtherBracesAreLiteral) {
 
 TEST(SqlDependencies, PrefixesOneCtePerDependency) {
   EXPECT_EQ(ilp::sql_with_dependencies("SELECT 1", {}), "SELECT 1");
-  EXPECT_EQ(ilp::sql_with_dependencies("SELECT * FROM events", {{"events", "SELECT * FROM \"shop__events\""}}),
+  EXPECT_EQ(ilp::sql_with_dependencies("SELECT * FROM events",
+                                       {{"events", "SELECT * FROM \"shop__events\""}}),
             "WITH \"events\" AS (SELECT * FROM \"shop__events\") SELECT * FROM events");
-  EXPECT_EQ(ilp::sql_with_dependencies("SELECT 1", {{"a\"b", "SELECT * FROM \"s__a\"\"b\""}, {"c", "SELECT * FROM \"s__c\""}}),
+  EXPECT_EQ(ilp::sql_with_dependencies("SELECT 1", {{"a\"b", "SELECT * FROM \"s__a\"\"b\""},
+                                                    {"c", "SELECT * FROM \"s__c\""}}),
             "WITH \"a\"\"b\" AS (SELECT * FROM \"s__a\"\"b\"), \"c\" AS (SELECT * FROM \"s__c\") "
             "SELECT 1");
 }
@@ -177,20 +162,23 @@ TEST(CommandAsset, LargeListWindowsComeThroughAFile) {
   for (int i = 0; i < kValues; ++i) {
     values += (i ? ", " : "") + fmt::format("region-with-a-long-name-{:06d}", i);
   }
-  dir.write("pipeline.yaml",
-            "destination: memory://\n"
-            "sources:\n"
-            "  - name: shop\n"
-            "    assets:\n"
-            "      - name: targets\n"
-            "        partitioning: {kind: list, column: region, values: [" + values +
-                "], allow_window: true}\n"
-            "        format: csv\n"
-            "        command: [/bin/sh, -c, 'echo region,file; test -z \"$IL_PARTITION_VALUES\" "
-            "|| exit 9; sed \"s|$|,$IL_PARTITION_VALUES_FILE|\" \"$IL_PARTITION_VALUES_FILE\"']\n");
+  dir.write(
+      "pipeline.yaml",
+      "destination: memory://\n"
+      "sources:\n"
+      "  - name: shop\n"
+      "    assets:\n"
+      "      - name: targets\n"
+      "        partitioning: {kind: list, column: region, values: [" +
+          values +
+          "], allow_window: true}\n"
+          "        format: csv\n"
+          "        command: [/bin/sh, -c, 'echo region,file; test -z \"$IL_PARTITION_VALUES\" "
+          "|| exit 9; sed \"s|$|,$IL_PARTITION_VALUES_FILE|\" \"$IL_PARTITION_VALUES_FILE\"']\n");
   il::Pipeline pipeline = il::Pipeline::load((dir.path() / "pipeline.yaml").string());
   const il::Asset& asset = pipeline.dag().asset("targets");
-  auto window = asset.partitioning()->parse_window("region-with-a-long-name-000000..region-with-a-long-name-019999");
+  auto window = asset.partitioning()->parse_window(
+      "region-with-a-long-name-000000..region-with-a-long-name-019999");
   il::Table rows = asset.run(*window);
   ASSERT_EQ(rows.num_rows(), static_cast<std::size_t>(kValues));
   EXPECT_EQ(rows.at(kValues - 1, "region").as_string(), "region-with-a-long-name-019999");
@@ -292,13 +280,14 @@ TEST(CommandAsset, EndlessOutputStopsAtMaxOutput) {
 
 TEST(CommandAsset, ArgumentsTooLargeNameTheAssetAndTheSizes) {
   TempDir dir;
-  dir.write("pipeline.yaml", "destination: memory://\n"
-                             "sources:\n"
-                             "  - name: shop\n"
-                             "    assets:\n"
-                             "      - name: wide\n"
-                             "        command: [/bin/echo, " +
-                                 std::string(200000, 'a') + "]\n");
+  dir.write("pipeline.yaml",
+            "destination: memory://\n"
+            "sources:\n"
+            "  - name: shop\n"
+            "    assets:\n"
+            "      - name: wide\n"
+            "        command: [/bin/echo, " +
+                std::string(200000, 'a') + "]\n");
   il::Pipeline pipeline = il::Pipeline::load((dir.path() / "pipeline.yaml").string());
   try {
     pipeline.dag().asset("wide").run();
@@ -333,23 +322,26 @@ TEST(CommandAsset, SucceedsWhenItsChildKeepsStdoutOpen) {
 
 TEST(CommandAsset, GetsEachDependencysRowsAsAJsonLinesFile) {
   TempDir dir;
-  dir.write("pipeline.yaml",
-            "sources:\n"
-            "  - name: shop\n"
-            "    assets:\n"
-            "      - name: daily-events\n"
-            "        partitioning: {kind: time, column: date}\n"
-            "        command: [/bin/sh, -c, 'echo \"{\\\"date\\\":\\\"$IL_PARTITION_KEY\\\",\\\"n\\\":1}\";"
-            " echo \"{\\\"date\\\":\\\"$IL_PARTITION_KEY\\\",\\\"n\\\":2.5,\\\"s\\\":\\\"a\\\\\\\"b\\\"}\"']\n"
-            "      - name: copy\n"
-            "        deps: [daily-events]\n"
-            "        partitioning: {kind: time, column: date}\n"
-            "        command: [/bin/sh, -c, 'echo \"$IL_INPUT_DAILY_EVENTS\" > seen.txt; "
-            "cat \"$IL_INPUT_DAILY_EVENTS\"']\n"
-            "      - name: placeholder\n"
-            "        deps: [copy]\n"
-            "        partitioning: {kind: time, column: date}\n"
-            "        command: [/bin/cat, '{input.copy}']\n");
+  dir.write(
+      "pipeline.yaml",
+      "sources:\n"
+      "  - name: shop\n"
+      "    assets:\n"
+      "      - name: daily-events\n"
+      "        partitioning: {kind: time, column: date}\n"
+      "        command: [/bin/sh, -c, 'echo "
+      "\"{\\\"date\\\":\\\"$IL_PARTITION_KEY\\\",\\\"n\\\":1}\";"
+      " echo "
+      "\"{\\\"date\\\":\\\"$IL_PARTITION_KEY\\\",\\\"n\\\":2.5,\\\"s\\\":\\\"a\\\\\\\"b\\\"}\"']\n"
+      "      - name: copy\n"
+      "        deps: [daily-events]\n"
+      "        partitioning: {kind: time, column: date}\n"
+      "        command: [/bin/sh, -c, 'echo \"$IL_INPUT_DAILY_EVENTS\" > seen.txt; "
+      "cat \"$IL_INPUT_DAILY_EVENTS\"']\n"
+      "      - name: placeholder\n"
+      "        deps: [copy]\n"
+      "        partitioning: {kind: time, column: date}\n"
+      "        command: [/bin/cat, '{input.copy}']\n");
   il::Pipeline pipeline = il::Pipeline::load((dir.path() / "pipeline.yaml").string());
   const il::DAG& dag = pipeline.dag();
   il::SerialRunner runner;

@@ -10,6 +10,7 @@
 #include "interloper/destination.hpp"
 #include "interloper/pipeline.hpp"
 #include "interloper/run.hpp"
+#include "support/temp_dir.hpp"
 
 namespace il = interloper;
 namespace fs = std::filesystem;
@@ -17,32 +18,15 @@ using namespace std::chrono;
 
 namespace {
 
-class TempDir {
+class TempDir : public interloper::testing::TempDir {
  public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "il_fidelity_XXXXXX").string();
-    path_ = ::mkdtemp(pattern.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-  fs::path write(const std::string& name, const std::string& text) const {
-    fs::path file = path_ / name;
-    fs::create_directories(file.parent_path());
-    std::ofstream(file) << text;
-    return file;
-  }
-
- private:
-  fs::path path_;
+  TempDir() : interloper::testing::TempDir("il_fidelity") {}
 };
 
 il::Pipeline load(const TempDir& dir, const std::string& assets,
                   const std::string& destination = "sqlite:data.db") {
-  dir.write("pipeline.yaml", "destination: " + destination +
-                                 "\nsources:\n  - name: shop\n    assets:\n" + assets);
+  dir.write("pipeline.yaml",
+            "destination: " + destination + "\nsources:\n  - name: shop\n    assets:\n" + assets);
   return il::Pipeline::load((dir.path() / "pipeline.yaml").string());
 }
 
@@ -66,8 +50,9 @@ const char* kListAsset =
 
 TEST(CommandRows, StringsKeepOneTypeAcrossPartitions) {
   TempDir dir;
-  dir.write("rows/2026-11-01.jsonl",
-            "{\"date\":\"2026-11-01\",\"v\":\"2026-01-01\"}\n{\"date\":\"2026-11-01\",\"v\":\"010\"}\n");
+  dir.write(
+      "rows/2026-11-01.jsonl",
+      "{\"date\":\"2026-11-01\",\"v\":\"2026-01-01\"}\n{\"date\":\"2026-11-01\",\"v\":\"010\"}\n");
   dir.write("rows/2026-11-02.jsonl",
             "{\"date\":\"2026-11-02\",\"v\":\"v2\"}\n{\"date\":\"2026-11-02\",\"v\":\"true\"}\n"
             "{\"date\":\"2026-11-02\",\"v\":\"1\"}\n");
@@ -146,8 +131,7 @@ TEST(CommandRows, AShortResultFailsAndKeepsTheStoredRows) {
   TempDir dir;
   dir.write("rows/2026-11-03.jsonl",
             "{\"date\":\"2026-11-03\",\"n\":1}\n{\"date\":\"2026-11-03\",\"n\":2}\n");
-  il::Pipeline pipeline =
-      load(dir, std::string(kListAsset) + "        min_rows: 2\n");
+  il::Pipeline pipeline = load(dir, std::string(kListAsset) + "        min_rows: 2\n");
   ASSERT_TRUE(run(pipeline, "2026-11-03").ok());
   dir.write("rows/2026-11-03.jsonl", "{\"date\":\"2026-11-03\",\"n\":1}\n");
   il::RunResult short_run = run(pipeline, "2026-11-03");

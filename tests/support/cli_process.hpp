@@ -25,14 +25,12 @@ inline std::string interloper_binary() {
   return (std::filesystem::path(IL_TEST_BINARY_DIR) / "interloper").string();
 }
 
-// Runs the built binary with `args` (in `working_directory` and with `env` added to the
-// environment, when given), bounded to 120 s.
-inline Outcome run_interloper(std::vector<std::string> args,
-                              const std::string& working_directory = {},
-                              std::vector<std::pair<std::string, std::string>> env = {}) {
+// Runs `argv` (in `working_directory` and with `env` added to the environment, when given),
+// bounded to 120 s.
+inline Outcome run_command(std::vector<std::string> argv, const std::string& working_directory = {},
+                           std::vector<std::pair<std::string, std::string>> env = {}) {
   interloper::pipeline::ProcessSpec spec;
-  spec.argv = {interloper_binary()};
-  spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+  spec.argv = std::move(argv);
   spec.working_directory = working_directory;
   spec.env = std::move(env);
   spec.timeout_seconds = 120;
@@ -45,6 +43,15 @@ inline Outcome run_interloper(std::vector<std::string> args,
   outcome.code = result.signal != 0 ? 128 + result.signal : result.exit_code;
   outcome.out = result.out;
   return outcome;
+}
+
+// Runs the built binary with `args`, as run_command does.
+inline Outcome run_interloper(std::vector<std::string> args,
+                              const std::string& working_directory = {},
+                              std::vector<std::pair<std::string, std::string>> env = {}) {
+  std::vector<std::string> argv = {interloper_binary()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_command(std::move(argv), working_directory, std::move(env));
 }
 
 inline std::vector<std::string> lines_of(const std::string& text) {

@@ -1,0 +1,176 @@
+// One asset's declaration as the file spells it: its name, partitioning, dependencies and
+// body, a command run without a shell or one SQL statement.
+#include <fmt/format.h>
+
+#include <string>
+
+#include "interloper/partitioning.hpp"
+#include "interloper/pipeline/loader.hpp"
+
+namespace interloper::pipeline {
+
+void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
+  check_keys(node, "asset",
+             {"name", "partitioning", "deps", "enabled", "command", "sql", "format", "timeout",
+              "max_output", "schema", "allow_empty", "min_rows", "destination"});
+  AssetSpec spec;
+  AssetDefinition& def = spec.definition;
+  def.line = node.Mark().line + 1;
+  def.column = node.Mark().column + 1;
+  def.source = source.name;
+  if (!node["name"]) fail(node, "asset needs a 'name'");
+  spec.name_node = node["name"];
+  def.name = scalar(node["name"], "asset name");
+  if (def.name.empty()) fail(node["name"], "asset name must not be empty");
+  if (asset_index_.count(def.name) != 0) {
+    fail(node["name"], fmt::format("duplicate asset name '{}'", def.name));
+  }
+  if (node["enabled"]) def.enabled = boolean(node["enabled"], "enabled");
+  if (node["partitioning"]) {
+    spec.partitioning = partitioning(node["partitioning"]);
+    try {
+      def.partitioning = spec.partitioning->to_definition();
+    } catch (const std::exception& e) {
+      // The definition is JSON: text that is not UTF-8 cannot be part of it.
+      fail(node["partitioning"], fmt::format("partitioning cannot be described: {}", e.what()));
+    }
+  }
+  if (node["schema"]) def.schema = declared_schema(node["schema"], spec.partitioning.get());
+  def.min_rows = min_rows(node);
+  if (const YAML::Node deps = node["deps"]) {
+    spec.deps_node = deps;
+    if (!deps.IsSequence()) fail(deps, "'deps' must be a list of asset names");
+    for (const auto& d : deps) {
+      def.deps.push_back(scalar(d, "a dependency"));
+      spec.dep_nodes.push_back(d);
+    }
+  }
+  const YAML::Node command = node["command"];
+  const YAML::Node sql = node["sql"];
+  if (command && sql) {
+    fail(sql, fmt::format("asset '{}' has two bodies: give either 'command' or 'sql'", def.name));
+  }
+  if (!command && !sql) {
+    fail(node, fmt::format("asset '{}' has no body: give 'command: [program, args...]' or "
+                           "'sql: SELECT ...'",
+                           def.name));
+  }
+  spec.destination = node["destination"] ? destination(node["destination"]) : source.destination;
+  def.destination_url = spec.destination->url();
+  if (command) {
+    read_command(node, spec);
+  } else {
+    read_sql(node, source, spec);
+  }
+  asset_index_[def.name] = assets_.size();
+  assets_.push_back(std::move(spec));
+}
+
+// A command's body: its arguments (placeholders checked against what the asset has), the
+// program resolved against the pipeline's directory, its output format and limits.
+void Loader::read_command(const YAML::Node& node, AssetSpec& spec) {
+  AssetDefinition& def = spec.definition;
+  const YAML::Node command = node["command"];
+  def.body = "command";
+  if (!command.IsSequence()) {
+    fail(command, "'command' must be a list: [program, arg, ...] (it runs without a shell)");
+  }
+  if (command.size() == 0) fail(command, "'command' must name a program");
+  for (const auto& arg : command) {
+    std::string text = scalar(arg, "a command argument");
+    try {
+      pipeline::expand_placeholders(text, nullptr, def.deps);
+    } catch (const PipelineError& e) {
+      fail(arg, e.what());
+    }
+    bool uses_window = text.find("{partition.") != std::string::npos ||
+                       text.find("{window.") != std::string::npos ||
+                       text.find("{bounds.") != std::string::npos;
+    if (uses_window && !spec.partitioning) {
+      fail(arg, fmt::format("argument '{}' uses a window placeholder but asset '{}' is not "
+                            "partitioned",
+                            text, def.name));
+    }
+    if (text.find("{bounds.") != std::string::npos && spec.partitioning &&
+        spec.partitioning->kind() != "time") {
+      fail(arg, fmt::format("argument '{}' uses {{bounds.*}} but asset '{}' is not "
+                            "time-partitioned",
+                            text, def.name));
+    }
+    def.command.push_back(text);
+  }
+  spec.argv = def.command;
+  // Each dependency's input file is named by a variable; two names must not give the same.
+  for (std::size_t i = 0; i < def.deps.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (pipeline::input_variable(def.deps[i]) == pipeline::input_variable(def.deps[j])) {
+        fail(
+            spec.dep_nodes[i],
+            fmt::format("dependencies '{}' and '{}' of asset '{}' would both be given in {}; "
+                        "rename one of them",
+                        def.deps[j], def.deps[i], def.name, pipeline::input_variable(def.deps[i])));
+      }
+    }
+  }
+  if (spec.argv[0].find('/') != std::string::npos) spec.argv[0] = resolve_path(spec.argv[0]);
+  def.format = "jsonl";
+  if (node["format"]) {
+    def.format = scalar(node["format"], "format");
+    if (def.format != "jsonl" && def.format != "csv") {
+      fail(node["format"], fmt::format("format must be jsonl or csv, not '{}'", def.format));
+    }
+  }
+  spec.csv = def.format == "csv";
+  if (node["timeout"]) {
+    spec.timeout = timeout(node["timeout"]);
+    def.timeout_seconds = spec.timeout;
+  }
+  if (node["max_output"]) spec.max_output = byte_size(node["max_output"], "max_output");
+}
+
+// `timeout: SECONDS`, a positive number.
+double Loader::timeout(const YAML::Node& node) const {
+  std::string text = scalar(node, "timeout");
+  double seconds = 0;
+  try {
+    std::size_t used = 0;
+    seconds = std::stod(text, &used);
+    if (used != text.size()) seconds = -1;
+  } catch (const std::exception&) {
+    seconds = -1;
+  }
+  if (!(seconds > 0)) {
+    fail(node, fmt::format("timeout must be a positive number of seconds, not '{}'", text));
+  }
+  return seconds;
+}
+
+// An sql body: exactly one statement, run inside the SQLite or PostgreSQL destination the
+// asset writes to.
+void Loader::read_sql(const YAML::Node& node, const SourceSpec& source, AssetSpec& spec) {
+  AssetDefinition& def = spec.definition;
+  const YAML::Node sql = node["sql"];
+  def.body = "sql";
+  spec.sql_node = sql;
+  def.sql = scalar(sql, "sql");
+  if (def.sql.find_first_not_of(" \t\r\n") == std::string::npos) fail(sql, "'sql' is empty");
+  if (std::size_t more = pipeline::second_statement(def.sql); more != std::string::npos) {
+    fail(sql, fmt::format("asset '{}': sql must be exactly one statement, but '{}' follows it",
+                          def.name, one_line_excerpt(def.sql.substr(more))));
+  }
+  if (node["format"]) fail(node["format"], "'format' applies to command assets only");
+  if (node["timeout"]) fail(node["timeout"], "'timeout' applies to command assets only");
+  if (node["max_output"]) {
+    fail(node["max_output"], "'max_output' applies to command assets only");
+  }
+  const std::string& target = def.destination_url;
+  if (target.rfind("sqlite:", 0) != 0 && target.rfind("postgresql:", 0) != 0 &&
+      target.rfind("postgres:", 0) != 0) {
+    fail(sql, fmt::format("asset '{}': sql assets run inside a SQLite or PostgreSQL "
+                          "destination, but source "
+                          "'{}' writes to {}",
+                          def.name, source.name, def.destination_url));
+  }
+}
+
+}  // namespace interloper::pipeline

@@ -1,0 +1,421 @@
+// The values a pipeline file spells, each checked where it is written: scalars, sizes,
+// environment variables, paths, destination and store URLs, partitionings and schemas.
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+
+#include "interloper/data.hpp"
+#include "interloper/partitioning.hpp"
+#include "interloper/pipeline/lazy_destination.hpp"
+#include "interloper/pipeline/loader.hpp"
+#include "interloper/store.hpp"
+
+namespace interloper::pipeline {
+
+namespace fs = std::filesystem;
+
+// The start of `text` on one line, for messages.
+std::string one_line_excerpt(std::string_view text) {
+  constexpr std::size_t kMax = 60;
+  std::string out(text.substr(0, kMax));
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';  // NUL, newline...
+  }
+  return text.size() > kMax ? out + "..." : out;
+}
+
+void Loader::check_keys(const YAML::Node& map, std::string_view what,
+                        std::initializer_list<std::string_view> allowed) const {
+  if (!map.IsMap()) fail(map, fmt::format("{} must be a mapping", what));
+  std::set<std::string> seen;
+  for (auto it = map.begin(); it != map.end(); ++it) {
+    if (!it->first.IsScalar()) fail(it->first, fmt::format("{} has a non-text key", what));
+    std::string key = it->first.Scalar();
+    bool known = false;
+    for (auto a : allowed) known = known || a == key;
+    if (!known) {
+      fail(it->first, fmt::format("unknown key '{}' in {} (expected one of: {})", key, what,
+                                  fmt::join(allowed, ", ")));
+    }
+    if (!seen.insert(key).second)
+      fail(it->first, fmt::format("duplicate key '{}' in {}", key, what));
+  }
+}
+
+std::string Loader::scalar(const YAML::Node& node, std::string_view what) const {
+  if (!node.IsScalar()) fail(node, fmt::format("{} must be a single value", what));
+  return node.Scalar();
+}
+
+bool Loader::boolean(const YAML::Node& node, std::string_view what) const {
+  std::string text = scalar(node, what);
+  if (text == "true") return true;
+  if (text == "false") return false;
+  fail(node, fmt::format("{} must be true or false, not '{}'", what, text));
+}
+
+// A positive number of bytes, optionally with a binary suffix: 4096, 64K, 512M, 10G.
+std::uint64_t Loader::byte_size(const YAML::Node& node, std::string_view what) const {
+  const std::string text = scalar(node, what);
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  const std::string_view suffix = std::string_view(text).substr(digits);
+  int shift = -1;
+  if (suffix.empty()) shift = 0;
+  if (suffix == "K") shift = 10;
+  if (suffix == "M") shift = 20;
+  if (suffix == "G") shift = 30;
+  std::uint64_t value = 0;
+  bool ok = digits > 0 && digits <= 12 && shift >= 0;
+  if (ok) value = std::stoull(text.substr(0, digits)) << shift;
+  if (!ok || value == 0) {
+    fail(node, fmt::format("{} must be a positive number of bytes (4096, 64K, 512M, 10G), not '{}'",
+                           what, text));
+  }
+  return value;
+}
+
+// "${NAME}" is the variable's value, "${NAME:-default}" the default when the variable is unset
+// or empty; a variable that is unset or empty without a default is an error, since an empty
+// part of a URL or path silently changes what it names ("sqlite:${DIR}/w.db" -> "/w.db").
+std::string Loader::expand_env(const YAML::Node& node, std::string_view what) const {
+  std::string text = scalar(node, what);
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '$' && i + 1 < text.size() && text[i + 1] == '$') {
+      out += '$';
+      ++i;
+    } else if (text[i] == '$' && i + 1 < text.size() && text[i + 1] == '{') {
+      std::size_t close = text.find('}', i + 2);
+      if (close == std::string::npos)
+        fail(node, fmt::format("unclosed '${{' in {} '{}'", what, text));
+      std::string name = text.substr(i + 2, close - i - 2);
+      std::optional<std::string> fallback;
+      if (std::size_t dash = name.find(":-"); dash != std::string::npos) {
+        fallback = name.substr(dash + 2);
+        name.erase(dash);
+      }
+      if (name.empty()) fail(node, fmt::format("'${{}}' names no variable in {} '{}'", what, text));
+      const char* value = std::getenv(name.c_str());
+      if (value != nullptr && *value != '\0') {
+        out += value;
+      } else if (fallback) {
+        out += *fallback;
+      } else {
+        fail(node, fmt::format("environment variable '{}' is {} (used in {} '{}'; write "
+                               "${{{}:-default}} to give a default)",
+                               name, value == nullptr ? "not set" : "empty", what, text, name));
+      }
+      i = close;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+std::string Loader::resolve_path(const std::string& path) const {
+  fs::path p(path);
+  if (p.is_absolute()) return p.lexically_normal().string();
+  return (fs::path(directory_) / p).lexically_normal().string();
+}
+
+// The store in the forms open_store reads, relative files resolved against the pipeline's
+// directory; "memory://" stays as written.
+std::string Loader::store_path(const YAML::Node& node) const {
+  if (!node) return resolve_path(".interloper/state.db");
+  std::string text = expand_env(node, "store");
+  // A server's URL is no path: it stays as written.
+  if (text.rfind("postgresql://", 0) == 0 || text.rfind("postgres://", 0) == 0) return text;
+  std::optional<std::string> file;
+  try {
+    file = store_file(text);
+  } catch (const DestinationError& e) {
+    fail(node, e.what());
+  }
+  return file ? resolve_path(*file) : std::string("memory://");
+}
+
+std::shared_ptr<Destination> Loader::destination(const YAML::Node& node) {
+  std::string text =
+      node ? expand_env(node, "destination") : std::string("sqlite:.interloper/data.db");
+  auto colon = text.find(':');
+  if (colon == std::string::npos || colon == 0) {
+    fail(node, fmt::format("destination '{}' is not a URL (expected sqlite:///abs/path.db, "
+                           "sqlite:relative/path.db or file:///dir?format=jsonl|csv)",
+                           text));
+  }
+  std::string scheme = text.substr(0, colon);
+  std::string rest = text.substr(colon + 1);
+  std::string url = text, local;
+  bool is_directory = false;
+  if (scheme == "sqlite" || scheme == "file") {
+    std::string query;
+    if (auto q = rest.find('?'); q != std::string::npos) {
+      query = rest.substr(q);
+      rest.erase(q);
+    }
+    if (scheme == "file") {
+      if (!query.empty() && query != "?format=jsonl" && query != "?format=csv") {
+        fail(node, fmt::format("destination '{}': the only option is ?format=jsonl or "
+                               "?format=csv, not '{}'",
+                               text, query));
+      }
+      is_directory = true;
+    } else if (!query.empty()) {
+      fail(node, fmt::format("destination '{}': sqlite takes no options ('{}')", text, query));
+    }
+    // "scheme:///abs" and "scheme://./rel" name paths; "scheme://name" would be a host.
+    if (rest.rfind("//", 0) == 0) {
+      rest.erase(0, 2);
+      if (!rest.empty() && rest[0] != '/' && rest[0] != '.') {
+        fail(node, fmt::format("destination '{}': '{}' would be a host; write {}:///absolute/path "
+                               "or {}:relative/path",
+                               text, rest.substr(0, rest.find('/')), scheme, scheme));
+      }
+    }
+    if (rest.empty()) fail(node, fmt::format("destination '{}' names no path", text));
+    local = resolve_path(rest);
+    url = scheme + "://" + local + query;
+  } else if (scheme == "s3") {
+    try {
+      S3Destination::parse_url(text);  // credentials are read when the destination opens
+    } catch (const DestinationError& e) {
+      fail(node, e.what());
+    }
+  } else if (scheme == "postgresql" || scheme == "postgres") {
+    // Connected now, so that a bad URL, password, database or host stops a run before any
+    // asset executes. Messages carry the URL with its password as ***.
+    auto& shared = destinations_by_url_[url];
+    if (!shared) {
+      try {
+        shared = std::make_shared<PostgresDestination>(text);
+      } catch (const DestinationError& e) {
+        fail(node, e.what());
+      }
+    }
+    return shared;
+  } else if (scheme != "memory") {
+    fail(node, fmt::format("destination '{}' has an unknown scheme '{}' (expected sqlite, file, "
+                           "s3, postgresql or memory)",
+                           text, scheme));
+  }
+  // Sources naming the same URL share one destination object (one SQLite connection).
+  auto& shared = destinations_by_url_[url];
+  if (!shared) shared = std::make_shared<pipeline::LazyDestination>(url, local, is_directory);
+  return shared;
+}
+
+// A YAML value as JSON, scalars typed the way YAML's core schema reads them (integers, booleans,
+// null), so a registered kind's factory receives its fields as it wrote them in to_definition.
+nlohmann::ordered_json yaml_to_json(const YAML::Node& node) {
+  if (node.IsSequence()) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& item : node) out.push_back(yaml_to_json(item));
+    return out;
+  }
+  if (node.IsMap()) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+    for (auto it = node.begin(); it != node.end(); ++it) {
+      out[it->first.Scalar()] = yaml_to_json(it->second);
+    }
+    return out;
+  }
+  if (!node.IsScalar()) return nullptr;
+  if (node.Tag() == "!") return node.Scalar();  // quoted: always text
+  const std::string& text = node.Scalar();
+  if (text == "~" || text == "null") return nullptr;
+  if (text == "true") return true;
+  if (text == "false") return false;
+  long long number = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
+  if (!text.empty() && error == std::errc() && end == text.data() + text.size()) return number;
+  return text;
+}
+
+// The definition of a time partitioning, its fields checked where the file spells them.
+nlohmann::ordered_json Loader::time_definition(const YAML::Node& node) const {
+  if (node["values"]) fail(node["values"], "'values' belongs to list partitioning, not time");
+  nlohmann::ordered_json definition = {{"kind", "time"},
+                                       {"column", nullptr},
+                                       {"granularity", "day"},
+                                       {"allow_window", false},
+                                       {"start", nullptr}};
+  if (node["granularity"]) {
+    std::string name = scalar(node["granularity"], "granularity");
+    try {
+      definition["granularity"] = TimeGranularity::from_name(name).name();
+    } catch (const std::exception&) {
+      fail(node["granularity"],
+           fmt::format("unknown granularity '{}' (expected hour, day, week, month, quarter or "
+                       "year)",
+                       name));
+    }
+  }
+  if (node["start"]) {
+    // Any key of the granularity ("2026-10", "2026-W40") or a date/time names the first period.
+    std::string text = scalar(node["start"], "start");
+    const TimeGranularity granularity =
+        TimeGranularity::from_name(definition["granularity"].get<std::string>());
+    std::optional<TimePoint> start;
+    try {
+      start = granularity.parse(text);
+    } catch (const std::exception&) {
+      try {
+        start = TimePoint::parse(text);
+      } catch (const std::exception&) {
+      }
+    }
+    if (!start) {
+      fail(node["start"], fmt::format("start '{}' is not a {} key (e.g. {}), a date (YYYY-MM-DD) "
+                                      "or a time (YYYY-MM-DDTHH:MM:SS)",
+                                      text, granularity.name(),
+                                      granularity.format(TimePoint(std::chrono::sys_days(
+                                          std::chrono::year{2026} / 10 / 5)))));
+    }
+    definition["start"] = start->to_string();
+  }
+  return definition;
+}
+
+// The definition of a list partitioning, its values checked where the file spells them.
+// A list value is a key that commands receive one per line (IL_PARTITION_VALUES), that a
+// window names as "a..b" and that storage escapes: it must be non-empty, hold no control
+// character (NUL, newline...) and no ".." (nor begin or end with '.').
+void Loader::check_list_value(const YAML::Node& node, const std::string& value) const {
+  if (value.empty()) fail(node, "a list value must not be empty");
+  for (char c : value) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      fail(node, fmt::format("list value '{}' holds the control character 0x{:02x} (values are "
+                             "keys: printable text only)",
+                             one_line_excerpt(value), u));
+    }
+  }
+  if (value.find("..") != std::string::npos) {
+    fail(node, fmt::format("list value '{}' contains '..', which separates the ends of a window "
+                           "(--window a..b)",
+                           value));
+  }
+  // "a." and "b" would make the window "a...b", which reads as "a" to ".b".
+  if (value.front() == '.' || value.back() == '.') {
+    fail(node, fmt::format("list value '{}' begins or ends with '.', which would blur the '..' "
+                           "between the ends of a window (--window a..b)",
+                           value));
+  }
+}
+
+nlohmann::ordered_json Loader::list_definition(const YAML::Node& node) const {
+  if (node["granularity"]) fail(node["granularity"], "'granularity' belongs to time partitioning");
+  if (node["start"]) fail(node["start"], "'start' belongs to time partitioning");
+  const YAML::Node values = node["values"];
+  if (!values) fail(node, "list partitioning needs 'values'");
+  if (!values.IsSequence()) fail(values, "'values' must be a list");
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& v : values) {
+    std::string value = scalar(v, "a list value");
+    check_list_value(v, value);
+    list.push_back(std::move(value));
+  }
+  return {{"kind", "list"}, {"column", nullptr}, {"values", list}, {"allow_window", false}};
+}
+
+// Every kind is built through the kind registry from its definition. The built-in kinds get
+// their fields checked here first, so a mistake is reported at the field; another registered
+// kind receives the mapping as its definition and reports its own mistakes.
+std::unique_ptr<PartitionConfig> Loader::partitioning(const YAML::Node& node) const {
+  if (!node.IsMap()) fail(node, "partitioning must be a mapping");
+  if (!node["kind"]) fail(node, "partitioning needs 'kind: time' or 'kind: list'");
+  std::string kind = scalar(node["kind"], "kind");
+  const bool built_in = kind == "time" || kind == "list";
+  if (built_in) {
+    check_keys(node, "partitioning",
+               {"kind", "column", "granularity", "start", "allow_window", "values"});
+  }
+  if (!node["column"]) fail(node, "partitioning needs a 'column'");
+  std::string column = scalar(node["column"], "column");
+  if (column.empty()) fail(node["column"], "partitioning column must not be empty");
+  nlohmann::ordered_json definition = kind == "time"   ? time_definition(node)
+                                      : kind == "list" ? list_definition(node)
+                                                       : yaml_to_json(node);
+  definition["column"] = column;
+  if (node["allow_window"])
+    definition["allow_window"] = boolean(node["allow_window"], "allow_window");
+  std::string text;
+  try {
+    text = definition.dump();
+  } catch (const nlohmann::json::exception&) {
+    fail(node, "partitioning holds text that is not valid UTF-8");
+  }
+  try {
+    return PartitionConfig::from_definition(text);
+  } catch (const PartitionError& e) {
+    if (kind == "list") fail(node["values"], fmt::format("bad values: {}", e.what()));
+    fail(built_in ? node : node["kind"], e.what());
+  }
+}
+
+// `schema: {column: type, ...}`, each type one a column can be declared with, and the time
+// partition column a time.
+Schema Loader::declared_schema(const YAML::Node& node, const PartitionConfig* partitioning) const {
+  if (!node.IsMap()) {
+    fail(node, "schema must be a mapping of column to type, e.g. {zip: string, amount: double}");
+  }
+  std::vector<Field> fields;
+  for (auto it = node.begin(); it != node.end(); ++it) {
+    std::string column = scalar(it->first, "a schema column");
+    if (column.empty()) fail(it->first, "a schema column name must not be empty");
+    for (const Field& f : fields) {
+      if (f.name == column) fail(it->first, fmt::format("schema declares '{}' twice", column));
+    }
+    if (it->second.IsNull()) {
+      fail(it->first, fmt::format("column '{}' needs a type (string, int, double, bool, date or "
+                                  "timestamp)",
+                                  column));
+    }
+    std::string name = scalar(it->second, "a column type");
+    DataType type = DataType::null;
+    try {
+      type = type_from_name(name);
+    } catch (const DataError&) {
+    }
+    if (type == DataType::null) {
+      fail(it->second, fmt::format("unknown type '{}' for column '{}' (expected string, int, "
+                                   "double, bool, date or timestamp)",
+                                   name, column));
+    }
+    if (partitioning != nullptr && partitioning->kind() == "time" &&
+        partitioning->column() == column && type != DataType::date && type != DataType::timestamp) {
+      fail(it->second, fmt::format("column '{}' is the time partition column: declare it date "
+                                   "or timestamp, not {}",
+                                   column, name));
+    }
+    fields.push_back({column, type});
+  }
+  return Schema(std::move(fields));
+}
+
+// `min_rows: N`, or `allow_empty: false` (the same as min_rows: 1); 0 when neither is given.
+std::int64_t Loader::min_rows(const YAML::Node& asset) const {
+  const YAML::Node allow_empty = asset["allow_empty"];
+  const YAML::Node min = asset["min_rows"];
+  if (allow_empty && min) {
+    fail(min,
+         "give either 'allow_empty' or 'min_rows', not both (allow_empty: false is "
+         "min_rows: 1)");
+  }
+  if (allow_empty) return boolean(allow_empty, "allow_empty") ? 0 : 1;
+  if (!min) return 0;
+  std::string text = scalar(min, "min_rows");
+  std::int64_t rows = -1;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), rows);
+  if (error != std::errc() || end != text.data() + text.size() || rows < 0) {
+    fail(min, fmt::format("min_rows must be a whole number of rows (0 or more), not '{}'", text));
+  }
+  return rows;
+}
+
+}  // namespace interloper::pipeline

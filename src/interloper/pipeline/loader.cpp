@@ -1,0 +1,181 @@
+// A pipeline file as a whole: its sources and their assets, the checks only a pipeline can
+// make, the DAG built from the declarations, and the jobs.
+#include "interloper/pipeline/loader.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "interloper/pipeline/jobs.hpp"
+
+namespace interloper::pipeline {
+
+namespace fs = std::filesystem;
+
+// The directory relative paths in the file resolve against: the directory of the file itself,
+// after following the symbolic links that lead to it, so a pipeline reached through a link runs
+// exactly as it does from where it lives. Directories above the file are left as spelled.
+std::string file_directory(const std::string& path) {
+  std::error_code ec;
+  fs::path file = fs::absolute(path, ec);
+  for (int hops = 0; hops < 40 && fs::is_symlink(file, ec); ++hops) {
+    fs::path target = fs::read_symlink(file, ec);
+    if (ec) break;
+    file = target.is_absolute() ? target : file.parent_path() / target;
+  }
+  std::string directory = file.parent_path().lexically_normal().string();
+  if (directory.size() > 1 && directory.back() == '/') directory.pop_back();
+  return directory;
+}
+
+// What only a pipeline knows about its graph: an sql asset reads its dependencies inside its own
+// database. Every other graph check (unknown names, partitioned edges, cycles) is the DAG's;
+// load() maps its errors to the declaration at fault.
+void Loader::check_graph() const {
+  for (const auto& spec : assets_) {
+    if (spec.definition.body != "sql") continue;
+    for (std::size_t i = 0; i < spec.definition.deps.size(); ++i) {
+      const std::string& dep = spec.definition.deps[i];
+      auto found = asset_index_.find(dep);
+      if (found == asset_index_.end()) continue;  // the DAG reports it
+      const AssetSpec& upstream = assets_[found->second];
+      if (upstream.definition.destination_url != spec.definition.destination_url) {
+        fail(spec.dep_nodes[i],
+             fmt::format("sql asset '{}' reads '{}' from {}, but '{}' is stored in {}",
+                         spec.definition.name, dep, spec.definition.destination_url, dep,
+                         upstream.definition.destination_url));
+      }
+    }
+  }
+}
+
+// Fails at the declaration a DagError is about: the dependency entry when it names one, else
+// the asset's name, else the list of sources.
+void Loader::fail_graph(const DagError& e, const YAML::Node& sources) const {
+  auto found = asset_index_.find(e.asset());
+  if (found == asset_index_.end()) fail(sources, e.what());
+  const AssetSpec& spec = assets_[found->second];
+  for (std::size_t i = 0; i < spec.definition.deps.size(); ++i) {
+    if (spec.definition.deps[i] == e.dependency()) fail(spec.dep_nodes[i], e.what());
+  }
+  fail(spec.name_node, e.what());
+}
+
+std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& text) {
+  YAML::Node root;
+  try {
+    root = text ? YAML::Load(*text) : YAML::LoadFile(path_);
+  } catch (const YAML::BadFile&) {
+    fail_at(1, 1, "cannot read the pipeline file");
+  } catch (const YAML::Exception& e) {
+    fail_at(e.mark.line + 1, e.mark.column + 1, e.msg);
+  }
+  if (!root || root.IsNull()) fail_at(1, 1, "the pipeline file is empty");
+  check_keys(root, "pipeline", {"destination", "store", "sources", "jobs"});
+  auto state = std::make_unique<Pipeline::State>();
+  state->path = path_;
+  state->directory = directory_;
+  std::shared_ptr<Destination> default_destination = destination(root["destination"]);
+  state->destination_url = default_destination->url();
+  state->store_path = store_path(root["store"]);
+
+  const YAML::Node sources = root["sources"];
+  if (!sources) fail(root, "the pipeline has no 'sources'");
+  if (!sources.IsSequence() || sources.size() == 0) {
+    fail(sources, "'sources' must be a non-empty list");
+  }
+  std::vector<SourceSpec> source_specs = read_sources(sources, default_destination, *state);
+  check_graph();
+
+  std::vector<Source> dag_sources;
+  for (const auto& source : source_specs) {
+    Source built(source.name, source.destination);
+    for (std::size_t index : source.assets) {
+      const AssetSpec& spec = assets_[index];
+      const AssetDefinition& def = spec.definition;
+      Asset& asset = built.asset(def.name, compute(spec));
+      if (spec.partitioning) asset.partitioned(*spec.partitioning);
+      asset.depends_on(def.deps);
+      asset.enabled(def.enabled);
+      asset.schema(def.schema);
+      asset.min_rows(def.min_rows);
+      if (spec.destination != source.destination) asset.destination(spec.destination);
+    }
+    dag_sources.push_back(std::move(built));
+  }
+  try {
+    state->dag = std::make_unique<DAG>(std::move(dag_sources));
+  } catch (const DagError& e) {
+    fail_graph(e, sources);
+  } catch (const Error& e) {
+    fail(sources, e.what());
+  }
+  state->jobs = pipeline::read_jobs(root["jobs"], path_, *state->dag);
+  for (auto& spec : assets_) {
+    state->definition_index.emplace(spec.definition.name, state->definitions.size());
+    state->definitions.push_back(std::move(spec.definition));
+  }
+  return state;
+}
+
+// The sources in file order, each with its assets read; records each source's destination.
+std::vector<SourceSpec> Loader::read_sources(
+    const YAML::Node& sources, const std::shared_ptr<Destination>& default_destination,
+    Pipeline::State& state) {
+  std::vector<SourceSpec> source_specs;
+  for (const auto& node : sources) {
+    check_keys(node, "source", {"name", "destination", "assets"});
+    SourceSpec source;
+    if (!node["name"]) fail(node, "source needs a 'name'");
+    source.name = scalar(node["name"], "source name");
+    if (source.name.empty()) fail(node["name"], "source name must not be empty");
+    for (const auto& other : source_specs) {
+      if (other.name == source.name) {
+        fail(node["name"], fmt::format("duplicate source name '{}'", source.name));
+      }
+    }
+    source.destination =
+        node["destination"] ? destination(node["destination"]) : default_destination;
+    const YAML::Node assets = node["assets"];
+    if (!assets) fail(node, fmt::format("source '{}' has no 'assets'", source.name));
+    if (!assets.IsSequence()) fail(assets, "'assets' must be a list");
+    for (const auto& asset : assets) {
+      source.assets.push_back(assets_.size());
+      read_asset(asset, source);
+    }
+    state.source_destinations[source.name] = source.destination;
+    source_specs.push_back(std::move(source));
+  }
+  return source_specs;
+}
+
+// The function that computes an asset: its command run without a shell, or its sql run in its
+// destination with the dependencies it reads there.
+ComputeFn Loader::compute(const AssetSpec& spec) const {
+  const AssetDefinition& def = spec.definition;
+  if (def.body == "command") {
+    pipeline::CommandAsset command{.argv = spec.argv,
+                                   .working_directory = directory_,
+                                   .csv = spec.csv,
+                                   .timeout_seconds = spec.timeout,
+                                   .max_output = spec.max_output,
+                                   .inputs = def.deps,
+                                   .read = {.schema = def.schema}};
+    // Only the time partition column turns date-shaped text into dates by default.
+    if (spec.partitioning && spec.partitioning->kind() == "time") {
+      command.read.time_column = spec.partitioning->column();
+    }
+    return pipeline::command_compute(std::move(command));
+  }
+  pipeline::SqlAsset sql{
+      .sql = def.sql, .source = def.source, .deps = {}, .destination = spec.destination};
+  for (const auto& dep : def.deps) {
+    auto found = asset_index_.find(dep);
+    if (found == asset_index_.end()) continue;  // the DAG reports the unknown name
+    const AssetSpec& upstream = assets_[found->second];
+    sql.deps.push_back({upstream.definition.source, upstream.definition.name, nullptr});
+  }
+  return pipeline::sql_compute(std::move(sql));
+}
+
+}  // namespace interloper::pipeline

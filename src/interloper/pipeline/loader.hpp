@@ -1,0 +1,121 @@
+// The pipeline loader, internal to the pipeline layer. A Loader reads a pipeline file into
+// declarations of sources and assets, each kept beside the YAML node it came from so that any
+// later mistake is reported at its file:line:col, then builds the DAG from them.
+//   fields.cpp        the values a file spells: scalars, URLs, partitionings, schemas
+//   asset_reader.cpp  one asset's declaration and its body (command or sql)
+//   loader.cpp        the file as a whole: sources, graph checks, the DAG and the jobs
+#pragma once
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "interloper/dag.hpp"
+#include "interloper/pipeline.hpp"
+#include "interloper/pipeline/assets.hpp"
+
+namespace interloper {
+
+struct Pipeline::State {
+  std::string path;
+  std::string directory;
+  std::string store_path;
+  std::string destination_url;
+  std::map<std::string, std::shared_ptr<Destination>> source_destinations;
+  std::vector<AssetDefinition> definitions;
+  std::unordered_map<std::string, std::size_t> definition_index;  // name -> position
+  std::unique_ptr<DAG> dag;
+  std::vector<Job> jobs;
+};
+
+namespace pipeline {
+
+// The start of `text` on one line, for messages.
+std::string one_line_excerpt(std::string_view text);
+
+// One asset as read from the file, before the DAG is built.
+struct AssetSpec {
+  AssetDefinition definition;
+  YAML::Node name_node;
+  YAML::Node deps_node;
+  std::vector<YAML::Node> dep_nodes;
+  YAML::Node sql_node;
+  std::unique_ptr<PartitionConfig> partitioning;
+  std::vector<std::string> argv;  // resolved program path
+  bool csv = false;
+  double timeout = 0;
+  std::uint64_t max_output = pipeline::kDefaultMaxOutput;
+  std::shared_ptr<Destination> destination;
+};
+
+struct SourceSpec {
+  std::string name;
+  std::shared_ptr<Destination> destination;
+  std::vector<std::size_t> assets;  // indexes into Loader::assets
+};
+
+// The directory relative paths in the file resolve against: the directory of the file itself,
+// after following the symbolic links that lead to it, so a pipeline reached through a link runs
+// exactly as it does from where it lives. Directories above the file are left as spelled.
+std::string file_directory(const std::string& path);
+
+class Loader {
+ public:
+  explicit Loader(std::string path) : path_(std::move(path)) { directory_ = file_directory(path_); }
+
+  // Reads the file, or `text` when given.
+  std::unique_ptr<Pipeline::State> load(const std::optional<std::string>& text = std::nullopt);
+
+ private:
+  [[noreturn]] void fail_at(int line, int column, const std::string& message) const {
+    throw PipelineError(fmt::format("{}:{}:{}: {}", path_, line, column, message));
+  }
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const {
+    YAML::Mark mark = node.Mark();
+    if (mark.line < 0) fail_at(1, 1, message);
+    fail_at(mark.line + 1, mark.column + 1, message);
+  }
+
+  void check_keys(const YAML::Node& map, std::string_view what,
+                  std::initializer_list<std::string_view> allowed) const;
+  std::string scalar(const YAML::Node& node, std::string_view what) const;
+  bool boolean(const YAML::Node& node, std::string_view what) const;
+  std::uint64_t byte_size(const YAML::Node& node, std::string_view what) const;
+  std::string expand_env(const YAML::Node& node, std::string_view what) const;
+  std::string resolve_path(const std::string& path) const;
+  std::string store_path(const YAML::Node& node) const;
+  std::shared_ptr<Destination> destination(const YAML::Node& node);
+  std::unique_ptr<PartitionConfig> partitioning(const YAML::Node& node) const;
+  Schema declared_schema(const YAML::Node& node, const PartitionConfig* partitioning) const;
+  std::int64_t min_rows(const YAML::Node& asset) const;
+  nlohmann::ordered_json time_definition(const YAML::Node& node) const;
+  nlohmann::ordered_json list_definition(const YAML::Node& node) const;
+  void check_list_value(const YAML::Node& node, const std::string& value) const;
+  void read_asset(const YAML::Node& node, const SourceSpec& source);
+  void read_command(const YAML::Node& node, AssetSpec& spec);
+  void read_sql(const YAML::Node& node, const SourceSpec& source, AssetSpec& spec);
+  double timeout(const YAML::Node& node) const;
+  std::vector<SourceSpec> read_sources(const YAML::Node& sources,
+                                       const std::shared_ptr<Destination>& default_destination,
+                                       Pipeline::State& state);
+  ComputeFn compute(const AssetSpec& spec) const;
+  void check_graph() const;
+  [[noreturn]] void fail_graph(const DagError& e, const YAML::Node& sources) const;
+
+  std::string path_;
+  std::string directory_;
+  std::map<std::string, std::shared_ptr<Destination>> destinations_by_url_;
+  std::vector<AssetSpec> assets_;
+  std::map<std::string, std::size_t> asset_index_;
+};
+
+}  // namespace pipeline
+}  // namespace interloper
