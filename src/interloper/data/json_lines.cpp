@@ -4,6 +4,7 @@
 #include <ostream>
 
 #include "interloper/data/format.hpp"
+#include "interloper/data/json_lexer.hpp"
 #include "interloper/data/stream.hpp"
 
 namespace interloper {
@@ -112,19 +113,16 @@ std::vector<std::string> key_prefixes(const Schema& schema) {
 
 std::string line_prefix(std::size_t line) { return "line " + std::to_string(line) + ": "; }
 
-// SAX handler for one line: builds the row's cells without a DOM. Errors are thrown as
-// DataError naming the line (nlohmann lets exceptions from handlers propagate).
+// Handler of JsonLineReader for one line: builds the row's cells. Errors are thrown as
+// DataError naming the line.
 class LineHandler {
  public:
-  using J = nlohmann::json;
-
   explicit LineHandler(const ReadOptions& options) : options_(options) {}
 
   // Resets for a new line, the `row`-th non-blank one.
   void start(std::size_t line, std::size_t row) {
     line_ = line;
     row_no_ = row;
-    depth_ = 0;
     n_cells_ = 0;
     if (options_.only_declared) row_.assign(options_.schema.size(), Value());
   }
@@ -137,50 +135,29 @@ class LineHandler {
   // Row of the finished line (only_declared).
   std::vector<Value>& row() { return row_; }
 
-  bool null() { return cell(Value()); }
-  bool boolean(bool b) { return cell(Value(b)); }
-  bool number_integer(J::number_integer_t i) { return cell(Value(static_cast<long long>(i))); }
-  bool number_unsigned(J::number_unsigned_t u) {
-    // Beyond int64: the exact digits as text, as CSV keeps them, never a rounded number.
-    if (u > static_cast<std::uint64_t>(INT64_MAX)) return cell(Value(std::to_string(u)));
-    return cell(Value(static_cast<long long>(u)));
+  void key(std::string_view k) { key_.assign(k); }
+  void null() { cell(Value()); }
+  void boolean(bool b) { cell(Value(b)); }
+  void integer(long long i) { cell(Value(i)); }
+  // Beyond int64: the exact digits as text, as CSV keeps them, never a rounded number.
+  void digits(std::string_view text) { cell(Value(std::string(text))); }
+  void real(double d) { cell(Value(d)); }
+  void string(std::string&& s) {
+    cell(detail::text_value(std::move(s),
+                            key_ == options_.time_column && !options_.schema.find(key_)));
   }
-  bool number_float(J::number_float_t d, const J::string_t& text) {
-    // An integer literal nlohmann could only hold as a double: keep its digits.
-    if (text.find_first_of(".eE") == std::string::npos) return cell(Value(text));
-    return cell(Value(d));
+  [[noreturn]] void not_an_object(const char* type) {
+    fail(std::string("expected a JSON object, got ") + type);
   }
-  bool string(J::string_t& s) {
-    return cell(detail::text_value(std::move(s),
-                                   key_ == options_.time_column && !options_.schema.find(key_)));
+  [[noreturn]] void nested(const char* type) {
+    fail("column '" + key_ + "': nested " + type + " values are not supported");
   }
-  bool binary(J::binary_t&) { return nested("binary"); }
-  bool start_object(std::size_t) {
-    if (depth_++ == 0) return true;
-    return nested("object");
-  }
-  bool end_object() {
-    --depth_;
-    return true;
-  }
-  bool start_array(std::size_t) {
-    if (depth_ == 0) fail("expected a JSON object, got an array");
-    return nested("array");
-  }
-  bool end_array() { return true; }
-  bool key(J::string_t& k) {
-    key_ = k;
-    return true;
-  }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
-    fail(std::string("malformed JSON: ") + e.what());
+  [[noreturn]] void malformed(std::size_t column, const std::string& what) {
+    fail("malformed JSON at column " + std::to_string(column) + ": " + what);
   }
 
  private:
   [[noreturn]] void fail(const std::string& what) { throw DataError(line_prefix(line_) + what); }
-  bool nested(const char* what) {
-    fail("column '" + key_ + "': nested " + std::string(what) + " values are not supported");
-  }
 
   // `v` in the declared type of column `c`.
   Value declared(Value v, std::size_t c) {
@@ -192,27 +169,24 @@ class LineHandler {
     }
   }
 
-  bool cell(Value v) {
-    if (depth_ == 0) fail("expected a JSON object, got " + std::string(type_name(v.type())));
+  void cell(Value v) {
     auto c = options_.schema.find(key_);
     if (options_.only_declared) {
       if (!c)
         fail("column '" + key_ + "' is not in the declared schema (" + options_.schema.to_string() +
              ")");
       row_[*c] = declared(std::move(v), *c);
-      return true;
+      return;
     }
     if (n_cells_ == cells_.size()) cells_.emplace_back();
     auto& slot = cells_[n_cells_++];
     slot.first = key_;
     slot.second = c ? declared(std::move(v), *c) : std::move(v);
-    return true;
   }
 
   const ReadOptions& options_;
   std::size_t line_ = 0;
   std::size_t row_no_ = 0;
-  int depth_ = 0;
   std::string key_;
   std::vector<std::pair<std::string, Value>> cells_;
   std::size_t n_cells_ = 0;
@@ -229,7 +203,7 @@ class LineAdder {
   void add(Table& table, std::string_view line, std::size_t line_no) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
     handler_.start(line_no, ++row_no_);
-    nlohmann::json::sax_parse(line.begin(), line.end(), &handler_);
+    detail::JsonLineReader(line, handler_).read();
     if (options_.only_declared) {
       table.append_row(std::move(handler_.row()));
       return;
