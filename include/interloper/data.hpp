@@ -246,6 +246,8 @@ class Table {
   // Appends all rows of `other`, matching columns by name: the schema becomes
   // Schema::unify(schema(), other.schema()). Throws DataError on incompatible column types.
   void append_table(const Table& other);
+  // The same, moving the cells out of `other` (left valid but unspecified).
+  void append_table(Table&& other);
   // Reserves room for `rows` rows in every existing column.
   void reserve(std::size_t rows);
 
@@ -283,6 +285,9 @@ class Table {
   void retype_column(std::size_t c, DataType type);
 
   Schema schema_;
+  template <typename Source>
+  void append_rows_of(Source&& other);
+
   std::vector<std::vector<Value>> columns_;
   std::size_t num_rows_ = 0;
   std::vector<std::size_t> scratch_;  // per-append column indices, kept to avoid allocations

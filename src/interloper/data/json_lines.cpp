@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <cmath>
 #include <istream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -124,6 +126,7 @@ class LineHandler {
     line_ = line;
     row_no_ = row;
     n_cells_ = 0;
+    next_column_ = 0;
     if (options_.only_declared) row_.assign(options_.schema.size(), Value());
   }
 
@@ -169,8 +172,22 @@ class LineHandler {
     }
   }
 
+  // The column of key_: lines usually list their keys in one order, so the column after the
+  // previous one is tried before the schema's lookup.
+  std::optional<std::size_t> column_of_key() {
+    const Schema& schema = options_.schema;
+    std::optional<std::size_t> c;
+    if (next_column_ < schema.size() && schema.field(next_column_).name == key_) {
+      c = next_column_;
+    } else {
+      c = schema.find(key_);
+    }
+    next_column_ = c ? *c + 1 : 0;
+    return c;
+  }
+
   void cell(Value v) {
-    auto c = options_.schema.find(key_);
+    auto c = column_of_key();
     if (options_.only_declared) {
       if (!c)
         fail("column '" + key_ + "' is not in the declared schema (" + options_.schema.to_string() +
@@ -190,6 +207,7 @@ class LineHandler {
   std::string key_;
   std::vector<std::pair<std::string, Value>> cells_;
   std::size_t n_cells_ = 0;
+  std::size_t next_column_ = 0;
   std::vector<Value> row_;
 };
 
@@ -222,9 +240,11 @@ class LineAdder {
 };
 
 // Reads lines from `next_line` (returns false at the end) into a table.
+// `rows_hint` is how many rows to make room for up front, when known.
 template <typename NextLine>
-Table read_lines(NextLine&& next_line, const ReadOptions& options) {
+Table read_lines(NextLine&& next_line, const ReadOptions& options, std::size_t rows_hint = 0) {
   Table table = options.only_declared ? Table(options.schema) : Table();
+  table.reserve(rows_hint);
   LineAdder adder(options);
   std::string_view line;
   std::size_t line_no = 0;
@@ -283,7 +303,7 @@ Table parse_json_lines(std::string_view text, const ReadOptions& options) {
         pos = nl + 1;
         return true;
       },
-      options);
+      options, static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
 }
 
 Table read_json_lines(std::istream& in, const Schema* declared) {

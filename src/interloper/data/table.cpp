@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <ostream>
+#include <type_traits>
 
 #include "interloper/data/format.hpp"
 
@@ -175,7 +176,8 @@ void Table::conform(const Schema& declared, std::size_t first_row) {
     if (!schema_.find(f.name)) add_column(f.name, f.type);
 }
 
-void Table::append_table(const Table& other) {
+template <typename Source>
+void Table::append_rows_of(Source&& other) {
   Schema unified = Schema::unify(schema_, other.schema_);  // throws before any change
   const std::size_t rows_before = num_rows_;
   for (std::size_t c = 0; c < unified.size(); ++c) {
@@ -188,18 +190,42 @@ void Table::append_table(const Table& other) {
   }
   for (std::size_t c = 0; c < columns_.size(); ++c) {
     auto& col = columns_[c];
-    col.reserve(rows_before + other.num_rows_);
     auto src = other.column_index(schema_.field(c).name);
     if (!src) {
       col.resize(rows_before + other.num_rows_);
       continue;
     }
-    DataType t = schema_.field(c).type;
-    for (const Value& v : other.columns_[*src])
-      col.push_back(v.type() == t || v.is_null() ? v : convert(v, t));
+    constexpr bool moving = !std::is_lvalue_reference_v<Source>;
+    auto& cells = other.columns_[*src];
+    const DataType t = schema_.field(c).type;
+    if constexpr (moving) {
+      const bool same_type = std::all_of(cells.begin(), cells.end(), [t](const Value& v) {
+        return v.type() == t || v.is_null();
+      });
+      if (rows_before == 0 && same_type && col.capacity() <= cells.size()) {
+        col = std::move(cells);  // the column taken whole
+        continue;
+      }
+    }
+    const std::size_t needed = rows_before + other.num_rows_;
+    if (col.capacity() < needed) col.reserve(std::max(needed, 2 * col.capacity()));
+    for (auto& v : cells) {
+      if (v.type() != t && !v.is_null()) {
+        col.push_back(convert(v, t));
+      } else if constexpr (moving) {
+        col.push_back(std::move(v));
+      } else {
+        col.push_back(v);
+      }
+    }
   }
   num_rows_ += other.num_rows_;
+  if constexpr (!std::is_lvalue_reference_v<Source>) other = Table();
 }
+
+void Table::append_table(const Table& other) { append_rows_of(other); }
+
+void Table::append_table(Table&& other) { append_rows_of(std::move(other)); }
 
 const std::vector<Value>& Table::column(std::string_view name) const {
   auto i = schema_.find(name);

@@ -277,8 +277,8 @@ S3Layout::Collected S3Layout::collect(const DatasetRef& dataset, const Partition
   out.rows.reserve(total);
   if (own_rows_only) {
     // Candidates come in window order: whole pieces, one after the other.
-    for (const auto& piece : pieces) {
-      if (piece) out.rows.append_table(*piece);
+    for (auto& piece : pieces) {
+      if (piece) out.rows.append_table(std::move(*piece));
     }
     return out;
   }

@@ -203,8 +203,15 @@ S3Client::Response S3Client::perform_once(const Request& request, std::string& t
         std::string_view line(data, size * count);
         auto colon = line.find(':');
         if (colon != std::string_view::npos) {
-          static_cast<Response*>(out)->headers.emplace_back(lower(trim(line.substr(0, colon))),
-                                                            trim(line.substr(colon + 1)));
+          auto& response = *static_cast<Response*>(out);
+          auto& header = response.headers.emplace_back(lower(trim(line.substr(0, colon))),
+                                                       trim(line.substr(colon + 1)));
+          // Room for the whole body at once rather than growing it chunk by chunk (within
+          // reason: the header is the server's word, and a HEAD response has no body).
+          if (header.first == "content-length") {
+            constexpr unsigned long long most = 256ULL << 20;
+            response.body.reserve(std::min(most, std::strtoull(header.second.c_str(), nullptr, 10)));
+          }
         }
         return size * count;
       });
