@@ -275,6 +275,27 @@ TEST_F(QueueCli, SigtermLetsTheRunningTaskFinishAndExitsZero) {
             std::vector<std::string>{"1"});
 }
 
+TEST_F(QueueCli, ASecondSignalGivesTheRunningTaskBackWithoutSpendingAnAttempt) {
+  if (queue_.empty()) return;
+  ASSERT_EQ(enqueue().code, 0);
+  WorkerProcess worker({"worker", "shop.yaml", "--queue", queue_}, dir_.path(),
+                       {"SLOW_HOUR=2026-11-12T23", "SLOW_SECONDS=60"});
+  const int pid = pid_in(dir_.path() / "slow.pid");
+  ASSERT_EQ(pid, worker.pid());
+  const auto started = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  Outcome done = worker.join();
+  EXPECT_EQ(done.code, 0) << done.err;
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+  EXPECT_NE(done.out.find("released  events  2026-11-12T23"), std::string::npos) << done.out;
+  EXPECT_EQ(sql("SELECT state, attempts FROM tasks WHERE partition = '2026-11-12T23'"),
+            std::vector<std::string>{"queued|0"});
+  EXPECT_EQ(sql("SELECT count(*) FROM tasks WHERE state = 'running'"),
+            std::vector<std::string>{"0"});
+}
+
 TEST_F(QueueCli, AWorkerOfAnotherPipelineVersionRefusesToRun) {
   if (queue_.empty()) return;
   ASSERT_EQ(enqueue().code, 0);

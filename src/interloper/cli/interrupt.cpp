@@ -34,8 +34,8 @@ constexpr unsigned char kQuit = 0;  // written by the destructor to end the watc
 }  // namespace
 
 Interrupts::Interrupts(std::chrono::milliseconds grace, std::chrono::milliseconds linger,
-                       std::function<void(int)> give_up)
-    : grace_(grace), linger_(linger), give_up_(std::move(give_up)) {
+                       std::function<void(int)> give_up, FirstSignal first)
+    : grace_(grace), linger_(linger), give_up_(std::move(give_up)), first_(first) {
   if (::pipe2(pipe_, O_CLOEXEC | O_NONBLOCK) != 0) return;  // without it, signals act as before
   g_pipe.store(pipe_[1]);
   struct sigaction action {};
@@ -83,11 +83,14 @@ void Interrupts::watch() {
     unsigned char byte = 0;
     while (ready > 0 && ::read(pipe_[0], &byte, 1) == 1) {
       if (byte == kQuit) return;
+      signals_.fetch_add(1);
       if (signal_.load() == 0) {
         signal_.store(byte);
         stop_.store(true);
-        pipeline::terminate_processes();
-        kill_at = Clock::now() + grace_;
+        if (first_ == FirstSignal::terminate) {
+          pipeline::terminate_processes();
+          kill_at = Clock::now() + grace_;
+        }
       } else {
         kill_now();  // a second signal: no more patience
       }

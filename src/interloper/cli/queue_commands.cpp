@@ -8,14 +8,17 @@
 
 #include <atomic>
 #include <condition_variable>
-#include <csignal>
 #include <iostream>
+#include <cstdio>
 #include <map>
+#include <memory>
+#include <utility>
 #include <nlohmann/json.hpp>
 #include <mutex>
 #include <random>
 #include <thread>
 
+#include "interloper/cli/interrupt.hpp"
 #include "interloper/plan.hpp"
 #include "interloper/run/queue.hpp"
 
@@ -29,24 +32,6 @@ constexpr int kBadInput = 2;
 // Tries, a second apart, to record a task's outcome before giving up on it (its lease then
 // lapses once the worker exits, and it runs again).
 constexpr int kSettleAttempts = 60;
-
-std::atomic<int> g_signals{0};
-
-void on_worker_signal(int) { g_signals.fetch_add(1, std::memory_order_relaxed); }
-
-// The first SIGTERM or SIGINT asks the worker to stop claiming; SA_RESETHAND gives the second
-// one its default action, ending the worker at once (its leases then expire and other workers
-// run its tasks again).
-void install_stop_handlers() {
-  struct sigaction action {};
-  action.sa_handler = on_worker_signal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESETHAND;
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGINT, &action, nullptr);
-}
-
-bool stop_requested() { return g_signals.load(std::memory_order_relaxed) > 0; }
 
 std::chrono::seconds parse_lease(const std::string& text) {
   std::size_t used = 0;
@@ -187,7 +172,11 @@ class Worker {
     for (const std::string& other : queue_.active_hashes(project_.name)) {
       if (other != hash_) return mismatch(other);
     }
-    install_stop_handlers();
+    // The first SIGTERM or SIGINT stops claiming and lets the running tasks finish; a second
+    // one kills their commands and gives the tasks back to the queue.
+    interrupts_ = std::make_unique<Interrupts>(
+        kInterruptGrace, kInterruptLinger, [this](int) { give_up(); },
+        Interrupts::FirstSignal::finish);
     std::thread beat([this] { heartbeat(); });
     std::vector<std::thread> threads;
     for (int i = 0; i < args_.concurrency; ++i) threads.emplace_back([this] { work(); });
@@ -225,8 +214,28 @@ class Worker {
     }
   }
 
+  bool stop_requested() const { return interrupts_ && interrupts_->stop().load(); }
+  bool stopping_now() const { return interrupts_ && interrupts_->signals() > 1; }
+
+  // Called when a task is still running after a second signal killed its commands (a C++
+  // asset still computing): gives every running task back, and exits.
+  void give_up() {
+    std::lock_guard lock(running_mutex_);
+    for (const auto& [id, task] : running_) {
+      try {
+        queue_.release(task, owner_);
+      } catch (const std::exception&) {
+        // Its lease expires instead.
+      }
+    }
+    std::cerr << fmt::format("worker {}: stopped by a second signal; {} running tasks given back\n",
+                             owner_, running_.size());
+    std::fflush(nullptr);
+    std::_Exit(kOk);
+  }
+
   // Waits up to `pause`, returning early when a signal arrives.
-  static void pause(std::chrono::milliseconds pause) {
+  void pause(std::chrono::milliseconds pause) const {
     const auto until = std::chrono::steady_clock::now() + pause;
     while (!stop_requested() && std::chrono::steady_clock::now() < until) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -278,7 +287,26 @@ class Worker {
       mismatched_ = true;
       return;
     }
-    std::optional<TaskResult> result = execute_locked(task);
+    {
+      std::lock_guard lock(running_mutex_);
+      running_.emplace(std::pair(task.backfill, task.task), task);
+    }
+    std::optional<TaskResult> result;
+    try {
+      result = execute_locked(task);
+    } catch (...) {
+      forget(task);
+      throw;
+    }
+    forget(task);
+    if (result && result->status != Status::succeeded && stopping_now()) {
+      // Killed by the second signal: not the task's failure, so no attempt is spent on it.
+      queue_.release(task, owner_);
+      std::lock_guard lock(output_);
+      print_line(project_, fmt::format("released  {}  {}  (backfill {}): stopped by a signal",
+                                       task.asset, task.partition, task.backfill));
+      return;
+    }
     if (!result) {
       // Another backfill's task writes this partition (claimed in the instant before this
       // one, or still running past its lease): give the task back until that run is done.
@@ -302,6 +330,11 @@ class Worker {
         std::this_thread::sleep_for(std::chrono::seconds(1));
       }
     }
+  }
+
+  void forget(const queue::ClaimedTask& task) {
+    std::lock_guard lock(running_mutex_);
+    running_.erase(std::pair(task.backfill, task.task));
   }
 
   // Runs the task while holding its (asset, partition) against every other worker, whatever
@@ -360,6 +393,9 @@ class Worker {
   std::string mismatch_;
   std::atomic<bool> mismatched_{false};
   std::atomic<std::size_t> succeeded_{0}, failed_{0};
+  std::mutex running_mutex_;
+  std::map<std::pair<std::int64_t, std::int64_t>, queue::ClaimedTask> running_;
+  std::unique_ptr<Interrupts> interrupts_;  // last: its watcher may call give_up()
 };
 
 }  // namespace

@@ -74,8 +74,6 @@ void finish_history(RunContext& run, const Args& args, RunRecord record, json ex
 
 // How long commands get between SIGTERM and SIGKILL when a run is interrupted, and how long the
 // run then gets to end before the process exits anyway (a C++ asset still computing).
-constexpr std::chrono::milliseconds kInterruptGrace{3000};
-constexpr std::chrono::milliseconds kInterruptLinger{2000};
 
 std::string signal_name(int signal) { return signal == SIGINT ? "SIGINT" : "SIGTERM"; }
 
