@@ -37,7 +37,8 @@ class MemoryDestination final : public Destination {
   MemoryDestination();
   ~MemoryDestination() override;
   std::string url() const override { return "memory://"; }
-  // Throws DestinationError for a partitioned dataset without a window.
+  // Without a window, a partitioned dataset is replaced whole: every partition goes and the
+  // rows land in theirs (a row without a partition value fails the commit).
   std::unique_ptr<WindowWriter> open_writer(const DatasetRef& dataset,
                                             const PartitionWindow* window) override;
   Table read(const DatasetRef& dataset, const PartitionWindow* window) override;

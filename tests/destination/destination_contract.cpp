@@ -457,6 +457,28 @@ TEST_P(DestinationContract, BatchesWhoseTypesClashWriteNothing) {
   EXPECT_TRUE(leftovers(temp_dir()).empty());
 }
 
+TEST_P(DestinationContract, AWriteWithoutAWindowReplacesEveryPartitionOfAPartitionedDataset) {
+  const std::string& name = GetParam().name;
+  if (name.find("Files") != std::string::npos || name.rfind("S3", 0) == 0) {
+    // Files and objects keep such a write beside the partitions, where reads of a window do not
+    // look: a known gap, to be closed by splitting the rows into their partitions.
+    GTEST_SKIP() << name << ": a write without a window is not split into partitions yet";
+  }
+  il::TimePartitionWindow first_days = days(1, 3);
+  destination().write(kDailyRef, &first_days, daily_rows({1, 2, 3}));
+  EXPECT_EQ(destination().write(kDailyRef, nullptr, daily_rows({2, 5}, 10)), 2);
+  il::Table everything = destination().read(kDailyRef, nullptr);
+  ASSERT_EQ(everything.num_rows(), 2u);
+  EXPECT_EQ(destination().row_count(kDailyRef, nullptr), 2);
+  // Each partition reads what the whole write gave it, and nothing of before.
+  EXPECT_EQ(destination().read(kDailyRef, &first_days), daily_rows({2}, 10));
+  il::TimePartitionWindow fifth = days(5, 5);
+  EXPECT_EQ(destination().read(kDailyRef, &fifth), daily_rows({5}, 10));
+  il::TimePartition day2(day(2)), day1(day(1));
+  EXPECT_EQ(destination().row_count(kDailyRef, &day2), 1);
+  EXPECT_EQ(destination().row_count(kDailyRef, &day1), 0);
+}
+
 TEST_P(DestinationContract, UnpartitionedWriterReplacesTheWholeDataset) {
   il::DatasetRef ref{"crm", "customers", nullptr};
   destination().write(ref, nullptr, daily_rows({9}));

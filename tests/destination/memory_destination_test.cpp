@@ -97,12 +97,32 @@ TEST(FilterApply, MembershipMatchesStringValues) {
   EXPECT_EQ(kept.at(1, "region"), il::Value("apac"));
 }
 
-TEST(MemoryDestination, PartitionedWriteWithoutWindowIsRefused) {
+TEST(MemoryDestination, AWholeWriteOfAPartitionedDatasetNeedsEachRowsPartitionValue) {
   il::MemoryDestination destination;
   il::TimePartitionConfig config("date");
   il::DatasetRef ref{"s", "a", &config};
-  EXPECT_THROW(destination.write(ref, nullptr, il::Table()), il::DestinationError);
+  il::TimePartitionWindow day(year{2026} / 1 / 1, year{2026} / 1 / 1);
+  il::Table one;
+  one.append({{"date", year{2026} / 1 / 1}, {"v", 1}});
+  destination.write(ref, &day, one);
+  il::Table bad;
+  bad.append({{"date", "soon"}, {"v", 2}});
+  EXPECT_THROW(destination.write(ref, nullptr, bad), il::DestinationError);
+  EXPECT_EQ(destination.read(ref, nullptr), one);  // unchanged
+  EXPECT_EQ(destination.write(ref, nullptr, il::Table()), 0);
+  EXPECT_EQ(destination.row_count(ref, nullptr), 0);
   EXPECT_EQ(destination.url(), "memory://");
+
+  il::ListPartitionConfig regions("region", {"eu", "us"}, true);
+  il::DatasetRef sales{"s", "sales", &regions};
+  il::Table rows;
+  rows.append({{"region", "us"}, {"n", 1}});
+  rows.append({{"region", "eu"}, {"n", 2}});
+  rows.append({{"region", "us"}, {"n", 3}});
+  EXPECT_EQ(destination.write(sales, nullptr, rows), 3);
+  EXPECT_EQ(destination.row_count(sales, regions.partition("us").clone().get()), 2);
+  auto eu = regions.partition("eu");
+  EXPECT_EQ(destination.row_count(sales, &eu), 1);
 }
 
 TEST(MemoryDestination, DailyWriteOverMonthlySlotKeepsTheRestOfTheMonth) {

@@ -159,6 +159,48 @@ void replace_time(StoredDataset& stored, const TimePartitionWindow& window,
   coalesce_empty(stored.time, bounds);
 }
 
+// A write without a window to a partitioned dataset: every partition goes, and the rows take
+// their places. Time rows make one slot from the earliest to just past the latest (a slot may
+// span any stretch; reads and counts cut it by bounds), other kinds one entry per value.
+// Throws DestinationError for a row without a partition value, before anything changes.
+void replace_everything(StoredDataset& stored, const DatasetRef& dataset, Table& rows) {
+  const std::string& column = dataset.partitioning->column();
+  const std::optional<std::size_t> c = rows.column_index(column);
+  if (!c && rows.num_rows() > 0) {
+    throw DestinationError(fmt::format("dataset '{}': the rows lack the partition column '{}'",
+                                       detail::dataset_name(dataset), column));
+  }
+  const bool by_time = dataset.partitioning->kind() == "time";
+  std::optional<TimePoint> first, last;
+  std::map<std::string, std::vector<std::size_t>> by_value;
+  for (std::size_t r = 0; c && r < rows.num_rows(); ++r) {
+    const Value& cell = rows.column(*c)[r];
+    if (by_time) {
+      const std::optional<TimePoint> t = detail::value_time(cell);
+      if (!t) {
+        throw DestinationError(fmt::format("dataset '{}': row {} has no time in '{}' ({})",
+                                           detail::dataset_name(dataset), r + 1, column,
+                                           cell.to_string()));
+      }
+      if (!first || *t < *first) first = *t;
+      if (!last || *last < *t) last = *t;
+    } else {
+      if (cell.is_null()) {
+        throw DestinationError(fmt::format("dataset '{}': row {} has no value in '{}'",
+                                           detail::dataset_name(dataset), r + 1, column));
+      }
+      by_value[cell.to_string()].push_back(r);
+    }
+  }
+  stored.time.clear();
+  stored.keyed.clear();
+  if (first) {
+    stored.time.emplace(*first, TimeSlot{TimePoint::from_epoch_seconds(last->epoch_seconds() + 1),
+                                         std::move(rows)});
+  }
+  for (auto& [value, indices] : by_value) stored.keyed[value] = rows.select_rows(indices);
+}
+
 }  // namespace
 
 // Stages each batch per partition (validated as it arrives) and swaps the partitions in at
@@ -227,11 +269,6 @@ MemoryDestination::~MemoryDestination() = default;
 
 std::unique_ptr<WindowWriter> MemoryDestination::open_writer(const DatasetRef& dataset,
                                                              const PartitionWindow* window) {
-  if (dataset.partitioning != nullptr && window == nullptr) {
-    throw DestinationError(
-        fmt::format("dataset '{}' is partitioned by '{}': a write needs a window",
-                    detail::dataset_name(dataset), dataset.partitioning->column()));
-  }
   return std::make_unique<Writer>(*state_, dataset, window);
 }
 
@@ -248,6 +285,8 @@ void MemoryDestination::Writer::replace(MemoryDestination::State& state, const D
   }
   if (dataset.partitioning == nullptr) {
     stored.whole = std::move(parts[0]);
+  } else if (window == nullptr) {
+    replace_everything(stored, dataset, parts[0]);
   } else if (const std::optional<TimePartitionWindow> time = window->as_time_window()) {
     replace_time(stored, *time, dataset.partitioning->column(), parts);
   } else {
