@@ -101,6 +101,11 @@ class Asset {
   // a run that computes fewer fails before anything is written, so stored data is kept.
   // 0 (the default) accepts an empty result.
   Asset& min_rows(std::int64_t rows);
+  // What the asset computes, as text (a `command:` asset's argv, a `sql:` asset's query; set by
+  // the pipeline loader), and a version the user bumps when a C++ callable changes. Both go into
+  // definition_fingerprint(): partitions written under another fingerprint are stale.
+  Asset& definition(std::string text);
+  Asset& version(std::string version);
 
   const std::string& name() const { return name_; }
   const std::string& source_name() const { return source_; }
@@ -109,6 +114,11 @@ class Asset {
   bool enabled() const { return enabled_; }
   const Schema& schema() const { return schema_; }
   std::int64_t min_rows() const { return min_rows_; }
+  const std::string& definition() const { return definition_; }
+  const std::string& version() const { return version_; }
+  // A stable hash (16 hex digits) of the definition text, the version, the partitioning's
+  // definition and the declared schema: what the store keeps with each materialized partition.
+  std::string definition_fingerprint() const;
   // The asset's own destination, or nullptr (a Source or DAG then supplies one).
   const std::shared_ptr<Destination>& destination() const { return destination_; }
   // Where the asset's rows go: its own destination, else the destination of the Source it was
@@ -158,6 +168,8 @@ class Asset {
   bool enabled_ = true;
   Schema schema_;
   std::int64_t min_rows_ = 0;
+  std::string definition_;
+  std::string version_;
   std::shared_ptr<Destination> destination_;
   std::shared_ptr<Destination> source_destination_;  // set by Source::add
 
@@ -269,5 +281,8 @@ class ExecutionContext {
   std::size_t rows_emitted_ = 0;
   void hand_on(const Table& batch);
 };
+
+// A stable 64-bit FNV-1a hash of `text`, as 16 hex digits: the same on every machine and build.
+std::string fingerprint(std::string_view text);
 
 }  // namespace interloper

@@ -56,6 +56,7 @@ struct AssetDefinition {
   std::string partitioning;     // PartitionConfig::to_definition() JSON, "" when none
   Schema schema;                // the declared `schema:` (empty when none)
   std::int64_t min_rows = 0;    // `min_rows:`, or 1 for `allow_empty: false`
+  std::string version;          // `version:`, bumped by hand to mark stored partitions stale
   int line = 0;                 // where the asset is declared (1-based)
   int column = 0;
 };

@@ -58,6 +58,10 @@ struct MaterializationRecord {
   TimePoint started;
   TimePoint finished;
   std::string error;  // empty unless failed
+  // The fingerprint of the asset's definition that wrote a materialized partition
+  // (Asset::definition_fingerprint); "" when unknown. Kept with the partition's state, so
+  // partitions written by an older definition show as stale.
+  std::string definition;
 };
 
 // A run of consecutive partitions of a window, by index (0 = oldest / first declared),
@@ -68,12 +72,26 @@ struct PartitionRange {
   friend bool operator==(const PartitionRange&, const PartitionRange&) = default;
 };
 
+// Materialized partitions written by one definition of their asset.
+struct DefinedRange {
+  PartitionRange range;
+  std::string definition;  // "" when the store does not know it
+  friend bool operator==(const DefinedRange&, const DefinedRange&) = default;
+};
+
 // The state of every partition of a window for one asset, as compact ranges.
 struct WindowStatus {
   std::vector<PartitionRange> materialized;
   std::vector<PartitionRange> failed;
   std::vector<PartitionRange> missing;
+  // The materialized partitions again, split by the definition that wrote them.
+  std::vector<DefinedRange> definitions;
   std::size_t count(const std::vector<PartitionRange>& ranges) const;
+  // The materialized partitions that a definition other than `current` wrote: stale. None when
+  // `current` is empty, and partitions of an unknown definition are never stale.
+  std::vector<PartitionRange> stale(std::string_view current) const;
+  // The materialized partitions that are not stale.
+  std::vector<PartitionRange> fresh(std::string_view current) const;
 };
 
 // A stretch of failed partitions of a window that share one failure.

@@ -239,6 +239,55 @@ TEST_F(Cli, BackfillResumesOnlyFailedPartitions) {
   EXPECT_NE(done.out.find("2026-11-01..2026-11-05"), std::string::npos) << done.out;
 }
 
+TEST_F(Cli, AChangedDefinitionMakesItsPartitionsStaleAndMissingRunsThemAndTheirDependents) {
+  std::string path = shop_pipeline();
+  const std::vector<std::string> window = {"--window", "2026-11-01..2026-11-03"};
+  auto backfill = [&](bool missing) {
+    std::vector<std::string> args = {"backfill", path, window[0], window[1], "--asset", "events+"};
+    if (missing) args.push_back("--missing");
+    return interloper(args);
+  };
+  ASSERT_EQ(backfill(false).code, 0);
+  Outcome fresh = backfill(true);
+  EXPECT_EQ(fresh.code, 0) << fresh.err;
+  EXPECT_NE(fresh.out.find("0 succeeded"), std::string::npos) << fresh.out;
+
+  // The command changes: every events partition is stale, and the revenue reading them too.
+  std::string text = read_file(path);
+  const std::string before = "command: [./emit.sh, \"{partition.key}\"]";
+  ASSERT_NE(text.find(before), std::string::npos);
+  text.replace(text.find(before), before.size(),
+               "command: [./emit.sh, \"{partition.key}\", extra]");
+  write("pipeline.yaml", text);
+  Outcome status = interloper({"--json", "status", path, window[0], window[1], "--asset", "events"});
+  ASSERT_EQ(status.code, 0) << status.err;
+  json report = json::parse(status.out);
+  EXPECT_EQ(report[0]["stale"], json({"2026-11-01..2026-11-03"})) << status.out;
+  EXPECT_EQ(report[0]["materialized"], json({"2026-11-01..2026-11-03"}));
+  Outcome text_status = interloper({"status", path, window[0], window[1], "--asset", "events"});
+  EXPECT_NE(text_status.out.find("stale           3  2026-11-01..2026-11-03"), std::string::npos)
+      << text_status.out;
+
+  fs::remove(dir_ / "calls.log");
+  Outcome rerun = backfill(true);
+  EXPECT_EQ(rerun.code, 0) << rerun.err;
+  EXPECT_EQ(calls(), (std::vector<std::string>{"2026-11-03", "2026-11-02", "2026-11-01"}));
+  EXPECT_NE(rerun.out.find("6 succeeded"), std::string::npos) << rerun.out;
+  status = interloper({"--json", "status", path, window[0], window[1], "--asset", "events"});
+  EXPECT_EQ(json::parse(status.out)[0]["stale"], json::array()) << status.out;
+
+  // A `version:` bump on the SQL asset alone re-runs it, not what it reads.
+  text = read_file(path);
+  const std::string revenue = "      - name: revenue\n";
+  text.insert(text.find(revenue) + revenue.size(), "        version: \"2\"\n");
+  write("pipeline.yaml", text);
+  fs::remove(dir_ / "calls.log");
+  Outcome bumped = backfill(true);
+  EXPECT_EQ(bumped.code, 0) << bumped.err;
+  EXPECT_FALSE(fs::exists(dir_ / "calls.log"));
+  EXPECT_NE(bumped.out.find("3 succeeded"), std::string::npos) << bumped.out;
+}
+
 TEST_F(Cli, StatusTextSummarisesLongHistories) {
   std::string path = shop_pipeline();
   std::string failing;

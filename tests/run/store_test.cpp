@@ -188,6 +188,59 @@ TEST_P(StoreTest, ListPartitionsByKey) {
   EXPECT_EQ(store->latest(sales, &latam_key)->run_id, "r2");
 }
 
+MaterializationRecord done_by(std::string definition) {
+  MaterializationRecord r = done("r");
+  r.definition = std::move(definition);
+  return r;
+}
+
+TEST_P(StoreTest, PartitionsKeepTheDefinitionThatWroteThem) {
+  TimePartitionWindow january(day(2026, 1, 1), day(2026, 1, 31));
+  store->record(stats, &january, done_by("v1"));
+  TimePartitionWindow late(day(2026, 1, 21), day(2026, 1, 31));
+  store->record(stats, &late, done_by("v2"));
+  WindowStatus s = store->status(stats, january);
+  // One state, two definitions: materialized reads as one range, definitions do not merge.
+  EXPECT_EQ(s.materialized, (std::vector<PartitionRange>{{0, 30}}));
+  EXPECT_EQ(s.definitions, (std::vector<DefinedRange>{{{0, 19}, "v1"}, {{20, 30}, "v2"}}));
+  EXPECT_EQ(s.stale("v2"), (std::vector<PartitionRange>{{0, 19}}));
+  EXPECT_EQ(s.fresh("v2"), (std::vector<PartitionRange>{{20, 30}}));
+  EXPECT_EQ(s.stale("v3"), (std::vector<PartitionRange>{{0, 30}}));
+  EXPECT_TRUE(s.stale("").empty());
+  TimePartition jan5(day(2026, 1, 5));
+  EXPECT_EQ(store->latest(stats, &jan5)->definition, "v1");
+
+  // Re-running the stale stretch with the current definition leaves one range of it.
+  TimePartitionWindow early(day(2026, 1, 1), day(2026, 1, 20));
+  store->record(stats, &early, done_by("v2"));
+  s = store->status(stats, january);
+  EXPECT_EQ(s.definitions, (std::vector<DefinedRange>{{{0, 30}, "v2"}}));
+  EXPECT_TRUE(s.stale("v2").empty());
+
+  // A failure in the middle: only materialized partitions carry a definition.
+  TimePartitionWindow mid(day(2026, 1, 10), day(2026, 1, 10));
+  store->record(stats, &mid, failed("r9", "boom"));
+  s = store->status(stats, january);
+  EXPECT_EQ(s.definitions, (std::vector<DefinedRange>{{{0, 8}, "v2"}, {{10, 30}, "v2"}}));
+  EXPECT_EQ(s.fresh("v2"), (std::vector<PartitionRange>{{0, 8}, {10, 30}}));
+}
+
+TEST_P(StoreTest, ListAndUnpartitionedDatasetsKeepDefinitionsToo) {
+  ListPartitionConfig regions("region", {"eu", "us", "apac"}, true);
+  DatasetRef sales{"shop", "sales", &regions};
+  auto all = regions.window("eu", "apac");
+  store->record(sales, &all, done_by("old"));
+  auto us = regions.partition("us");
+  store->record(sales, us.as_window().get(), done_by("new"));
+  WindowStatus s = store->status(sales, all);
+  EXPECT_EQ(s.stale("new"), (std::vector<PartitionRange>{{0, 0}, {2, 2}}));
+  EXPECT_EQ(s.fresh("new"), (std::vector<PartitionRange>{{1, 1}}));
+
+  DatasetRef totals{"shop", "totals", nullptr};
+  store->record(totals, nullptr, done_by("whole-v1"));
+  EXPECT_EQ(store->latest(totals, nullptr)->definition, "whole-v1");
+}
+
 TEST_P(StoreTest, MillionHourWindowAgainstScatteredRanges) {
   TimePartitionConfig hourly{"ts", {.granularity = TimeGranularity::HOUR, .allow_window = true}};
   DatasetRef events{"web", "events", &hourly};
@@ -511,6 +564,31 @@ TEST_F(SqliteStoreTest, ConvertsTheEarlierFileFormat) {
   EXPECT_EQ(count_rows(old_path,
                        "SELECT count(*) FROM sqlite_master WHERE name = 'materialization_ranges'"),
             0);
+}
+
+TEST_F(SqliteStoreTest, AStoreWrittenBeforeDefinitionsWereKeptOpensWithThemUnknown) {
+  TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 10));
+  store->record(stats, &window, done("r1"));
+  store.reset();
+  // The same file as the previous version wrote it: no definition columns.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  const char* sql =
+      "ALTER TABLE partition_ranges DROP COLUMN definition;"
+      "ALTER TABLE partition_keys DROP COLUMN definition;"
+      "PRAGMA user_version = 4;";
+  ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+
+  SqliteStore reopened(path);
+  WindowStatus s = reopened.status(stats, window);
+  EXPECT_EQ(s.materialized, (std::vector<PartitionRange>{{0, 9}}));
+  EXPECT_TRUE(s.stale("current").empty());  // unknown is never stale
+  TimePartitionWindow first(day(2026, 1, 1), day(2026, 1, 1));
+  reopened.record(stats, &first, done_by("current"));
+  s = reopened.status(stats, window);
+  EXPECT_EQ(s.definitions, (std::vector<DefinedRange>{{{0, 0}, "current"}, {{1, 9}, ""}}));
+  EXPECT_EQ(count_rows(path, "PRAGMA user_version"), 5);
 }
 
 TEST_F(SqliteStoreTest, AReaderSeesAFileAWriterHasNotFilledYetAsEmpty) {

@@ -60,6 +60,8 @@ Asset::Asset(const Asset& other)
       enabled_(other.enabled_),
       schema_(other.schema_),
       min_rows_(other.min_rows_),
+      definition_(other.definition_),
+      version_(other.version_),
       destination_(other.destination_),
       source_destination_(other.source_destination_) {}
 
@@ -96,6 +98,40 @@ Asset& Asset::destination(std::shared_ptr<Destination> destination) {
 Asset& Asset::schema(Schema declared) {
   schema_ = std::move(declared);
   return *this;
+}
+
+Asset& Asset::definition(std::string text) {
+  definition_ = std::move(text);
+  return *this;
+}
+
+Asset& Asset::version(std::string version) {
+  version_ = std::move(version);
+  return *this;
+}
+
+std::string Asset::definition_fingerprint() const {
+  // Length-prefixed parts, so that no two different definitions join into one text.
+  std::string text;
+  auto part = [&text](std::string_view piece) {
+    text += std::to_string(piece.size());
+    text += ':';
+    text += piece;
+  };
+  part(definition_);
+  part(version_);
+  part(partitioning_ ? partitioning_->to_definition() : std::string());
+  part(schema_.to_string());
+  return fingerprint(text);
+}
+
+std::string fingerprint(std::string_view text) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", hash);
 }
 
 Asset& Asset::min_rows(std::int64_t rows) {

@@ -265,7 +265,11 @@ int run_status(const Project& project, const Args& args) {
     if (config == nullptr) {
       auto latest = store->latest(asset.dataset(), nullptr);
       entry["window"] = nullptr;
+      const std::string current = asset.definition_fingerprint();
+      const bool stale = latest && latest->status == MaterializationStatus::materialized &&
+                         !latest->definition.empty() && latest->definition != current;
       entry["state"] = !latest                                                 ? "missing"
+                       : stale                                                 ? "stale"
                        : latest->status == MaterializationStatus::materialized ? "materialized"
                                                                                : "failed";
       const bool failed = latest && latest->status == MaterializationStatus::failed;
@@ -305,6 +309,9 @@ int run_status(const Project& project, const Args& args) {
     entry["materialized"] = ranges_json(*window, status.materialized);
     entry["failed"] = ranges_json(*window, status.failed);
     entry["missing"] = ranges_json(*window, status.missing);
+    // Materialized by an older definition of the asset (among the materialized ones).
+    const std::vector<PartitionRange> stale = status.stale(asset.definition_fingerprint());
+    entry["stale"] = ranges_json(*window, stale);
     // Failed stretches with their errors: all of them in JSON, the first ones in text.
     constexpr std::size_t kShownFailures = 5;
     const bool every_failure = args.json || args.all;
@@ -347,6 +354,11 @@ int run_status(const Project& project, const Args& args) {
                              window->size(), window->size() == 1 ? "" : "s");
     std::cout << fmt::format("  materialized {:>6}  {}\n", status.count(status.materialized),
                              list(entry["materialized"]));
+    if (!stale.empty()) {
+      std::cout << fmt::format("    stale      {:>6}  {}  (written by an older definition; "
+                               "backfill --missing runs them again)\n",
+                               status.count(stale), list(entry["stale"]));
+    }
     std::cout << fmt::format("  failed       {:>6}  {}\n", status.count(status.failed),
                              list(entry["failed"]));
     for (const auto& f : failures_json) {

@@ -12,7 +12,7 @@ namespace interloper::pipeline {
 void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
   check_keys(node, "asset",
              {"name", "partitioning", "deps", "enabled", "command", "sql", "format", "timeout",
-              "max_output", "schema", "allow_empty", "min_rows", "destination"});
+              "max_output", "schema", "allow_empty", "min_rows", "destination", "version"});
   AssetSpec spec;
   AssetDefinition& def = spec.definition;
   def.line = node.Mark().line + 1;
@@ -37,6 +37,7 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
   }
   if (node["schema"]) def.schema = declared_schema(node["schema"], spec.partitioning.get());
   def.min_rows = min_rows(node);
+  if (node["version"]) def.version = scalar(node["version"], "version");
   if (const YAML::Node deps = node["deps"]) {
     spec.deps_node = deps;
     if (!deps.IsSequence()) fail(deps, "'deps' must be a list of asset names");

@@ -10,6 +10,29 @@
 
 namespace interloper::pipeline {
 
+namespace {
+
+// What a YAML asset computes, as the text its definition fingerprint covers: the command's
+// arguments as written and its output format, or the query. Parts are length-prefixed.
+std::string definition_text(const AssetDefinition& def) {
+  std::string text;
+  auto part = [&text](std::string_view piece) {
+    text += std::to_string(piece.size());
+    text += ':';
+    text += piece;
+  };
+  part(def.body);
+  if (def.body == "command") {
+    for (const std::string& arg : def.command) part(arg);
+    part(def.format);
+  } else {
+    part(def.sql);
+  }
+  return text;
+}
+
+}  // namespace
+
 namespace fs = std::filesystem;
 
 // The directory relative paths in the file resolve against: the directory of the file itself,
@@ -99,6 +122,8 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
       asset.enabled(def.enabled);
       asset.schema(def.schema);
       asset.min_rows(def.min_rows);
+      asset.definition(definition_text(def));
+      asset.version(def.version);
       if (spec.destination != source.destination) asset.destination(spec.destination);
     }
     dag_sources.push_back(std::move(built));

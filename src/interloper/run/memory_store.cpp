@@ -19,14 +19,17 @@ namespace {
 struct Cell {
   MaterializationStatus status;
   std::shared_ptr<const MaterializationRecord> failure;  // null when materialized
+  std::string definition;                                 // of a materialized partition
   friend bool operator==(const Cell&, const Cell&) = default;
 };
 
 Cell cell_of(const MaterializationRecord& record) {
-  if (record.status == MaterializationStatus::materialized) return {record.status, nullptr};
+  if (record.status == MaterializationStatus::materialized) {
+    return {record.status, nullptr, record.definition};
+  }
   auto failure = std::make_shared<MaterializationRecord>(record);
   failure->error = bound_error(failure->error);
-  return {record.status, std::move(failure)};
+  return {record.status, std::move(failure), ""};
 }
 
 MaterializationRecord record_of(const std::string& asset, const Cell& cell) {
@@ -34,6 +37,7 @@ MaterializationRecord record_of(const std::string& asset, const Cell& cell) {
   MaterializationRecord record;
   record.asset = asset;
   record.status = cell.status;
+  record.definition = cell.definition;
   return record;
 }
 
@@ -61,6 +65,34 @@ std::size_t WindowStatus::count(const std::vector<PartitionRange>& ranges) const
   std::size_t n = 0;
   for (const PartitionRange& range : ranges) n += range.last - range.first + 1;
   return n;
+}
+
+namespace {
+
+// The ranges of `defined` that are (or are not) stale against `current`, adjacent ones joined.
+std::vector<PartitionRange> by_freshness(const std::vector<DefinedRange>& defined,
+                                         std::string_view current, bool stale) {
+  std::vector<PartitionRange> out;
+  for (const DefinedRange& d : defined) {
+    const bool is_stale = !current.empty() && !d.definition.empty() && d.definition != current;
+    if (is_stale != stale) continue;
+    if (!out.empty() && out.back().last + 1 == d.range.first) {
+      out.back().last = d.range.last;
+    } else {
+      out.push_back(d.range);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<PartitionRange> WindowStatus::stale(std::string_view current) const {
+  return by_freshness(definitions, current, true);
+}
+
+std::vector<PartitionRange> WindowStatus::fresh(std::string_view current) const {
+  return by_freshness(definitions, current, false);
 }
 
 // One claimed span of one dataset.
@@ -140,7 +172,7 @@ WindowStatus MemoryStore::status(const DatasetRef& dataset, const PartitionWindo
   }
   AssetRecords& stored = it->second;
   auto classify = [](const detail::RangeMap<Cell>::Segment& s) {
-    return detail::StatusSegment{s.first, s.last, s.value.status};
+    return detail::StatusSegment{s.first, s.last, s.value.status, s.value.definition};
   };
   if (ordinals) {
     const std::size_t size = dataset.partitioning == nullptr ? 1 : window.size();
@@ -154,6 +186,7 @@ WindowStatus MemoryStore::status(const DatasetRef& dataset, const PartitionWindo
       for (auto* ranges : {&status.materialized, &status.failed, &status.missing}) {
         for (PartitionRange& r : *ranges) r.last = window.size() - 1;
       }
+      for (DefinedRange& d : status.definitions) d.range.last = window.size() - 1;
     }
     return status;
   }
@@ -165,7 +198,7 @@ WindowStatus MemoryStore::status(const DatasetRef& dataset, const PartitionWindo
     const Cell* cell = stored.ranges.find(found->second);
     if (cell == nullptr) continue;
     const auto at = static_cast<std::int64_t>(i);
-    segments.push_back({at, at, cell->status});
+    segments.push_back({at, at, cell->status, cell->definition});
   }
   return detail::to_window_status(segments, 0, window.size());
 }

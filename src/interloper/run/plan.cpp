@@ -146,18 +146,24 @@ Plan plan(const DAG& dag, const PartitionWindow* request, const PlanOptions& opt
   // upstream skipped ranges are final when a step is decided.
   for (std::size_t s = 0; s < result.steps_.size(); ++s) {
     Plan::Step& step = result.steps_[s];
+    // Materialized by the asset's current definition: partitions a changed definition wrote
+    // are stale and run again.
+    const std::string current = step.asset->definition_fingerprint();
     std::vector<PartitionRange> materialized;
     if (step.share == nullptr) {
       std::optional<MaterializationRecord> latest =
           options.store->latest(step.asset->dataset(), nullptr);
-      if (latest && latest->status == MaterializationStatus::materialized) {
+      if (latest && latest->status == MaterializationStatus::materialized &&
+          (latest->definition.empty() || latest->definition == current)) {
         materialized.push_back({0, 0});
       }
     } else if (per_partition) {
-      materialized = options.store->status(step.asset->dataset(), *step.share).materialized;
+      materialized = options.store->status(step.asset->dataset(), *step.share).fresh(current);
     } else {
       WindowStatus status = options.store->status(step.asset->dataset(), *step.share);
-      if (status.missing.empty() && status.failed.empty()) materialized.push_back({0, 0});
+      if (status.missing.empty() && status.failed.empty() && status.stale(current).empty()) {
+        materialized.push_back({0, 0});
+      }
     }
     std::size_t next = 0;
     for (const PartitionRange& range : materialized) {

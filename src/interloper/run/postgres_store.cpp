@@ -33,6 +33,7 @@ MaterializationStatus status_from(std::string_view text) {
 struct Cell {
   MaterializationStatus status = MaterializationStatus::materialized;
   std::int64_t failure = 0;
+  std::string definition;  // of a materialized partition: its asset's definition fingerprint
   friend bool operator==(const Cell&, const Cell&) = default;
 };
 
@@ -60,10 +61,12 @@ void put_cell(Params& p, const Cell& cell) {
   } else {
     put_int(p, cell.failure);
   }
+  p.text(cell.definition, postgres::oid::text);
 }
 
 Cell cell_from(const Result& r, int row, int at) {
-  return {status_from(r.value(row, at)), r.is_null(row, at + 1) ? 0 : r.int_value(row, at + 1)};
+  return {status_from(r.value(row, at)), r.is_null(row, at + 1) ? 0 : r.int_value(row, at + 1),
+          std::string(r.value(row, at + 2))};
 }
 
 }  // namespace
@@ -125,7 +128,10 @@ struct PostgresStore::State {
         "UNIQUE, pipeline text NOT NULL, command_line text NOT NULL, \"window\" text NOT NULL, "
         "started text NOT NULL, finished text NOT NULL, state text NOT NULL, partitions bigint "
         "NOT NULL, succeeded bigint NOT NULL, failed bigint NOT NULL, skipped bigint NOT NULL);"
-        "CREATE INDEX IF NOT EXISTS interloper_runs_pipeline ON {runs} (pipeline, id)",
+        "CREATE INDEX IF NOT EXISTS interloper_runs_pipeline ON {runs} (pipeline, id);"
+        // Stores created before definitions were kept: "" is an unknown definition.
+        "ALTER TABLE {ranges} ADD COLUMN IF NOT EXISTS definition text NOT NULL DEFAULT '';"
+        "ALTER TABLE {keys} ADD COLUMN IF NOT EXISTS definition text NOT NULL DEFAULT ''",
         fmt::arg("schema", postgres::quote(schema)), fmt::arg("failures", t("failures")),
         fmt::arg("ranges", t("partition_ranges")), fmt::arg("keys", t("partition_keys")),
         fmt::arg("claims", t("claims")), fmt::arg("runs", t("runs"))));
@@ -145,7 +151,7 @@ struct PostgresStore::State {
     put_int(p, first);
     put_int(p, last);
     Result r = db().exec(
-        "SELECT first, last, status, failure FROM " + t("partition_ranges") +
+        "SELECT first, last, status, failure, definition FROM " + t("partition_ranges") +
             " WHERE source = $1 AND asset = $2 AND scope = $3 AND first >= coalesce((SELECT "
             "max(first) FROM " +
             t("partition_ranges") +
@@ -174,8 +180,8 @@ struct PostgresStore::State {
   }
 
   Cell cell_for(const MaterializationRecord& r) {
-    if (r.status == MaterializationStatus::materialized) return {r.status, 0};
-    return {r.status, insert_failure(r)};
+    if (r.status == MaterializationStatus::materialized) return {r.status, 0, r.definition};
+    return {r.status, insert_failure(r), ""};
   }
 
   void drop_unreferenced(const std::vector<std::int64_t>& failures) {
@@ -214,6 +220,7 @@ struct PostgresStore::State {
     MaterializationRecord r;
     r.asset = std::string(asset);
     r.status = cell.status;
+    r.definition = cell.definition;
     return r;
   }
 
@@ -224,8 +231,8 @@ struct PostgresStore::State {
     put_int(p, range.last);
     put_cell(p, range.cell);
     db().exec("INSERT INTO " + t("partition_ranges") +
-                  " (source, asset, scope, first, last, status, failure) VALUES ($1, $2, $3, $4, "
-                  "$5, $6, $7)",
+                  " (source, asset, scope, first, last, status, failure, definition) VALUES ($1, "
+                  "$2, $3, $4, $5, $6, $7, $8)",
               p);
   }
 
@@ -270,9 +277,9 @@ struct PostgresStore::State {
                               p);
     put_cell(p, cell);
     db().exec("INSERT INTO " + t("partition_keys") +
-                  " (source, asset, scope, key, status, failure) VALUES ($1, $2, $3, $4, $5, $6) "
-                  "ON CONFLICT (source, asset, scope, key) DO UPDATE SET status = excluded.status, "
-                  "failure = excluded.failure",
+                  " (source, asset, scope, key, status, failure, definition) VALUES ($1, $2, $3, "
+                  "$4, $5, $6, $7) ON CONFLICT (source, asset, scope, key) DO UPDATE SET status = "
+                  "excluded.status, failure = excluded.failure, definition = excluded.definition",
               p);
     return before.rows() > 0 && !before.is_null(0, 0) ? before.int_value(0, 0) : 0;
   }
@@ -281,7 +288,7 @@ struct PostgresStore::State {
                                const std::string& key) {
     Params p = dataset_params(dataset.source, dataset.asset, scope);
     p.text(key, postgres::oid::text);
-    Result r = db().exec("SELECT status, failure FROM " + t("partition_keys") +
+    Result r = db().exec("SELECT status, failure, definition FROM " + t("partition_keys") +
                              " WHERE source = $1 AND asset = $2 AND scope = $3 AND key = $4",
                          p);
     if (r.rows() == 0) return std::nullopt;
@@ -409,21 +416,23 @@ WindowStatus PostgresStore::status(const DatasetRef& dataset, const PartitionWin
   if (scope.ranged) {
     for (const Range& r :
          state_->overlapping(dataset.source, dataset.asset, scope.name, scope.first, scope.last)) {
-      segments.push_back({r.first, r.last, r.cell.status});
+      segments.push_back({r.first, r.last, r.cell.status, r.cell.definition});
     }
     return detail::to_window_status(segments, scope.first, window.size());
   }
-  Result r = state_->db().exec("SELECT key, status FROM " + state_->t("partition_keys") +
+  Result r = state_->db().exec("SELECT key, status, definition FROM " + state_->t("partition_keys") +
                                    " WHERE source = $1 AND asset = $2 AND scope = $3",
                                dataset_params(dataset.source, dataset.asset, scope.name));
-  std::unordered_map<std::string, MaterializationStatus> stored;
-  for (int i = 0; i < r.rows(); ++i) stored[std::string(r.value(i, 0))] = status_from(r.value(i, 1));
+  std::unordered_map<std::string, std::pair<MaterializationStatus, std::string>> stored;
+  for (int i = 0; i < r.rows(); ++i) {
+    stored[std::string(r.value(i, 0))] = {status_from(r.value(i, 1)), std::string(r.value(i, 2))};
+  }
   const std::vector<std::string> keys = window.keys();
   for (std::size_t i = 0; i < keys.size(); ++i) {
     auto it = stored.find(keys[i]);
     if (it == stored.end()) continue;
     const auto ordinal = static_cast<std::int64_t>(i);
-    segments.push_back({ordinal, ordinal, it->second});
+    segments.push_back({ordinal, ordinal, it->second.first, it->second.second});
   }
   return detail::to_window_status(segments, 0, window.size());
 }

@@ -537,13 +537,6 @@ std::int64_t Queue::cancel(std::int64_t id) {
   return r.int_value(0, 0);
 }
 
-std::string fingerprint(std::string_view text) {
-  std::uint64_t hash = 14695981039346656037ull;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 1099511628211ull;
-  }
-  return fmt::format("{:016x}", hash);
-}
+std::string fingerprint(std::string_view text) { return interloper::fingerprint(text); }
 
 }  // namespace interloper::queue

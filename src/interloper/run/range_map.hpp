@@ -120,6 +120,7 @@ struct StatusSegment {
   std::int64_t first;
   std::int64_t last;
   MaterializationStatus status;
+  std::string definition = {};  // of a materialized range
 };
 
 // The WindowStatus of the window whose ordinals are [first, first + size - 1], given the
@@ -147,9 +148,20 @@ inline WindowStatus to_window_status(const std::vector<StatusSegment>& segments,
     const std::int64_t b = std::min(segment.last, last);
     if (a > b) continue;
     if (a > next) push(status.missing, next, a - 1, first);
-    push(
-        segment.status == MaterializationStatus::materialized ? status.materialized : status.failed,
-        a, b, first);
+    if (segment.status == MaterializationStatus::materialized) {
+      push(status.materialized, a, b, first);
+      auto& defined = status.definitions;
+      const auto lo = static_cast<std::size_t>(a - first);
+      const auto hi = static_cast<std::size_t>(b - first);
+      if (!defined.empty() && defined.back().range.last + 1 == lo &&
+          defined.back().definition == segment.definition) {
+        defined.back().range.last = hi;
+      } else {
+        defined.push_back({{lo, hi}, segment.definition});
+      }
+    } else {
+      push(status.failed, a, b, first);
+    }
     next = b + 1;
   }
   if (next <= last) push(status.missing, next, last, first);

@@ -72,7 +72,8 @@ TaskResult Engine::claim_and_execute(std::size_t task, Unrun& unrun) {
     // because an upstream task of this plan runs is stale whatever the store says.
     if (options_.missing_only && root_[task]) {
       WindowStatus status = store->status(asset.dataset(), *window);
-      if (status.missing.empty() && status.failed.empty()) {
+      if (status.missing.empty() && status.failed.empty() &&
+          status.stale(asset.definition_fingerprint()).empty()) {
         store->release(datasets, window.get(), owner_);
         unrun = Unrun::done_meanwhile;
         return result;
@@ -151,6 +152,9 @@ TaskResult Engine::execute(std::size_t task) {
     record.started = started;
     record.finished = clock_.now();
     record.error = result.error;
+    if (record.status == MaterializationStatus::materialized) {
+      record.definition = asset.definition_fingerprint();
+    }
     try {
       options_.run.store->record(asset.dataset(), write_window, record);
     } catch (...) {

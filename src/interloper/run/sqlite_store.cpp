@@ -35,6 +35,7 @@ MaterializationStatus status_from(const std::string& text) {
 struct Cell {
   MaterializationStatus status = MaterializationStatus::materialized;
   std::int64_t failure = 0;
+  std::string definition;  // of a materialized partition: its asset's definition fingerprint
   friend bool operator==(const Cell&, const Cell&) = default;
 };
 
@@ -60,14 +61,15 @@ void bind_cell(Statement& stmt, int at, const Cell& cell) {
   } else {
     stmt.bind_int(at + 1, cell.failure);
   }
+  stmt.bind_text(at + 2, cell.definition, false);
 }
 
 Cell cell_from(Statement& stmt, int at) {
   return {status_from(stmt.column_text(at)),
-          stmt.column_is_null(at + 1) ? 0 : stmt.column_int(at + 1)};
+          stmt.column_is_null(at + 1) ? 0 : stmt.column_int(at + 1), stmt.column_text(at + 2)};
 }
 
-constexpr int kSchemaVersion = 4;
+constexpr int kSchemaVersion = 5;
 
 // Thrown when a store opened read-only holds nothing yet: a writer has created the file and
 // not yet committed its tables. A reader sees such a store as empty.
@@ -99,12 +101,13 @@ struct SqliteStore::State {
         "CREATE TABLE IF NOT EXISTS partition_ranges ("
         " source TEXT NOT NULL, asset TEXT NOT NULL, scope TEXT NOT NULL,"
         " first INTEGER NOT NULL, last INTEGER NOT NULL, status TEXT NOT NULL,"
-        " failure INTEGER, PRIMARY KEY (source, asset, scope, first)) WITHOUT ROWID;"
+        " failure INTEGER, definition TEXT NOT NULL DEFAULT '',"
+        " PRIMARY KEY (source, asset, scope, first)) WITHOUT ROWID;"
         "CREATE INDEX IF NOT EXISTS partition_ranges_failure ON partition_ranges (failure)"
         " WHERE failure IS NOT NULL;"
         "CREATE TABLE IF NOT EXISTS partition_keys ("
         " source TEXT NOT NULL, asset TEXT NOT NULL, scope TEXT NOT NULL, key TEXT NOT NULL,"
-        " status TEXT NOT NULL, failure INTEGER,"
+        " status TEXT NOT NULL, failure INTEGER, definition TEXT NOT NULL DEFAULT '',"
         " PRIMARY KEY (source, asset, scope, key)) WITHOUT ROWID;"
         "CREATE INDEX IF NOT EXISTS partition_keys_failure ON partition_keys (failure)"
         " WHERE failure IS NOT NULL;"
@@ -120,6 +123,7 @@ struct SqliteStore::State {
         " finished TEXT NOT NULL, state TEXT NOT NULL, partitions INTEGER NOT NULL,"
         " succeeded INTEGER NOT NULL, failed INTEGER NOT NULL, skipped INTEGER NOT NULL);"
         "CREATE INDEX IF NOT EXISTS runs_pipeline ON runs (pipeline, id);");
+    add_definition_columns();
     migrate_from_records();
     db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str());
     transaction.commit();
@@ -145,7 +149,7 @@ struct SqliteStore::State {
   std::vector<Range> overlapping(std::string_view source, std::string_view asset,
                                  const std::string& scope, std::int64_t first, std::int64_t last) {
     auto stmt_lease = db.cached(
-        "SELECT first, last, status, failure FROM partition_ranges WHERE source = ?1 AND "
+        "SELECT first, last, status, failure, definition FROM partition_ranges WHERE source = ?1 AND "
         "asset = ?2 AND scope = ?3 AND first >= coalesce((SELECT max(first) FROM "
         "partition_ranges WHERE source = ?1 AND asset = ?2 AND scope = ?3 AND first <= ?4), ?4) "
         "AND first <= ?5 AND last >= ?4 ORDER BY first");
@@ -175,8 +179,8 @@ struct SqliteStore::State {
   }
 
   Cell cell_for(const MaterializationRecord& r) {
-    if (r.status == MaterializationStatus::materialized) return {r.status, 0};
-    return {r.status, insert_failure(r)};
+    if (r.status == MaterializationStatus::materialized) return {r.status, 0, r.definition};
+    return {r.status, insert_failure(r), ""};
   }
 
   // Deletes failure rows that no range or key refers to any more.
@@ -216,14 +220,15 @@ struct SqliteStore::State {
     MaterializationRecord r;
     r.asset = std::string(asset);
     r.status = cell.status;
+    r.definition = cell.definition;
     return r;
   }
 
   void insert_range(std::string_view source, std::string_view asset, const std::string& scope,
                     const Range& range) {
     auto stmt_lease = db.cached(
-        "INSERT INTO partition_ranges (source, asset, scope, first, last, status, failure) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)");
+        "INSERT INTO partition_ranges (source, asset, scope, first, last, status, failure, "
+        "definition) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     Statement& stmt = *stmt_lease;
     bind_dataset(stmt, source, asset, scope);
     stmt.bind_int(4, range.first);
@@ -286,8 +291,8 @@ struct SqliteStore::State {
       if (get.step() && !get.column_is_null(0)) before = get.column_int(0);
     }
     auto stmt_lease = db.cached(
-        "INSERT OR REPLACE INTO partition_keys (source, asset, scope, key, status, failure) "
-        "VALUES (?, ?, ?, ?, ?, ?)");
+        "INSERT OR REPLACE INTO partition_keys (source, asset, scope, key, status, failure, "
+        "definition) VALUES (?, ?, ?, ?, ?, ?, ?)");
     Statement& stmt = *stmt_lease;
     bind_dataset(stmt, source, asset, scope);
     stmt.bind_text(4, key, false);
@@ -299,7 +304,7 @@ struct SqliteStore::State {
   std::optional<Cell> key_cell(const DatasetRef& dataset, const std::string& scope,
                                const std::string& key) {
     auto stmt_lease = db.cached(
-        "SELECT status, failure FROM partition_keys WHERE source = ? AND asset = ? AND "
+        "SELECT status, failure, definition FROM partition_keys WHERE source = ? AND asset = ? AND "
         "scope = ? AND key = ?");
     Statement& stmt = *stmt_lease;
     bind_dataset(stmt, dataset.source, dataset.asset, scope);
@@ -345,6 +350,18 @@ struct SqliteStore::State {
 
   // Converts the tables of the first file format (one row per record, every row carrying its
   // record) into states, then drops them. Runs inside the opening transaction.
+  // Stores of version 4 kept no definitions: their partitions get "" (unknown, never stale).
+  void add_definition_columns() {
+    for (const char* table : {"partition_ranges", "partition_keys"}) {
+      Statement columns(db, fmt::format("SELECT count(*) FROM pragma_table_info('{}') WHERE "
+                                        "name = 'definition'", table).c_str());
+      if (columns.step() && columns.column_int(0) == 0) {
+        db.exec(fmt::format("ALTER TABLE {} ADD COLUMN definition TEXT NOT NULL DEFAULT ''",
+                            table).c_str());
+      }
+    }
+  }
+
   void migrate_from_records() {
     bool old_ranges = false;
     bool old_keys = false;
@@ -469,23 +486,26 @@ WindowStatus SqliteStore::status(const DatasetRef& dataset, const PartitionWindo
   if (scope.ranged) {
     for (const Range& r :
          state_->overlapping(dataset.source, dataset.asset, scope.name, scope.first, scope.last)) {
-      segments.push_back({r.first, r.last, r.cell.status});
+      segments.push_back({r.first, r.last, r.cell.status, r.cell.definition});
     }
     return detail::to_window_status(segments, scope.first, window.size());
   }
   // Keyed partitions: the window's indices stand in for ordinals.
   auto stmt_lease = state_->db.cached(
-      "SELECT key, status FROM partition_keys WHERE source = ? AND asset = ? AND scope = ?");
+      "SELECT key, status, definition FROM partition_keys WHERE source = ? AND asset = ? AND "
+      "scope = ?");
   Statement& stmt = *stmt_lease;
   bind_dataset(stmt, dataset.source, dataset.asset, scope.name);
-  std::unordered_map<std::string, MaterializationStatus> stored;
-  while (stmt.step()) stored[stmt.column_text(0)] = status_from(stmt.column_text(1));
+  std::unordered_map<std::string, std::pair<MaterializationStatus, std::string>> stored;
+  while (stmt.step()) {
+    stored[stmt.column_text(0)] = {status_from(stmt.column_text(1)), stmt.column_text(2)};
+  }
   const std::vector<std::string> keys = window.keys();
   for (std::size_t i = 0; i < keys.size(); ++i) {
     auto it = stored.find(keys[i]);
     if (it == stored.end()) continue;
     const auto ordinal = static_cast<std::int64_t>(i);
-    segments.push_back({ordinal, ordinal, it->second});
+    segments.push_back({ordinal, ordinal, it->second.first, it->second.second});
   }
   return detail::to_window_status(segments, 0, window.size());
 }
