@@ -124,4 +124,35 @@ TEST(MemoryDestination, DailyWriteOverMonthlySlotKeepsTheRestOfTheMonth) {
   EXPECT_EQ(back.at(2, "v"), il::Value(20));
 }
 
+TEST(MemoryDestination, PartitionsWrittenEmptyShareOneSlotAndStillReadAsWritten) {
+  il::MemoryDestination destination;
+  il::TimePartitionConfig config("date", {.allow_window = true});
+  il::DatasetRef ref{"s", "a", &config};
+  // Day by day, newest first, as a backfill writes them: 30 empty partitions.
+  for (int d = 30; d >= 1; --d) {
+    il::TimePartitionWindow day(year{2026} / 1 / d, year{2026} / 1 / d);
+    destination.write(ref, &day, il::Table());
+  }
+  il::TimePartitionWindow month(year{2026} / 1 / 1, year{2026} / 1 / 31);
+  std::vector<il::PartitionCount> counts = destination.partition_counts(ref, month);
+  ASSERT_EQ(counts.size(), 31u);
+  for (int d = 0; d < 30; ++d) {
+    EXPECT_TRUE(counts[d].written) << counts[d].key;
+    EXPECT_EQ(counts[d].rows, 0);
+  }
+  EXPECT_FALSE(counts[30].written);  // never written stays missing
+
+  // A partition in the middle gets rows: its neighbours stay written and empty.
+  il::Table rows;
+  rows.append({{"date", year{2026} / 1 / 15}, {"v", 1}});
+  il::TimePartitionWindow fifteenth(year{2026} / 1 / 15, year{2026} / 1 / 15);
+  destination.write(ref, &fifteenth, rows);
+  counts = destination.partition_counts(ref, month);
+  EXPECT_EQ(counts[14].rows, 1);
+  EXPECT_TRUE(counts[13].written);
+  EXPECT_TRUE(counts[15].written);
+  EXPECT_EQ(counts[13].rows + counts[15].rows, 0);
+  EXPECT_EQ(destination.read(ref, &month).num_rows(), 1u);
+}
+
 }  // namespace

@@ -6,6 +6,7 @@
 // same as selecting by membership because every row of a slot carries its key.
 #include <fmt/format.h>
 
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -103,6 +104,25 @@ struct MemoryDestination::State {
 
 namespace {
 
+// Joins touching empty slots of one schema around and inside `bounds` into one: a slot holds
+// rows of any span, so a long run of partitions written empty (a backfill of an asset that
+// found nothing) costs one slot, not one per partition, and still reads as written.
+void coalesce_empty(std::map<TimePoint, TimeSlot>& slots, const Bounds& bounds) {
+  auto it = slots.lower_bound(bounds.start);
+  if (it != slots.begin()) --it;
+  while (it != slots.end() && it->first < bounds.end) {
+    auto next = std::next(it);
+    if (next == slots.end()) break;
+    if (it->second.end == next->first && it->second.rows.empty() && next->second.rows.empty() &&
+        it->second.rows.schema() == next->second.rows.schema()) {
+      it->second.end = next->second.end;
+      slots.erase(next);
+    } else {
+      it = next;
+    }
+  }
+}
+
 // Replaces the slots a time window covers with one slot per partition; a slot reaching past
 // the window keeps its outside rows as slots of their own before and after it.
 void replace_time(StoredDataset& stored, const TimePartitionWindow& window,
@@ -136,6 +156,7 @@ void replace_time(StoredDataset& stored, const TimePartitionWindow& window,
     ++hint;
     start = end;
   }
+  coalesce_empty(stored.time, bounds);
 }
 
 }  // namespace
