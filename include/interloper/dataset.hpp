@@ -115,6 +115,16 @@ class Destination {
 
   // The schema last written for the dataset, if any.
   virtual std::optional<Schema> schema(const DatasetRef& dataset) = 0;
+
+  // Drops what is stored for `window`, so that its partitions read as never written (no rows,
+  // `written` false). With `window` nullptr the whole dataset goes: its rows, its partitions
+  // and its schema, so the next write may bring any columns and types (what a partitioned
+  // dataset needs when a column's type cannot widen). A time window drops the rows inside its
+  // bounds; file and object storage keep partitions per key, and drop each stored partition
+  // whose bounds lie inside the window's (a monthly partition survives a drop of one of its
+  // days). Dropping what was never written does nothing. Throws DestinationError when storage
+  // fails; SQL destinations then leave storage as it was.
+  virtual void drop(const DatasetRef& dataset, const PartitionWindow* window) = 0;
 };
 
 // Who runs a query and what it may read. `sql:` assets give their name and their declared

@@ -46,6 +46,7 @@ class MemoryDestination final : public Destination {
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
                                                const PartitionWindow& window) override;
   std::optional<Schema> schema(const DatasetRef& dataset) override;
+  void drop(const DatasetRef& dataset, const PartitionWindow* window) override;
 
  private:
   struct State;
@@ -70,6 +71,7 @@ class FileDestination final : public Destination {
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
                                                const PartitionWindow& window) override;
   std::optional<Schema> schema(const DatasetRef& dataset) override;
+  void drop(const DatasetRef& dataset, const PartitionWindow* window) override;
 
   // The directory component for a partition key: reversible, never "." or "..", no "/".
   static std::string escape_key(std::string_view key);
@@ -132,6 +134,7 @@ class S3Destination final : public Destination {
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
                                                const PartitionWindow& window) override;
   std::optional<Schema> schema(const DatasetRef& dataset) override;
+  void drop(const DatasetRef& dataset, const PartitionWindow* window) override;
 
   // The keys of the partitions stored for a partitioned dataset, in key order (one listing of
   // the asset's prefix). Empty for an unpartitioned or never-written dataset.
@@ -161,6 +164,7 @@ class SqliteDestination final : public Destination, public QueryableDestination 
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
                                                const PartitionWindow& window) override;
   std::optional<Schema> schema(const DatasetRef& dataset) override;
+  void drop(const DatasetRef& dataset, const PartitionWindow* window) override;
 
   // Runs one read-only query with named parameters bound (":name" -> value) and returns the
   // rows; used by `sql:` assets. It runs on a read-only connection of its own under SQLite's
@@ -222,6 +226,7 @@ class PostgresDestination final : public Destination, public QueryableDestinatio
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
                                                const PartitionWindow& window) override;
   std::optional<Schema> schema(const DatasetRef& dataset) override;
+  void drop(const DatasetRef& dataset, const PartitionWindow* window) override;
 
   // Runs `sql` in a READ ONLY transaction with the schema first on the search path; named
   // parameters (":name") become $1, $2... (never spliced; "::" casts and text inside quotes,

@@ -140,6 +140,10 @@ class MaterializationStore {
   // unpartitioned asset). A later record for the same partition replaces the earlier one.
   virtual void record(const DatasetRef& dataset, const PartitionWindow* window,
                       const MaterializationRecord& record) = 0;
+  // Forgets what was recorded for the partitions of `window`, so they read as missing again
+  // (nullptr: everything recorded for the dataset, in every kind and granularity). Failure
+  // details no partition refers to any more go too; claims and the run history stay.
+  virtual void forget(const DatasetRef& dataset, const PartitionWindow* window) = 0;
   // The state of every partition of `window`, by arithmetic over stored ranges (a window of
   // 10^6 partitions answers without listing keys; the cost grows with the state changes
   // inside the window).
@@ -186,6 +190,7 @@ class MemoryStore final : public MaterializationStore {
   ~MemoryStore() override;
   void record(const DatasetRef& dataset, const PartitionWindow* window,
               const MaterializationRecord& record) override;
+  void forget(const DatasetRef& dataset, const PartitionWindow* window) override;
   WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) override;
   std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
                                               const Partition* partition) override;
@@ -226,6 +231,7 @@ class SqliteStore final : public MaterializationStore {
   // in one transaction. Throws DestinationError when SQLite fails.
   void record(const DatasetRef& dataset, const PartitionWindow* window,
               const MaterializationRecord& record) override;
+  void forget(const DatasetRef& dataset, const PartitionWindow* window) override;
   WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) override;
   std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
                                               const Partition* partition) override;
@@ -262,6 +268,7 @@ class PostgresStore final : public MaterializationStore {
 
   void record(const DatasetRef& dataset, const PartitionWindow* window,
               const MaterializationRecord& record) override;
+  void forget(const DatasetRef& dataset, const PartitionWindow* window) override;
   WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) override;
   std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
                                               const Partition* partition) override;

@@ -416,6 +416,54 @@ TEST_F(Cli, StatusVerifyFindsPartitionsGoneFromTheDestination) {
   EXPECT_EQ(json::parse(js.out)[0]["gone"], json({"2026-11-03"}));
 }
 
+TEST_F(Cli, ResetDropsAnAssetSoANewTypeCanBeWritten) {
+  // Emits the value in value.txt for the day it runs.
+  write("emit.sh",
+        "#!/bin/sh\n"
+        "echo \"{\\\"date\\\":\\\"$1\\\",\\\"v\\\":$(cat value.txt)}\"\n",
+        true);
+  write("value.txt", "1\n");
+  std::string path = pipeline(
+      "sources:\n"
+      "  - name: shop\n"
+      "    assets:\n"
+      "      - name: labels\n"
+      "        partitioning: {kind: time, column: date, granularity: day}\n"
+      "        command: [./emit.sh, \"{partition.key}\"]\n");
+  const std::string window = "2026-11-01..2026-11-03";
+  ASSERT_EQ(interloper({"backfill", path, "--window", window}).code, 0);
+  write("value.txt", "\"v2\"\n");
+  Outcome clash = interloper({"materialize", path, "--partition", "2026-11-02"});
+  EXPECT_EQ(clash.code, 1);
+  EXPECT_NE(clash.err.find("interloper reset PIPELINE labels"), std::string::npos) << clash.err;
+
+  // Without a terminal, nothing is dropped without --yes.
+  Outcome refused = interloper({"reset", path, "labels"});
+  EXPECT_EQ(refused.code, 2);
+  expect_one_error_line(refused, "pass --yes");
+  EXPECT_EQ(query(data_db(), "SELECT COUNT(*) FROM shop__labels"), std::vector<std::string>{"3"});
+  expect_one_error_line(interloper({"reset", path, "nothing", "--yes"}), "unknown asset 'nothing'");
+
+  // One day: its rows and its record go, the others stay.
+  Outcome one = interloper({"reset", path, "labels", "--window", "2026-11-02", "--yes"});
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_EQ(query(data_db(), "SELECT COUNT(*) FROM shop__labels"), std::vector<std::string>{"2"});
+  Outcome status = interloper({"--json", "status", path, "--window", window});
+  ASSERT_EQ(status.code, 0) << status.err;
+  json entry = json::parse(status.out)[0];
+  EXPECT_EQ(entry["materialized"], json({"2026-11-01", "2026-11-03"})) << status.out;
+  EXPECT_EQ(entry["missing"], json({"2026-11-02"})) << status.out;
+
+  // The whole dataset: the new type is written, every partition rebuilt.
+  Outcome whole = interloper({"--json", "reset", path, "labels", "--yes"});
+  ASSERT_EQ(whole.code, 0) << whole.err;
+  EXPECT_EQ(json::parse(whole.out)["window"], nullptr);
+  EXPECT_EQ(query(data_db(), "SELECT COUNT(*) FROM _interloper_partitions"), std::vector<std::string>{"0"});
+  Outcome rebuilt = interloper({"backfill", path, "--window", window, "--missing"});
+  ASSERT_EQ(rebuilt.code, 0) << rebuilt.err;
+  EXPECT_EQ(query(data_db(), "SELECT v FROM shop__labels"), (std::vector<std::string>{"v2", "v2", "v2"}));
+}
+
 // A daily command asset that logs each key it runs to calls.log and takes a while.
 std::string slow_pipeline_text() {
   return "sources:\n"

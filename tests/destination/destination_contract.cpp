@@ -256,7 +256,8 @@ TEST_P(DestinationContract, PartitionedTypeThatCannotWidenFailsAndSaysHowToGoOn)
     ADD_FAILURE() << "a column stored as int took a string";
   } catch (const il::DestinationError& e) {
     const std::string message = e.what();
-    for (const char* part : {"'v'", "stored as int", "gives it string", "schema", "new column"}) {
+    for (const char* part : {"'v'", "stored as int", "gives it string", "schema", "new column",
+                             "interloper reset PIPELINE labels"}) {
       EXPECT_NE(message.find(part), std::string::npos) << part << " not in: " << message;
     }
   }
@@ -268,6 +269,74 @@ TEST_P(DestinationContract, PartitionedTypeThatCannotWidenFailsAndSaysHowToGoOn)
   destination().write(ref, &second, doubles);
   EXPECT_EQ(destination().schema(ref),
             il::Schema({{"date", il::DataType::date}, {"v", il::DataType::float64}}));
+}
+
+TEST_P(DestinationContract, DropOfTheWholeDatasetLetsATypeChange) {
+  il::DatasetRef ref{"ads", "labels", &kDaily};
+  il::DatasetRef other{"ads", "kept", &kDaily};
+  auto both = days(1, 2);
+  destination().write(ref, &both, daily_rows({1, 2}));
+  destination().write(other, &both, daily_rows({1, 2}));
+  destination().drop(ref, nullptr);
+  EXPECT_EQ(destination().schema(ref), std::nullopt);
+  EXPECT_EQ(destination().read(ref, nullptr).num_rows(), 0u);
+  EXPECT_EQ(destination().row_count(ref, nullptr), 0);
+  EXPECT_EQ(written(destination().partition_counts(ref, both)),
+            (std::vector<std::pair<std::string, std::int64_t>>{{"2026-01-01", -1},
+                                                               {"2026-01-02", -1}}));
+  // Another dataset is untouched; a drop of nothing does nothing.
+  EXPECT_EQ(destination().read(other, &both), daily_rows({1, 2}));
+  destination().drop(ref, nullptr);
+  // What could not widen before the drop is now simply written.
+  il::Table text;
+  text.append({{"date", year{2026} / 1 / 2}, {"clicks", "many"}});
+  auto second = days(2, 2);
+  EXPECT_EQ(destination().write(ref, &second, text), 1);
+  EXPECT_EQ(destination().schema(ref), text.schema());
+  EXPECT_EQ(destination().read(ref, nullptr), text);
+}
+
+TEST_P(DestinationContract, DropOfAWindowLeavesTheOtherPartitions) {
+  auto all = days(1, 4);
+  destination().write(kDailyRef, &all, daily_rows({1, 2, 3, 4}));
+  auto middle = days(2, 3);
+  destination().drop(kDailyRef, &middle);
+  EXPECT_EQ(written(destination().partition_counts(kDailyRef, all)),
+            (std::vector<std::pair<std::string, std::int64_t>>{
+                {"2026-01-01", 1}, {"2026-01-02", -1}, {"2026-01-03", -1}, {"2026-01-04", 1}}));
+  EXPECT_EQ(destination().read(kDailyRef, &all), daily_rows({1, 4}));
+  EXPECT_EQ(destination().schema(kDailyRef), daily_rows({1}).schema());
+  destination().write(kDailyRef, &middle, daily_rows({2, 3}, 10));
+  EXPECT_EQ(destination().read(kDailyRef, &middle), daily_rows({2, 3}, 10));
+}
+
+TEST_P(DestinationContract, DropOfListPartitionsLeavesTheOthers) {
+  const std::vector<std::string> values = {"eu", "../x", "us"};
+  il::ListPartitionConfig config("region", values, true);
+  il::DatasetRef ref{"shop", "sales", &config};
+  il::Table t;
+  for (const auto& v : values) t.append({{"region", v}, {"amount", 1}});
+  auto all = config.window("eu", "us");
+  destination().write(ref, &all, t);
+  auto first_two = config.window("eu", "../x");
+  destination().drop(ref, &first_two);
+  auto counts = destination().partition_counts(ref, all);
+  ASSERT_EQ(counts.size(), 3u);
+  EXPECT_FALSE(counts[0].written);
+  EXPECT_FALSE(counts[1].written);
+  EXPECT_TRUE(counts[2].written);
+  EXPECT_EQ(counts[2].rows, 1);
+  EXPECT_EQ(destination().read(ref, &all).num_rows(), 1u);
+}
+
+TEST_P(DestinationContract, DropOfAnUnpartitionedDatasetRemovesIt) {
+  il::DatasetRef ref{"crm", "snapshot", nullptr};
+  il::Table rows;
+  rows.append({{"id", 1}});
+  destination().write(ref, nullptr, rows);
+  destination().drop(ref, nullptr);
+  EXPECT_EQ(destination().schema(ref), std::nullopt);
+  EXPECT_EQ(destination().row_count(ref, nullptr), 0);
 }
 
 TEST_P(DestinationContract, WindowedAndPerPartitionWritesStoreTheSame) {

@@ -308,6 +308,44 @@ TEST_P(StoreTest, FailureSurvivesSplitsAndGoesWhenRedone) {
   EXPECT_EQ(store->latest(stats, &sat)->error, "");
 }
 
+TEST_P(StoreTest, ForgottenPartitionsReadAsMissing) {
+  TimePartitionWindow january(day(2026, 1, 1), day(2026, 1, 31));
+  store->record(stats, &january, done("r1"));
+  TimePartitionWindow tenth(day(2026, 1, 10), day(2026, 1, 10));
+  store->record(stats, &tenth, failed("r2", "boom"));
+  DatasetRef other{"ads", "other", &daily};
+  store->record(other, &january, done("r1"));
+  // A window that cuts a failed range and a materialized one.
+  TimePartitionWindow span(day(2026, 1, 5), day(2026, 1, 10));
+  store->forget(stats, &span);
+  WindowStatus s = store->status(stats, january);
+  EXPECT_EQ(s.materialized, (std::vector<PartitionRange>{{0, 3}, {10, 30}}));
+  EXPECT_EQ(s.missing, (std::vector<PartitionRange>{{4, 9}}));
+  EXPECT_TRUE(s.failed.empty());
+  EXPECT_TRUE(store->failures(stats, january, 10).empty());
+  // The whole dataset, every granularity it was recorded in.
+  TimePartitionWindow month(day(2026, 1, 1), day(2026, 1, 1), TimeGranularity::MONTH);
+  store->record(stats, &month, done("r3"));
+  store->forget(stats, nullptr);
+  EXPECT_EQ(store->status(stats, january).missing, (std::vector<PartitionRange>{{0, 30}}));
+  EXPECT_EQ(store->status(stats, month).missing, (std::vector<PartitionRange>{{0, 0}}));
+  EXPECT_EQ(store->status(other, january).materialized, (std::vector<PartitionRange>{{0, 30}}));
+  // List keys and an unpartitioned dataset.
+  ListPartitionConfig regions("region", {"eu", "us", "apac"}, true);
+  DatasetRef sales{"shop", "sales", &regions};
+  auto all = regions.window("eu", "apac");
+  store->record(sales, &all, failed("r4", "no data"));
+  auto us = regions.window("us", "us");
+  store->forget(sales, &us);
+  s = store->status(sales, all);
+  EXPECT_EQ(s.failed, (std::vector<PartitionRange>{{0, 0}, {2, 2}}));
+  EXPECT_EQ(s.missing, (std::vector<PartitionRange>{{1, 1}}));
+  DatasetRef snapshot{"crm", "snapshot", nullptr};
+  store->record(snapshot, nullptr, done("r5"));
+  store->forget(snapshot, nullptr);
+  EXPECT_FALSE(store->latest(snapshot, nullptr).has_value());
+}
+
 TEST_P(StoreTest, OnePartitionAtATimeReadsAsFewRanges) {
   // 400 days recorded one by one, each by its own run, every 50th failed.
   const TimePoint start(day(2025, 1, 1));

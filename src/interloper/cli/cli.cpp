@@ -272,6 +272,24 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       ->type_name("ID")
       ->needs(status_queue);
 
+  auto* reset = app.add_subcommand("reset", "Drop an asset's stored rows and records");
+  add_common(reset);
+  reset->remove_option(reset->get_option("--asset"));
+  reset->add_option("asset", args.reset_asset, "The asset to drop")->required()->type_name("ASSET");
+  reset->add_option("--window", args.window,
+                    "Only the partitions of this window (default: the whole dataset)")
+      ->type_name("A..B");
+  reset->add_flag("--yes", args.yes, "Do not ask for confirmation");
+  reset->footer(fmt::format(
+      "Without --window the whole dataset goes: its rows, its partitions and its schema, so\n"
+      "its next write may change column types (what a partitioned asset needs when a type\n"
+      "cannot widen). With --window only those partitions go. Either way the store forgets\n"
+      "them, so they read as missing and `backfill --missing` builds them again. Asks on a\n"
+      "terminal; without one, --yes is required (exit 2 otherwise).\n\n"
+      "Examples:\n  {0} reset{1} events --window 2026-11-01..2026-11-30\n"
+      "  {0} reset{1} events --yes",
+      program, yaml ? " pipeline.yaml" : ""));
+
   auto* worker = app.add_subcommand("worker", "Claim and run backfill tasks from a queue");
   add_common(worker);
   // A worker runs whatever its pipeline's backfills hold; assets are chosen when enqueueing.
@@ -410,6 +428,7 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
                                    {"status", run_status},
                                    {"runs", run_runs},
                                    {"catalog", run_catalog},
+                                   {"reset", run_reset},
                                    {"check", run_check},
                                    {"jobs", run_jobs},
                                    {"schedule", run_scheduler},

@@ -73,6 +73,8 @@ struct Args {
   bool fail_fast = false;
   bool all = false;
   bool verify = false;
+  bool yes = false;           // reset --yes
+  std::string reset_asset;    // reset ASSET
   int claim_lease = 60;
   long keep_runs = 1000;
   long last = 20;
@@ -110,6 +112,7 @@ int print_dry_run(const char* command, const Project& project, const Selection& 
 int run_status(const Project& project, const Args& args);
 int run_runs(const Project& project, const Args& args);
 int run_catalog(const Project& project, const Args&);
+int run_reset(const Project& project, const Args& args);
 std::string history_name(const Args& args);
 json run_json(const RunRecord& r);
 int run_materialize(const Project& project, const Args& args);

@@ -790,4 +790,30 @@ std::optional<Schema> FileDestination::schema(const DatasetRef& dataset) {
   return state_->stored_schema(state_->dataset_dir(dataset));
 }
 
+void FileDestination::drop(const DatasetRef& dataset, const PartitionWindow* window) {
+  std::lock_guard lock(state_->mutex);
+  const fs::path dir = state_->dataset_dir(dataset);
+  std::error_code ec;
+  if (window == nullptr || dataset.partitioning == nullptr) {
+    fs::remove_all(dir, ec);
+    if (ec) {
+      throw DestinationError(
+          fmt::format("file destination: cannot remove '{}': {}", dir.string(), ec.message()));
+    }
+    if (dir.has_parent_path() && fs::exists(dir.parent_path())) fsync_dir(dir.parent_path());
+    return;
+  }
+  bool removed = false;
+  for (const auto& [key, path] : state_->partition_dirs(dir, dataset.partitioning->column())) {
+    if (!detail::drop_covers(*window, key)) continue;
+    fs::remove_all(path, ec);
+    if (ec) {
+      throw DestinationError(
+          fmt::format("file destination: cannot remove '{}': {}", path.string(), ec.message()));
+    }
+    removed = true;
+  }
+  if (removed) fsync_dir(dir);
+}
+
 }  // namespace interloper

@@ -402,4 +402,21 @@ std::optional<Schema> MemoryDestination::schema(const DatasetRef& dataset) {
   return stored == nullptr ? std::nullopt : stored->schema;
 }
 
+void MemoryDestination::drop(const DatasetRef& dataset, const PartitionWindow* window) {
+  std::lock_guard lock(state_->mutex);
+  StoredDataset* stored = state_->find(dataset);
+  if (stored == nullptr) return;
+  if (window == nullptr || dataset.partitioning == nullptr) {
+    state_->datasets.erase(dataset_key(dataset));
+    return;
+  }
+  if (auto time = window->as_time_window()) {
+    // A replace by no partitions: slots reaching past the window keep their outside rows.
+    std::vector<Table> none;
+    replace_time(*stored, *time, dataset.partitioning->column(), none);
+    return;
+  }
+  for (const std::string& key : window->keys()) stored->keyed.erase(key);
+}
+
 }  // namespace interloper

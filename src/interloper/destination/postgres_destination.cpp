@@ -499,6 +499,49 @@ std::optional<Schema> PostgresDestination::schema(const DatasetRef& dataset) {
   return std::nullopt;
 }
 
+void PostgresDestination::drop(const DatasetRef& dataset, const PartitionWindow* window) {
+  const std::string name = SqliteDestination::table_name(dataset);
+  auto conn = state_->pool.acquire();
+  postgres::Transaction tx(*conn);
+  // Table changes take turns with the writers of the same dataset (see the writer).
+  postgres::Params lock;
+  lock.text("interloper ddl " + state_->schema + "." + name);
+  conn->exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
+  postgres::Params params;
+  params.text(name);
+  if (window == nullptr || dataset.partitioning == nullptr) {
+    conn->exec("DROP TABLE IF EXISTS " + state_->table(dataset));
+    conn->exec("DELETE FROM " + state_->catalog("_interloper_columns") + " WHERE dataset = $1",
+               params);
+    conn->exec("DELETE FROM " + state_->catalog("_interloper_partitions") + " WHERE dataset = $1",
+               params);
+    tx.commit();
+    return;
+  }
+  const Schema schema = detail::pg::stored_schema(*conn, state_->schema, name);
+  const std::string& column = dataset.partitioning->column();
+  if (auto c = schema.find(column)) {
+    const DataType type = schema.field(*c).type;
+    std::vector<Filter> filters;
+    if (window->as_time_window()) {
+      filters.push_back(window->filter(column));
+    } else {
+      for (std::size_t i = 0; i < window->size(); ++i) {
+        filters.push_back(window->partition_at(i)->filter(column));
+      }
+    }
+    for (const Filter& filter : filters) {
+      detail::pg::Where where = detail::pg::where_of(filter, type);
+      conn->exec("DELETE FROM " + state_->table(dataset) + " WHERE " + where.sql, where.params);
+    }
+  }
+  params.text(detail::pg::text_array(window->keys()));
+  conn->exec("DELETE FROM " + state_->catalog("_interloper_partitions") +
+                 " WHERE dataset = $1 AND key = ANY($2::text[])",
+             params);
+  tx.commit();
+}
+
 Table PostgresDestination::query(std::string_view sql, const Params& params,
                                  const QueryScope& scope) {
   try {

@@ -222,4 +222,28 @@ std::vector<std::string> S3Destination::partition_keys(const DatasetRef& dataset
   return out;
 }
 
+void S3Destination::drop(const DatasetRef& dataset, const PartitionWindow* window) {
+  S3Layout& layout = *state_->layout;
+  std::vector<std::string> objects;
+  if (window == nullptr || dataset.partitioning == nullptr) {
+    // The schema object goes last: a drop cut short keeps the schema of the rows it left.
+    const std::string schema = layout.dataset_prefix(dataset) + "_schema.json";
+    bool has_schema = false;
+    for (const detail::S3ObjectInfo& info : layout.client().list(layout.dataset_prefix(dataset))) {
+      if (info.key == schema) {
+        has_schema = true;
+      } else {
+        objects.push_back(info.key);
+      }
+    }
+    layout.client().remove(objects);
+    if (has_schema) layout.client().remove({schema});
+    return;
+  }
+  for (const StoredPartition& stored : layout.stored_partitions(dataset)) {
+    if (detail::drop_covers(*window, stored.key)) objects.push_back(stored.object);
+  }
+  layout.client().remove(objects);
+}
+
 }  // namespace interloper

@@ -34,8 +34,9 @@ inline Schema evolve_schema(const DatasetRef& dataset, const std::optional<Schem
           "dataset '{}': column '{}' is stored as {} but this write gives it {}, and a "
           "partitioned dataset keeps one type per column across its partitions; declare the "
           "column's type in the asset's schema (values that do not convert then fail naming "
-          "their row), or write the new values under a new column name",
-          dataset_name(dataset), f.name, type_name(had), type_name(f.type)));
+          "their row), write the new values under a new column name, or drop the stored "
+          "dataset with `interloper reset PIPELINE {}` and build it again",
+          dataset_name(dataset), f.name, type_name(had), type_name(f.type), dataset.asset));
     }
   }
   return Schema::unify(*stored, incoming);  // not reached: some column failed to widen

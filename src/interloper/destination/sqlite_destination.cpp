@@ -211,6 +211,38 @@ std::optional<Schema> SqliteDestination::schema(const DatasetRef& dataset) {
   return std::nullopt;
 }
 
+void SqliteDestination::drop(const DatasetRef& dataset, const PartitionWindow* window) {
+  const std::string name = table_name(dataset);
+  std::lock_guard lock(state_->mutex);
+  try {
+    sqlite::Transaction transaction(state_->db);
+    auto unregister = state_->db.cached("DELETE FROM _interloper_partitions WHERE dataset = ?");
+    if (window == nullptr || dataset.partitioning == nullptr) {
+      state_->drop_table(name);
+      unregister->bind_text(1, name, false);
+      unregister->step();
+    } else {
+      const Schema schema = state_->columns(name);
+      if (!schema.empty()) {
+        state_->clear(name, schema, window, dataset.partitioning->column(),
+                      window->as_time_window().has_value());
+      }
+      auto forget = state_->db.cached(
+          "DELETE FROM _interloper_partitions WHERE dataset = ? AND key = ?");
+      for (const std::string& key : window->keys()) {
+        forget->reset();
+        forget->bind_text(1, name, false);
+        forget->bind_text(2, key, false);
+        forget->step();
+      }
+    }
+    transaction.commit();
+  } catch (...) {
+    state_->forget();  // the rollback undid what this connection remembered
+    throw;
+  }
+}
+
 QueryableDestination::Relation SqliteDestination::relation_of(const DatasetRef& dataset,
                                                               const PartitionWindow* window,
                                                               std::string_view prefix) const {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 #include "interloper/data/time_value.hpp"
@@ -95,6 +96,23 @@ std::vector<std::vector<std::size_t>> WindowIndex::split(const DatasetRef& datas
     parts[i].push_back(r);
   }
   return parts;
+}
+
+bool drop_covers(const PartitionWindow& window, const std::string& key) {
+  if (auto time = window.as_time_window()) {
+    auto granularity = TimeGranularity::infer(key);
+    if (!granularity) return false;
+    Bounds stored;
+    try {
+      stored = granularity->bounds(granularity->parse(key));
+    } catch (const std::exception&) {
+      return false;  // not a key of ours
+    }
+    const Bounds bounds = time->bounds();
+    return !(stored.start < bounds.start) && !(bounds.end < stored.end);
+  }
+  const std::vector<std::string> keys = window.keys();
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
 }  // namespace interloper::detail

@@ -26,6 +26,11 @@ TimePoint time_of(const Value& value, std::string_view column);
 // The list key a value denotes (strings as they are, other values as text).
 std::string key_of(const Value& value);
 
+// Whether a drop of `window` removes the stored partition `key`, for storage that keeps one
+// partition per key (files, objects): for a time window, a time key of any granularity whose
+// bounds lie inside the window's; for other kinds, a key of the window.
+bool drop_covers(const PartitionWindow& window, const std::string& key);
+
 class WindowIndex {
  public:
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);

@@ -80,4 +80,12 @@ std::optional<Schema> LazyDestination::schema(const DatasetRef& dataset) {
   return target().schema(dataset);
 }
 
+void LazyDestination::drop(const DatasetRef& dataset, const PartitionWindow* window) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!target_ && !exists()) return;
+  }
+  target().drop(dataset, window);
+}
+
 }  // namespace interloper::pipeline

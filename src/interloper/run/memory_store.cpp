@@ -139,6 +139,26 @@ void MemoryStore::record(const DatasetRef& dataset, const PartitionWindow* windo
   }
 }
 
+void MemoryStore::forget(const DatasetRef& dataset, const PartitionWindow* window) {
+  std::lock_guard lock(state_->mutex);
+  auto it = state_->assets.find(dataset_key(dataset));
+  if (it == state_->assets.end()) return;
+  if (window == nullptr || dataset.partitioning == nullptr) {
+    state_->assets.erase(it);
+    return;
+  }
+  AssetRecords& stored = it->second;
+  if (auto ordinals = detail::window_ordinals(dataset, *window)) {
+    stored.ranges.erase(ordinals->first, ordinals->second);
+    return;
+  }
+  for (const std::string& key : window->keys()) {
+    if (auto k = stored.key_ordinals.find(key); k != stored.key_ordinals.end()) {
+      stored.ranges.erase(k->second, k->second);
+    }
+  }
+}
+
 WindowStatus MemoryStore::status(const DatasetRef& dataset, const PartitionWindow& window) {
   const auto ordinals = dataset.partitioning == nullptr
                             ? std::make_optional(std::make_pair(std::int64_t{0}, std::int64_t{0}))

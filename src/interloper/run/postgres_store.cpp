@@ -238,7 +238,7 @@ struct PostgresStore::State {
 
   // As SqliteStore: the overlapped parts of earlier ranges go, same-state neighbours merge.
   void assign_range(std::string_view source, std::string_view asset, const std::string& scope,
-                    std::int64_t first, std::int64_t last, const Cell& cell) {
+                    std::int64_t first, std::int64_t last, const std::optional<Cell>& cell) {
     std::vector<Range> old = overlapping(source, asset, scope, first - 1, last + 1);
     std::optional<Range> left;
     std::optional<Range> right;
@@ -253,7 +253,7 @@ struct PostgresStore::State {
       if (r.first < first) left = Range{r.first, std::min(r.last, first - 1), r.cell};
       if (r.last > last) right = Range{std::max(r.first, last + 1), r.last, r.cell};
     }
-    Range merged{first, last, cell};
+    Range merged{first, last, cell.value_or(Cell{})};
     if (left && left->last + 1 == first && left->cell == cell) {
       merged.first = left->first;
       left.reset();
@@ -263,7 +263,7 @@ struct PostgresStore::State {
       right.reset();
     }
     if (left) insert_range(source, asset, scope, *left);
-    insert_range(source, asset, scope, merged);
+    if (cell) insert_range(source, asset, scope, merged);
     if (right) insert_range(source, asset, scope, *right);
     drop_unreferenced(failures);
   }
@@ -360,6 +360,52 @@ void PostgresStore::record(const DatasetRef& dataset, const PartitionWindow* win
     }
     state_->drop_unreferenced(before);
   }
+  tx.commit();
+}
+
+void PostgresStore::forget(const DatasetRef& dataset, const PartitionWindow* window) {
+  std::lock_guard lock(state_->mutex);
+  postgres::Transaction tx(state_->db());
+  std::vector<std::int64_t> failures;
+  auto collect = [&](const Result& r) {
+    for (int i = 0; i < r.rows(); ++i) {
+      if (!r.is_null(i, 0)) failures.push_back(r.int_value(i, 0));
+    }
+  };
+  if (!window) {
+    // Every scope of the dataset, each under its own lock, taken in one order.
+    Params p;
+    p.text(dataset.source, postgres::oid::text);
+    p.text(dataset.asset, postgres::oid::text);
+    Result scopes = state_->db().exec(
+        "SELECT scope FROM " + state_->t("partition_ranges") +
+            " WHERE source = $1 AND asset = $2 UNION SELECT scope FROM " +
+            state_->t("partition_keys") + " WHERE source = $1 AND asset = $2 ORDER BY 1",
+        p);
+    for (int i = 0; i < scopes.rows(); ++i) {
+      state_->lock(state_->scope_lock(dataset, std::string(scopes.value(i, 0))));
+    }
+    for (const char* table : {"partition_ranges", "partition_keys"}) {
+      collect(state_->db().exec("DELETE FROM " + state_->t(table) +
+                                    " WHERE source = $1 AND asset = $2 RETURNING failure",
+                                p));
+    }
+  } else if (Scope scope = scope_of(*window); scope.ranged) {
+    state_->lock(state_->scope_lock(dataset, scope.name));
+    state_->assign_range(dataset.source, dataset.asset, scope.name, scope.first, scope.last,
+                         std::nullopt);
+  } else {
+    state_->lock(state_->scope_lock(dataset, scope.name));
+    for (const std::string& key : window->keys()) {
+      Params p = dataset_params(dataset.source, dataset.asset, scope.name);
+      p.text(key, postgres::oid::text);
+      collect(state_->db().exec("DELETE FROM " + state_->t("partition_keys") +
+                                    " WHERE source = $1 AND asset = $2 AND scope = $3 AND "
+                                    "key = $4 RETURNING failure",
+                                p));
+    }
+  }
+  state_->drop_unreferenced(failures);
   tx.commit();
 }
 

@@ -237,11 +237,11 @@ struct SqliteStore::State {
     stmt.step();
   }
 
-  // Sets the state of ordinals [first, last] to `cell`: the ranges overlapping it lose their
-  // overlapped part, and neighbours in the same state merge with it. Callers hold a
-  // transaction.
+  // Sets the state of ordinals [first, last] to `cell` (nullopt: no state, as if never
+  // recorded): the ranges overlapping it lose their overlapped part, and neighbours in the same
+  // state merge with it. Callers hold a transaction.
   void assign_range(std::string_view source, std::string_view asset, const std::string& scope,
-                    std::int64_t first, std::int64_t last, const Cell& cell) {
+                    std::int64_t first, std::int64_t last, const std::optional<Cell>& cell) {
     // The touching neighbours too: they may merge with the new range.
     std::vector<Range> old = overlapping(source, asset, scope, first - 1, last + 1);
     std::optional<Range> left;
@@ -262,7 +262,7 @@ struct SqliteStore::State {
         if (r.last > last) right = Range{std::max(r.first, last + 1), r.last, r.cell};
       }
     }
-    Range merged{first, last, cell};
+    Range merged{first, last, cell.value_or(Cell{})};
     if (left && left->last + 1 == first && left->cell == cell) {
       merged.first = left->first;
       left.reset();
@@ -272,7 +272,7 @@ struct SqliteStore::State {
       right.reset();
     }
     if (left) insert_range(source, asset, scope, *left);
-    insert_range(source, asset, scope, merged);
+    if (cell) insert_range(source, asset, scope, merged);
     if (right) insert_range(source, asset, scope, *right);
     drop_unreferenced(failures);
   }
@@ -436,6 +436,46 @@ void SqliteStore::record(const DatasetRef& dataset, const PartitionWindow* windo
     }
     state_->drop_unreferenced(before);
   }
+  transaction.commit();
+}
+
+void SqliteStore::forget(const DatasetRef& dataset, const PartitionWindow* window) {
+  std::lock_guard lock(state_->mutex);
+  sqlite::Transaction transaction(state_->db);
+  std::vector<std::int64_t> failures;
+  if (!window) {
+    {
+      Statement stmt(state_->db,
+                     "SELECT failure FROM partition_ranges WHERE source = ?1 AND asset = ?2 AND "
+                     "failure IS NOT NULL UNION SELECT failure FROM partition_keys WHERE "
+                     "source = ?1 AND asset = ?2 AND failure IS NOT NULL");
+      stmt.bind_text(1, dataset.source, false);
+      stmt.bind_text(2, dataset.asset, false);
+      while (stmt.step()) failures.push_back(stmt.column_int(0));
+    }
+    for (const char* table : {"partition_ranges", "partition_keys"}) {
+      Statement del(state_->db, fmt::format("DELETE FROM {} WHERE source = ? AND asset = ?", table));
+      del.bind_text(1, dataset.source, false);
+      del.bind_text(2, dataset.asset, false);
+      del.step();
+    }
+  } else if (Scope scope = scope_of(*window); scope.ranged) {
+    state_->assign_range(dataset.source, dataset.asset, scope.name, scope.first, scope.last,
+                         std::nullopt);
+  } else {
+    Statement get(state_->db,
+                  "DELETE FROM partition_keys WHERE source = ? AND asset = ? AND scope = ? AND "
+                  "key = ? RETURNING failure");
+    for (const std::string& key : window->keys()) {
+      get.reset();
+      bind_dataset(get, dataset.source, dataset.asset, scope.name);
+      get.bind_text(4, key, false);
+      while (get.step()) {
+        if (!get.column_is_null(0)) failures.push_back(get.column_int(0));
+      }
+    }
+  }
+  state_->drop_unreferenced(failures);
   transaction.commit();
 }
 
