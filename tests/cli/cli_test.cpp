@@ -91,7 +91,7 @@ void expect_one_error_line(const Outcome& o, const std::string& needle) {
 TEST_F(Cli, HelpMatchesGoldenFiles) {
   fs::path golden = source_dir() / "tests" / "cli" / "golden";
   const char* update = std::getenv("IL_UPDATE_GOLDEN");
-  for (const std::string command : {"", "materialize", "backfill", "status", "runs", "catalog",
+  for (const std::string command : {"", "materialize", "backfill", "status", "runs", "serve", "catalog",
                                     "check", "jobs", "schedule", "worker", "cancel"}) {
     std::vector<std::string> args;
     if (!command.empty()) args.push_back(command);

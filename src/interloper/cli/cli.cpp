@@ -276,8 +276,9 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   add_common(reset);
   reset->remove_option(reset->get_option("--asset"));
   reset->add_option("asset", args.reset_asset, "The asset to drop")->required()->type_name("ASSET");
-  reset->add_option("--window", args.window,
-                    "Only the partitions of this window (default: the whole dataset)")
+  reset
+      ->add_option("--window", args.window,
+                   "Only the partitions of this window (default: the whole dataset)")
       ->type_name("A..B");
   reset->add_flag("--yes", args.yes, "Do not ask for confirmation");
   reset->footer(fmt::format(
@@ -294,7 +295,9 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   add_common(worker);
   // A worker runs whatever its pipeline's backfills hold; assets are chosen when enqueueing.
   worker->remove_option(worker->get_option("--asset"));
-  worker->add_option("--queue", args.queue.url, "The PostgreSQL queue")->required()->type_name("URL");
+  worker->add_option("--queue", args.queue.url, "The PostgreSQL queue")
+      ->required()
+      ->type_name("URL");
   worker->add_option("--concurrency", args.queue.concurrency, "Tasks run at once")
       ->type_name("N")
       ->check(CLI::PositiveNumber)
@@ -311,7 +314,9 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
 
   auto* cancel = app.add_subcommand("cancel", "Cancel the tasks of a queued backfill not started");
   cancel->fallthrough();
-  cancel->add_option("--queue", args.queue.url, "The PostgreSQL queue")->required()->type_name("URL");
+  cancel->add_option("--queue", args.queue.url, "The PostgreSQL queue")
+      ->required()
+      ->type_name("URL");
   cancel->add_option("backfill", args.queue.backfill, "The backfill's id")
       ->required()
       ->type_name("ID");
@@ -351,6 +356,30 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       "either runs or was killed outright. The store keeps the newest --keep-runs runs\n"
       "(1000 unless a run says otherwise).\n\n"
       "Examples:\n  {0} runs{1}\n  {0} --json runs{1} --last 5",
+      program, yaml ? " pipeline.yaml" : ""));
+
+  auto* serve = app.add_subcommand("serve", "Serve a web page and JSON API over the store");
+  serve->fallthrough();
+  if (yaml) {
+    serve->add_option("pipeline", args.pipeline, "The pipeline file (YAML)")
+        ->required()
+        ->type_name("PIPELINE");
+  } else {
+    serve->add_option("--store", args.store, "The materialization store (SQLite file)")
+        ->default_str(".interloper/state.db")
+        ->type_name("PATH");
+  }
+  serve->add_option("--host", args.host, "Address to listen on")->default_str("127.0.0.1");
+  serve->add_option("--port", args.port, "Port to listen on")
+      ->type_name("PORT")
+      ->check(CLI::Range(1, 65535))
+      ->default_str("8321");
+  serve->add_option("--window", args.window, "Window the overview counts over")
+      ->type_name("WINDOW");
+  serve->footer(fmt::format(
+      "Read-only. Listens on 127.0.0.1 unless --host says otherwise: anyone who can reach\n"
+      "the address sees every asset, destination (passwords redacted) and error text.\n\n"
+      "Example:\n  {0} serve{1} --port 8321",
       program, yaml ? " pipeline.yaml" : ""));
 
   auto* check = app.add_subcommand("check", "Validate and print the plan without running");
@@ -427,6 +456,7 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
                                    {"backfill", run_backfill},
                                    {"status", run_status},
                                    {"runs", run_runs},
+                                   {"serve", run_serve},
                                    {"catalog", run_catalog},
                                    {"reset", run_reset},
                                    {"check", run_check},

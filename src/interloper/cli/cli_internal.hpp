@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
-#include <limits>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -19,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -73,8 +73,8 @@ struct Args {
   bool fail_fast = false;
   bool all = false;
   bool verify = false;
-  bool yes = false;           // reset --yes
-  std::string reset_asset;    // reset ASSET
+  bool yes = false;         // reset --yes
+  std::string reset_asset;  // reset ASSET
   int claim_lease = 60;
   long keep_runs = 1000;
   long last = 20;
@@ -83,8 +83,10 @@ struct Args {
   long count = 5;            // jobs --count
   long catch_up = 0;
   bool once = false;
-  std::string now;  // schedule --once --now
-  QueueArgs queue;  // backfill --queue, worker, status --queue, cancel
+  std::string now;                 // schedule --once --now
+  QueueArgs queue;                 // backfill --queue, worker, status --queue, cancel
+  std::string host = "127.0.0.1";  // serve --host
+  int port = 8321;                 // serve --port
 };
 
 // Everything a run needs besides the window and assets, wired to the output flags.
@@ -111,6 +113,7 @@ int print_dry_run(const char* command, const Project& project, const Selection& 
                   bool per_partition, const Args& args);
 int run_status(const Project& project, const Args& args);
 int run_runs(const Project& project, const Args& args);
+int run_serve(const Project& project, const Args& args);
 int run_catalog(const Project& project, const Args&);
 int run_reset(const Project& project, const Args& args);
 std::string history_name(const Args& args);

@@ -1,0 +1,288 @@
+#include "interloper/serve/api.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+
+#include "interloper/destination.hpp"
+#include "interloper/postgres/postgres.hpp"
+
+namespace interloper::serve {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// The overview counts over the last this-many partitions when the asset has no start.
+constexpr std::size_t kRecent = 90;
+constexpr std::size_t kBuckets = 1000;
+constexpr std::size_t kShownRuns = 50;
+
+Response error(int status, const std::string& message) {
+  return {status, json{{"error", message}}.dump()};
+}
+
+Response ok(const json& body) {
+  return {200, body.dump(-1, ' ', false, json::error_handler_t::replace)};
+}
+
+std::string destination_text(const DAG& dag, const Asset& asset) {
+  Destination* destination = dag.destination_of(asset);
+  return destination != nullptr ? postgres::redact(destination->url()) : std::string();
+}
+
+json run_json(const RunRecord& r) {
+  return json{{"run_id", r.run_id},
+              {"command_line", r.command_line},
+              {"window", r.window.empty() ? json(nullptr) : json(r.window)},
+              {"started", r.started.to_string()},
+              {"finished", r.finished.to_string()},
+              {"status", run_state_name(r.state)},
+              {"partitions", r.partitions},
+              {"succeeded", r.succeeded},
+              {"failed", r.failed},
+              {"skipped", r.skipped},
+              {"seconds", (r.finished.seconds() - r.started.seconds()).count()}};
+}
+
+json ranges_json(const std::vector<PartitionRange>& ranges) {
+  json out = json::array();
+  for (const PartitionRange& r : ranges) out.push_back({r.first, r.last});
+  return out;
+}
+
+// The window an asset is shown over: the one asked for, or its default.
+std::unique_ptr<PartitionWindow> shown_window(const Asset& asset, const std::string& text) {
+  const PartitionConfig& config = *asset.partitioning();
+  if (!text.empty()) {
+    try {
+      return config.parse_window(text);
+    } catch (const std::exception& e) {
+      throw PartitionError(
+          fmt::format("asset '{}': bad window '{}': {}", asset.name(), text, e.what()));
+    }
+  }
+  auto window = config.default_window(SystemClock().now(), kRecent);
+  if (!window) {
+    throw PartitionError(
+        fmt::format("asset '{}': {} partitioning has no default window; pass window", asset.name(),
+                    config.kind()));
+  }
+  return window;
+}
+
+// Counts of each state per bucket of consecutive partitions, from the ranges alone.
+json buckets_json(const PartitionWindow& window, const WindowStatus& status) {
+  const std::size_t n = window.size();
+  const std::size_t width = (n + kBuckets - 1) / kBuckets;
+  const std::size_t count = (n + width - 1) / width;
+  std::vector<std::array<std::size_t, 3>> counts(count, {0, 0, 0});
+  auto add = [&](const std::vector<PartitionRange>& ranges, std::size_t state) {
+    for (const PartitionRange& r : ranges) {
+      for (std::size_t b = r.first / width; b <= r.last / width; ++b) {
+        const std::size_t lo = std::max(r.first, b * width);
+        const std::size_t hi = std::min(r.last, b * width + width - 1);
+        counts[b][state] += hi - lo + 1;
+      }
+    }
+  };
+  add(status.materialized, 0);
+  add(status.failed, 1);
+  add(status.missing, 2);
+  json out = json::array();
+  for (std::size_t b = 0; b < count; ++b) {
+    const std::size_t last = std::min(n - 1, b * width + width - 1);
+    out.push_back({{"first", window.partition_at(b * width)->key()},
+                   {"last", window.partition_at(last)->key()},
+                   {"materialized", counts[b][0]},
+                   {"failed", counts[b][1]},
+                   {"missing", counts[b][2]}});
+  }
+  return out;
+}
+
+// One cell per partition: key and state.
+json cells_json(const PartitionWindow& window, const WindowStatus& status) {
+  std::vector<char> state(window.size(), 'x');
+  for (const auto& r : status.materialized)
+    std::fill(state.begin() + r.first, state.begin() + r.last + 1, 'm');
+  for (const auto& r : status.failed)
+    std::fill(state.begin() + r.first, state.begin() + r.last + 1, 'f');
+  json out = json::array();
+  const std::vector<std::string> keys = window.keys();
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    out.push_back({{"key", keys[i]},
+                   {"state", state[i] == 'm'   ? "materialized"
+                             : state[i] == 'f' ? "failed"
+                                               : "missing"}});
+  }
+  return out;
+}
+
+std::string unpartitioned_state(const std::optional<MaterializationRecord>& latest) {
+  if (!latest) return "missing";
+  return latest->status == MaterializationStatus::materialized ? "materialized" : "failed";
+}
+
+}  // namespace
+
+Api::Api(const DAG& dag, std::shared_ptr<MaterializationStore> store, std::string pipeline,
+         std::string window)
+    : dag_(dag),
+      store_(std::move(store)),
+      pipeline_(std::move(pipeline)),
+      window_(std::move(window)) {}
+
+Response Api::get(const std::string& path, const std::string& window) {
+  std::lock_guard lock(mutex_);
+  try {
+    if (path == "/api/overview") return overview();
+    if (path == "/api/lineage") return lineage();
+    if (path == "/api/runs") return runs();
+    const std::string prefix = "/api/assets/";
+    if (path.rfind(prefix, 0) == 0) {
+      const std::string rest = path.substr(prefix.size());
+      const auto slash = rest.find('/');
+      const std::string name = rest.substr(0, slash);
+      if (slash == std::string::npos) return grid(name, window);
+      const std::string tail = rest.substr(slash + 1);
+      const std::string partitions = "partitions/";
+      if (tail.rfind(partitions, 0) == 0) return partition(name, tail.substr(partitions.size()));
+    }
+    return error(404, fmt::format("no such path '{}'", path));
+  } catch (const PartitionError& e) {
+    return error(400, e.what());
+  } catch (const std::invalid_argument& e) {
+    return error(400, e.what());
+  } catch (const std::exception& e) {
+    return error(500, e.what());
+  }
+}
+
+Response Api::overview() {
+  json assets = json::array();
+  for (const Asset* asset : dag_.order()) {
+    json entry{{"name", asset->name()},
+               {"source", asset->source_name()},
+               {"deps", asset->deps()},
+               {"enabled", asset->enabled()},
+               {"destination", destination_text(dag_, *asset)}};
+    const PartitionConfig* config = asset->partitioning();
+    if (config == nullptr) {
+      entry["partitioning"] = nullptr;
+      entry["window"] = nullptr;
+      const std::string state = unpartitioned_state(store_->latest(asset->dataset(), nullptr));
+      entry["partitions"] = 1;
+      entry["materialized"] = state == "materialized" ? 1 : 0;
+      entry["failed"] = state == "failed" ? 1 : 0;
+      entry["missing"] = state == "missing" ? 1 : 0;
+    } else {
+      entry["partitioning"] = json::parse(config->to_definition());
+      std::unique_ptr<PartitionWindow> window;
+      try {
+        window = shown_window(*asset, window_);
+      } catch (const PartitionError&) {
+        window = shown_window(*asset, "");  // the window given is another asset's kind
+      }
+      const WindowStatus status = store_->status(asset->dataset(), *window);
+      entry["window"] = window->to_string();
+      entry["partitions"] = window->size();
+      entry["materialized"] = status.count(status.materialized);
+      entry["failed"] = status.count(status.failed);
+      entry["missing"] = status.count(status.missing);
+    }
+    assets.push_back(entry);
+  }
+  const std::vector<RunRecord> last = store_->runs(pipeline_, 1);
+  return ok({{"pipeline", pipeline_},
+             {"assets", assets},
+             {"last_run", last.empty() ? json(nullptr) : run_json(last.front())}});
+}
+
+Response Api::grid(const std::string& name, const std::string& window_text) {
+  const Asset* asset = dag_.find(name);
+  if (asset == nullptr) return error(400, fmt::format("unknown asset '{}'", name));
+  json out{{"asset", name}, {"destination", destination_text(dag_, *asset)}};
+  const PartitionConfig* config = asset->partitioning();
+  if (config == nullptr) {
+    const std::string state = unpartitioned_state(store_->latest(asset->dataset(), nullptr));
+    out["kind"] = nullptr;
+    out["window"] = nullptr;
+    out["partitions"] = 1;
+    out["cells"] = json::array({{{"key", ""}, {"state", state}}});
+    return ok(out);
+  }
+  const std::unique_ptr<PartitionWindow> window = shown_window(*asset, window_text);
+  const WindowStatus status = store_->status(asset->dataset(), *window);
+  const auto time = window->as_time_window();
+  out["kind"] = config->kind();
+  out["granularity"] = time ? json(time->granularity().name()) : json(nullptr);
+  out["window"] = window->to_string();
+  out["partitions"] = window->size();
+  out["counts"] = {{"materialized", status.count(status.materialized)},
+                   {"failed", status.count(status.failed)},
+                   {"missing", status.count(status.missing)}};
+  out["ranges"] = {{"materialized", ranges_json(status.materialized)},
+                   {"failed", ranges_json(status.failed)},
+                   {"missing", ranges_json(status.missing)}};
+  if (window->size() <= kMaxCells) {
+    out["cells"] = cells_json(*window, status);
+  } else {
+    out["buckets"] = buckets_json(*window, status);
+  }
+  return ok(out);
+}
+
+Response Api::partition(const std::string& name, const std::string& key) {
+  const Asset* asset = dag_.find(name);
+  if (asset == nullptr) return error(400, fmt::format("unknown asset '{}'", name));
+  std::unique_ptr<Partition> partition;
+  if (asset->partitioning() != nullptr) {
+    try {
+      partition = asset->partitioning()->partition(key);
+    } catch (const std::exception& e) {
+      return error(400, fmt::format("asset '{}': bad partition '{}': {}", name, key, e.what()));
+    }
+  }
+  const auto latest = store_->latest(asset->dataset(), partition.get());
+  json out{{"asset", name},
+           {"key", partition ? partition->key() : ""},
+           {"state", unpartitioned_state(latest)}};
+  // The store keeps details (run id, rows, times, error) of failures only: a materialized
+  // partition shares one stored range with its neighbours.
+  if (latest && !latest->run_id.empty()) {
+    out["rows"] = latest->rows;
+    out["run_id"] = latest->run_id;
+    out["started"] = latest->started.to_string();
+    out["finished"] = latest->finished.to_string();
+    out["error"] = latest->error;
+  }
+  return ok(out);
+}
+
+Response Api::lineage() {
+  // Layered: an asset sits one layer below its deepest dependency.
+  std::unordered_map<std::string, int> layer;
+  json nodes = json::array();
+  json edges = json::array();
+  for (const Asset* asset : dag_.order()) {
+    int depth = 0;
+    for (const std::string& dep : asset->deps()) {
+      depth = std::max(depth, layer[dep] + 1);
+      edges.push_back({{"from", dep}, {"to", asset->name()}});
+    }
+    layer[asset->name()] = depth;
+    nodes.push_back({{"name", asset->name()}, {"source", asset->source_name()}, {"layer", depth}});
+  }
+  return ok({{"nodes", nodes}, {"edges", edges}});
+}
+
+Response Api::runs() {
+  json out = json::array();
+  for (const RunRecord& r : store_->runs(pipeline_, kShownRuns)) out.push_back(run_json(r));
+  return ok({{"runs", out}});
+}
+
+}  // namespace interloper::serve
