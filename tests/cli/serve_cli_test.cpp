@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -67,6 +68,9 @@ class Server {
     c.set_connection_timeout(2);
     c.set_read_timeout(10);
     return c;
+  }
+  std::string url(const std::string& path) const {
+    return fmt::format("http://127.0.0.1:{}{}", port_, path);
   }
   json get(const std::string& path, int expected = 200) const {
     auto response = client().Get(path);
@@ -236,6 +240,62 @@ TEST_F(Serve, BadRequestsAnswerJsonErrors) {
   EXPECT_TRUE(server.get("/api/assets/events/partitions/yesterday", 400).contains("error"));
   EXPECT_TRUE(server.get("/api/nothing", 404).contains("error"));
   EXPECT_TRUE(server.get("/nothing/here", 404).contains("error"));
+}
+
+std::size_t occurrences(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// The pages after their scripts ran, in headless Chromium.
+TEST_F(Serve, PagesRenderInChromium) {
+  const std::string chromium = "/usr/bin/chromium";
+  if (!fs::exists(chromium)) {
+    const char* ci = std::getenv("CI");
+    if (ci != nullptr && std::string(ci) == "true") FAIL() << "chromium is missing";
+    GTEST_SKIP() << "chromium is missing: install Debian's chromium to run the browser test";
+  }
+  Server server(dir_, {"serve", "pipeline.yaml"});
+  auto dump = [&](const std::string& path, const std::string& screenshot = "") {
+    std::vector<std::string> argv = {chromium,
+                                     "--headless",
+                                     "--no-sandbox",
+                                     "--disable-gpu",
+                                     "--virtual-time-budget=5000",
+                                     "--user-data-dir=" + (dir_ / "chromium").string()};
+    if (!screenshot.empty()) {
+      argv.push_back("--screenshot=" + (fs::path(IL_TEST_BINARY_DIR) / screenshot).string());
+      argv.push_back("--window-size=1280,900");
+    } else {
+      argv.push_back("--dump-dom");
+    }
+    argv.push_back(server.url(path));
+    const auto o = interloper::testing::run_command(argv);
+    EXPECT_EQ(o.code, 0) << o.err;
+    return o.out;
+  };
+  const std::string overview = dump("/");
+  EXPECT_EQ(occurrences(overview, "<tr class=\"asset\">"), 3u) << overview;
+  EXPECT_NE(overview.find("href=\"/assets/events\""), std::string::npos);
+
+  const std::string events = dump("/assets/events?window=2026-03-01..2026-03-06");
+  EXPECT_EQ(occurrences(events, "class=\"cell materialized\""), 4u) << events;
+  EXPECT_EQ(occurrences(events, "class=\"cell failed\""), 1u);
+  EXPECT_EQ(occurrences(events, "class=\"cell missing\""), 1u);
+  EXPECT_NE(events.find("upstream lost 2026-03-04"), std::string::npos);
+
+  const std::string regions = dump("/assets/regions");
+  EXPECT_NE(regions.find("&lt;script&gt;x&lt;/script&gt;"), std::string::npos) << regions;
+  EXPECT_EQ(regions.find("<script>x</script>"), std::string::npos);
+
+  const std::string lineage = dump("/lineage");
+  EXPECT_EQ(occurrences(lineage, "class=\"node\""), 3u) << lineage;
+  const std::string runs = dump("/runs");
+  EXPECT_EQ(occurrences(runs, "<tr class=\"run\">"), 2u) << runs;
+
+  dump("/", "serve-overview.png");
+  dump("/assets/events?window=2026-03-01..2026-03-31", "serve-asset.png");
 }
 
 TEST_F(Serve, RefusesAnAddressItCannotBind) {

@@ -19,6 +19,7 @@ using json = nlohmann::ordered_json;
 constexpr std::size_t kRecent = 90;
 constexpr std::size_t kBuckets = 1000;
 constexpr std::size_t kShownRuns = 50;
+constexpr std::size_t kShownFailures = 20;
 
 Response error(int status, const std::string& message) {
   return {status, json{{"error", message}}.dump()};
@@ -227,6 +228,18 @@ Response Api::grid(const std::string& name, const std::string& window_text) {
   out["ranges"] = {{"materialized", ranges_json(status.materialized)},
                    {"failed", ranges_json(status.failed)},
                    {"missing", ranges_json(status.missing)}};
+  json failures = json::array();
+  for (const FailedRange& f : store_->failures(asset->dataset(), *window, kShownFailures)) {
+    const std::string first = window->partition_at(f.range.first)->key();
+    failures.push_back(
+        {{"partitions", f.range.first == f.range.last
+                            ? first
+                            : first + ".." + window->partition_at(f.range.last)->key()},
+         {"run_id", f.record.run_id},
+         {"finished", f.record.finished.to_string()},
+         {"error", f.record.error}});
+  }
+  out["failures"] = failures;
   if (window->size() <= kMaxCells) {
     out["cells"] = cells_json(*window, status);
   } else {

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "interloper/error.hpp"
+#include "interloper/serve/page.hpp"
 
 namespace interloper::serve {
 
@@ -18,6 +19,14 @@ void run_server(Api& api, const ServerOptions& options) {
     response.status = answer.status;
     response.set_content(answer.body, "application/json");
   });
+  // The pages: one document that routes on its own path.
+  auto page = [](const httplib::Request&, httplib::Response& response) {
+    response.set_content(std::string(kPage), "text/html; charset=utf-8");
+  };
+  server.Get("/", page);
+  server.Get("/lineage", page);
+  server.Get("/runs", page);
+  server.Get(R"(/assets/[^/]+)", page);
   server.set_error_handler([](const httplib::Request& request, httplib::Response& response) {
     if (response.status != 404) return;
     response.set_content(fmt::format("{{\"error\":\"no such path\"}}"), "application/json");
