@@ -298,6 +298,40 @@ TEST_F(Serve, PagesRenderInChromium) {
   dump("/assets/events?window=2026-03-01..2026-03-31", "serve-asset.png");
 }
 
+TEST_F(Serve, AllowRunsBackfillsWithTheTokenOnly) {
+  {
+    Server read_only(dir_, {"serve", "pipeline.yaml"});
+    auto r = read_only.client().Post("/api/assets/totals/backfill", "", "text/plain");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 404);
+  }
+  Server server(dir_, {"serve", "pipeline.yaml", "--allow-runs"});
+  const std::string page = server.client().Get("/")->body;
+  const std::string marker = "name=\"interloper-token\" content=\"";
+  const auto at = page.find(marker);
+  ASSERT_NE(at, std::string::npos);
+  const std::string token = page.substr(at + marker.size(), 32);
+  const std::string path = "/api/assets/totals/backfill?window=2026-03-01..2026-03-02";
+  auto client = server.client();
+  EXPECT_EQ(client.Post(path, "", "text/plain")->status, 403);
+  EXPECT_EQ(client.Post(path, {{"X-Interloper-Token", "0"}}, "", "text/plain")->status, 403);
+  EXPECT_EQ(
+      client.Post("/api/assets/nope/backfill", {{"X-Interloper-Token", token}}, "", "text/plain")
+          ->status,
+      400);
+  auto r = client.Post(path, {{"X-Interloper-Token", token}}, "", "text/plain");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  // Bounded wait for the backfill child to record both days.
+  json grid;
+  for (int i = 0; i < 200; ++i) {
+    grid = server.get("/api/assets/totals?window=2026-03-01..2026-03-02");
+    if (grid["counts"]["materialized"] == 2) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(grid["counts"]["materialized"], 2) << grid;
+}
+
 TEST_F(Serve, RefusesAnAddressItCannotBind) {
   const auto o = interloper::testing::run_interloper(
       {"serve", "pipeline.yaml", "--host", "203.0.113.7", "--port", "1"}, dir_.string());

@@ -376,6 +376,11 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       ->default_str("8321");
   serve->add_option("--window", args.window, "Window the overview counts over")
       ->type_name("WINDOW");
+  if (yaml) {
+    serve->add_flag(
+        "--allow-runs", args.allow_runs,
+        "Allow POST /api/assets/NAME/backfill (token-checked) to backfill what is missing");
+  }
   serve->footer(fmt::format(
       "Read-only. Listens on 127.0.0.1 unless --host says otherwise: anyone who can reach\n"
       "the address sees every asset, destination (passwords redacted) and error text.\n\n"

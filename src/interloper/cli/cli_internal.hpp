@@ -87,6 +87,7 @@ struct Args {
   QueueArgs queue;                 // backfill --queue, worker, status --queue, cancel
   std::string host = "127.0.0.1";  // serve --host
   int port = 8321;                 // serve --port
+  bool allow_runs = false;         // serve --allow-runs
 };
 
 // Everything a run needs besides the window and assets, wired to the output flags.

@@ -162,6 +162,12 @@ Response Api::get(const std::string& path, const std::string& window) {
   }
 }
 
+std::string Api::window_of(const std::string& name, const std::string& text) {
+  std::lock_guard lock(mutex_);
+  const Asset& asset = dag_.asset(name);
+  return asset.partitioning() != nullptr ? shown_window(asset, text)->to_string() : "";
+}
+
 Response Api::overview() {
   json assets = json::array();
   for (const Asset* asset : dag_.order()) {

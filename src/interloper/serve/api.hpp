@@ -34,6 +34,10 @@ class Api {
   // Thread-safe: requests are answered one at a time.
   Response get(const std::string& path, const std::string& window);
 
+  // The window `text` of a partitioned asset, or its default window when `text` is empty, as
+  // text; "" for an unpartitioned asset. Throws PartitionError for a bad window.
+  std::string window_of(const std::string& asset, const std::string& text);
+
  private:
   Response overview();
   Response grid(const std::string& asset, const std::string& window);

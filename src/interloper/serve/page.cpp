@@ -6,6 +6,7 @@ namespace interloper::serve {
 // key such as "<script>" shows as text.
 const std::string_view kPage = R"PAGE(<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>interloper</title>
+<meta name="interloper-token" content="@TOKEN@">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
 :root{--m:#2da44e;--f:#cf222e;--x:#d0d7de;--ink:#1f2328;--mute:#656d76;--line:#d8dee4;--bg:#f6f8fa}

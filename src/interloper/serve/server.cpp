@@ -5,11 +5,23 @@
 #include <httplib.h>
 
 #include <iostream>
+#include <random>
 
 #include "interloper/error.hpp"
 #include "interloper/serve/page.hpp"
 
 namespace interloper::serve {
+
+namespace {
+
+std::string random_token() {
+  std::random_device device;
+  std::string token;
+  for (int i = 0; i < 4; ++i) token += fmt::format("{:08x}", device());
+  return token;
+}
+
+}  // namespace
 
 void run_server(Api& api, const ServerOptions& options) {
   httplib::Server server;
@@ -19,10 +31,37 @@ void run_server(Api& api, const ServerOptions& options) {
     response.status = answer.status;
     response.set_content(answer.body, "application/json");
   });
+  const std::string token = options.start_backfill ? random_token() : std::string();
   // The pages: one document that routes on its own path.
-  auto page = [](const httplib::Request&, httplib::Response& response) {
-    response.set_content(std::string(kPage), "text/html; charset=utf-8");
+  std::string html(kPage);
+  html.replace(html.find("@TOKEN@"), 7, token);
+  auto page = [html](const httplib::Request&, httplib::Response& response) {
+    response.set_content(html, "text/html; charset=utf-8");
   };
+  if (options.start_backfill) {
+    server.Post(
+        R"(/api/assets/([^/]+)/backfill)",
+        [&api, &options, token](const httplib::Request& request, httplib::Response& response) {
+          if (request.get_header_value("X-Interloper-Token") != token) {
+            response.status = 403;
+            response.set_content(R"({"error":"missing or wrong X-Interloper-Token"})",
+                                 "application/json");
+            return;
+          }
+          const std::string asset = request.matches[1];
+          const std::string text =
+              request.has_param("window") ? request.get_param_value("window") : "";
+          Response answer = api.get("/api/assets/" + asset, text);  // validates asset and window
+          if (answer.status == 200) {
+            const std::string window = api.window_of(asset, text);
+            options.start_backfill(asset, window);
+            answer.body =
+                fmt::format(R"({{"asset":"{}","window":"{}","started":true}})", asset, window);
+          }
+          response.status = answer.status;
+          response.set_content(answer.body, "application/json");
+        });
+  }
   server.Get("/", page);
   server.Get("/lineage", page);
   server.Get("/runs", page);

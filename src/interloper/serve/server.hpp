@@ -2,6 +2,7 @@
 
 // The HTTP server of `interloper serve` (cpp-httplib stays inside server.cpp).
 
+#include <functional>
 #include <string>
 
 #include "interloper/serve/api.hpp"
@@ -11,6 +12,11 @@ namespace interloper::serve {
 struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8321;
+  // When set, POST /api/assets/NAME/backfill?window=W runs it with the asset's name and the
+  // window (its default window when W is empty), checked against the per-server token that the
+  // page carries in <meta name="interloper-token">; a missing or wrong X-Interloper-Token
+  // header answers 403.
+  std::function<void(const std::string& asset, const std::string& window)> start_backfill;
 };
 
 // Serves `api` under /api/ until the process is stopped. Prints "serving http://HOST:PORT/"
