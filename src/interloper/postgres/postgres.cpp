@@ -142,6 +142,14 @@ void Params::null(Oid type) {
   types_.push_back(type);
 }
 
+std::vector<const char*> Params::pointers() const {
+  std::vector<const char*> out(values_.size());
+  for (std::size_t i = 0; i < values_.size(); ++i) {
+    out[i] = nulls_[i] ? nullptr : values_[i].c_str();
+  }
+  return out;
+}
+
 Result& Result::operator=(Result&& other) noexcept {
   if (this != &other) {
     PQclear(result_);
@@ -200,12 +208,25 @@ Result Connection::exec(std::string_view sql) {
 
 Result Connection::exec(std::string_view sql, const Params& params, bool binary) {
   std::string text(sql);
-  std::vector<const char*> values(params.size());
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    values[i] = params.nulls_[i] ? nullptr : params.values_[i].c_str();
-  }
+  const std::vector<const char*> values = params.pointers();
   return check(PQexecParams(conn_, text.c_str(), static_cast<int>(params.size()),
                             params.types_.data(), values.data(), nullptr, nullptr, binary ? 1 : 0),
+               sql);
+}
+
+Result Connection::exec_prepared(std::string_view sql, const Params& params) {
+  std::string text(sql);
+  auto found = prepared_.find(text);
+  if (found == prepared_.end()) {
+    std::string name = "il_" + std::to_string(prepared_.size() + 1);
+    check(PQprepare(conn_, name.c_str(), text.c_str(), static_cast<int>(params.size()),
+                    params.types_.data()),
+          sql);
+    found = prepared_.emplace(std::move(text), std::move(name)).first;
+  }
+  const std::vector<const char*> values = params.pointers();
+  return check(PQexecPrepared(conn_, found->second.c_str(), static_cast<int>(params.size()),
+                              values.data(), nullptr, nullptr, 0),
                sql);
 }
 

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "interloper/error.hpp"
@@ -74,6 +75,8 @@ class Params {
 
  private:
   friend class Connection;
+  // The values as libpq takes them (nullptr for NULL), valid while this lives.
+  std::vector<const char*> pointers() const;
   std::vector<std::string> values_;
   std::vector<bool> nulls_;
   std::vector<Oid> types_;
@@ -122,6 +125,10 @@ class Connection {
   // Runs one statement with `params`; `binary` asks for binary result values. Throws on
   // failure (any status but COMMAND_OK / TUPLES_OK).
   Result exec(std::string_view sql, const Params& params, bool binary = false);
+  // As exec(sql, params), for a statement run often: the first call on this connection prepares
+  // it under a name (the parameter types of that call are kept for it), later ones execute it
+  // by name, so the server parses it once and may keep its plan.
+  Result exec_prepared(std::string_view sql, const Params& params);
 
   // COPY ... FROM STDIN: start (the statement), put data, end. A failed end throws with the
   // server's message (a constraint, a bad value).
@@ -137,6 +144,7 @@ class Connection {
   Result check(PGresult* result, std::string_view sql);
   std::shared_ptr<const Url> url_;
   PGconn* conn_ = nullptr;
+  std::unordered_map<std::string, std::string> prepared_;  // statement text -> its name
 };
 
 // BEGIN on construction; ROLLBACK on destruction unless commit() ran.
