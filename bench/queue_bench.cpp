@@ -84,31 +84,31 @@ Enqueued enqueue(const il::DAG& dag, const il::Plan& plan) {
   return out;
 }
 
-// One worker thread's loop, as `interloper worker` runs it: claim, lock the partition, run the
-// task by the plan's own path, complete. Returns how many tasks it completed.
+// One worker thread's loop, as `interloper worker` runs it: claim (with the partition's lock),
+// run the task by the plan's own path, complete (freeing the lock). Returns how many tasks it
+// completed.
 std::int64_t drain(queue::Queue& q, const il::DAG& dag, const il::Plan& plan,
                    const std::string& owner) {
   std::int64_t done = 0;
   il::ExecuteOptions options;
   for (;;) {
-    std::optional<queue::ClaimedTask> task = q.claim("bench", owner, kLease);
-    if (!task) {
+    std::optional<queue::Queue::Claim> claim = q.claim("bench", owner, kLease);
+    if (!claim) {
       if (q.unfinished("bench") == 0) return done;
       std::this_thread::sleep_for(milliseconds(2));
       continue;
     }
-    auto held = q.lock_partition(task->asset, task->partition);
-    if (!held) {
-      q.release(*task, owner);
+    if (!claim->locked()) {
+      q.release(*claim);
       continue;
     }
+    const queue::ClaimedTask& task = claim->task();
     il::TaskResult result =
-        il::execute_task(dag, plan, static_cast<std::size_t>(task->task), options);
+        il::execute_task(dag, plan, static_cast<std::size_t>(task.task), options);
     if (result.status != il::Status::succeeded) {
-      throw std::runtime_error(task->asset + " " + task->partition + ": " + result.error);
+      throw std::runtime_error(task.asset + " " + task.partition + ": " + result.error);
     }
-    held.reset();
-    if (q.complete(*task, owner)) ++done;
+    if (q.complete(*claim)) ++done;
   }
 }
 

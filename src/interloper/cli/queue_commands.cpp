@@ -245,9 +245,9 @@ class Worker {
   void work() {
     while (!stop_requested() && !mismatched_.load()) {
       try {
-        std::optional<queue::ClaimedTask> task = queue_.claim(project_.name, owner_, lease_);
-        if (task) {
-          run_task(*task);
+        std::optional<queue::Queue::Claim> claim = queue_.claim(project_.name, owner_, lease_);
+        if (claim) {
+          run_task(*claim);
           continue;
         }
         if (queue_.requeue_expired() > 0) continue;
@@ -279,9 +279,10 @@ class Worker {
     return planned;
   }
 
-  void run_task(const queue::ClaimedTask& task) {
+  void run_task(queue::Queue::Claim& claim) {
+    const queue::ClaimedTask& task = claim.task();
     if (task.pipeline_hash != hash_) {
-      queue_.release(task, owner_);
+      queue_.release(claim);
       std::lock_guard lock(plans_mutex_);
       mismatch_ = task.pipeline_hash;
       mismatched_ = true;
@@ -293,7 +294,7 @@ class Worker {
     }
     std::optional<TaskResult> result;
     try {
-      result = execute_locked(task);
+      result = execute_locked(claim);
     } catch (...) {
       forget(task);
       throw;
@@ -301,7 +302,7 @@ class Worker {
     forget(task);
     if (result && result->status != Status::succeeded && stopping_now()) {
       // Killed by the second signal: not the task's failure, so no attempt is spent on it.
-      queue_.release(task, owner_);
+      queue_.release(claim);
       std::lock_guard lock(output_);
       print_line(project_, fmt::format("released  {}  {}  (backfill {}): stopped by a signal",
                                        task.asset, task.partition, task.backfill));
@@ -310,7 +311,7 @@ class Worker {
     if (!result) {
       // Another backfill's task writes this partition (claimed in the instant before this
       // one, or still running past its lease): give the task back until that run is done.
-      queue_.release(task, owner_);
+      queue_.release(claim);
       pause(std::chrono::milliseconds(100));
       return;
     }
@@ -318,7 +319,7 @@ class Worker {
     // leave the task leased (and renewed by the heartbeat) for as long as this worker lives.
     for (int attempt = 1;; ++attempt) {
       try {
-        settle(task, *result);
+        settle(claim, *result);
         return;
       } catch (const std::exception& e) {
         if (attempt == kSettleAttempts) throw;
@@ -337,13 +338,13 @@ class Worker {
     running_.erase(std::pair(task.backfill, task.task));
   }
 
-  // Runs the task while holding its (asset, partition) against every other worker, whatever
-  // the backfill, so that overlapping backfills never write one partition at once. nullopt
-  // when another worker holds it. The lock ends with the write (and the store's record).
-  std::optional<TaskResult> execute_locked(const queue::ClaimedTask& task) {
-    std::unique_ptr<queue::Queue::PartitionLock> held =
-        queue_.lock_partition(task.asset, task.partition);
-    if (held == nullptr) return std::nullopt;
+  // Runs the task while its claim holds its (asset, partition) against every other worker,
+  // whatever the backfill, so that overlapping backfills never write one partition at once.
+  // nullopt when another worker holds it. The lock ends when the task is settled, after the
+  // write and the store's record.
+  std::optional<TaskResult> execute_locked(const queue::Queue::Claim& claim) {
+    if (!claim.locked()) return std::nullopt;
+    const queue::ClaimedTask& task = claim.task();
     std::shared_ptr<const Plan> planned = plan_of(task.backfill);
     ExecuteOptions options;
     options.run = run_;
@@ -357,16 +358,17 @@ class Worker {
     return result;
   }
 
-  void settle(const queue::ClaimedTask& task, const TaskResult& result) {
+  void settle(queue::Queue::Claim& claim, const TaskResult& result) {
+    const queue::ClaimedTask& task = claim.task();
     std::string line;
     if (result.status == Status::succeeded) {
-      const bool held = queue_.complete(task, owner_);
+      const bool held = queue_.complete(claim);
       ++succeeded_;
       line = fmt::format("ok        {}  {}  {} rows  {:.3f}s  (backfill {}, attempt {}){}",
                          task.asset, task.partition, result.rows, result.seconds, task.backfill,
                          task.attempts, held ? "" : "  lease lost: the task runs again");
     } else {
-      const bool final = queue_.fail(task, owner_, bound_error(result.error));
+      const bool final = queue_.fail(claim, bound_error(result.error));
       ++failed_;
       line = fmt::format("{}  {}  {}  (backfill {}, attempt {}): {}",
                          final ? "FAILED   " : "retrying ", task.asset, task.partition,

@@ -1,5 +1,7 @@
 // The PostgreSQL task queue: three tables (backfills, tasks, edges) in one schema, and the
-// statements that claim, renew, complete and fail tasks. Every state change is one transaction.
+// statements that claim, renew, complete and fail tasks. Every state change is one transaction,
+// and those a worker makes for each task are one statement each (data-modifying WITH clauses),
+// prepared once per connection: a task costs a worker two round trips to the server.
 #include "interloper/run/queue.hpp"
 
 #include <fmt/format.h>
@@ -82,6 +84,7 @@ struct Queue::State {
     tasks = s + ".\"tasks\"";
     edges = s + ".\"edges\"";
     create_tables();
+    write_statements();
   }
 
   void create_tables() {
@@ -121,27 +124,97 @@ struct Queue::State {
     tx.commit();
   }
 
-  // Cancels the queued tasks downstream of `task`, transitively.
-  void cancel_downstream(postgres::Connection& conn, std::int64_t backfill, std::int64_t task,
-                         std::string_view reason) {
-    Params p;
-    put_int(p, backfill);
-    put_int(p, task);
-    put_text(p, reason);
-    conn.exec(fmt::format("WITH RECURSIVE down(task) AS ("
-                          " SELECT downstream FROM {0} WHERE backfill = $1 AND upstream = $2"
-                          " UNION SELECT e.downstream FROM {0} e JOIN down d"
-                          " ON e.backfill = $1 AND e.upstream = d.task)"
-                          " UPDATE {1} t SET state = 'canceled', last_error = $3,"
-                          " finished = now() FROM down"
-                          " WHERE t.backfill = $1 AND t.task = down.task AND t.state = 'queued'",
-                          edges, tasks),
-              p);
+  // The statements workers run over and over, written once.
+  void write_statements() {
+    claim_sql = fmt::format(
+        // SKIP LOCKED: a task another worker is claiming right now is passed over, not waited
+        // for. A task whose partition another backfill's task is running is passed over too: it
+        // would only wait for the partition's lock, which the claim then takes (closing the
+        // race this check leaves: two claims of one partition in the same instant).
+        "WITH next AS (SELECT t.backfill, t.task FROM {0} t JOIN {1} b"
+        " ON b.id = t.backfill WHERE t.state = 'queued' AND t.waiting = 0"
+        " AND b.pipeline = $1 AND NOT EXISTS (SELECT 1 FROM {0} r"
+        " WHERE r.state = 'running' AND r.asset = t.asset AND r.partition = t.partition)"
+        " ORDER BY t.recency DESC, t.backfill, t.task"
+        " LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"
+        " UPDATE {0} t SET state = 'running', attempts = t.attempts + 1,"
+        " lease_owner = $2, lease_expires = now() + $3 * interval '1 second',"
+        " started = now() FROM next, {1} b"
+        " WHERE t.backfill = next.backfill AND t.task = next.task AND b.id = t.backfill"
+        " RETURNING t.backfill, t.task, t.asset, t.partition, t.attempts, b.pipeline_hash,"
+        " pg_try_advisory_lock({2})",
+        tasks, backfills, partition_lock("t.asset", "t.partition"));
+    // The partition lock is the only session lock a claim's connection holds, so freeing all
+    // of them frees it, and is harmless on a connection that holds none.
+    complete_sql = fmt::format(
+        "WITH done AS (UPDATE {0} SET state = 'succeeded', finished = now(),"
+        " lease_owner = NULL, lease_expires = NULL, last_error = NULL"
+        " WHERE backfill = $1 AND task = $2 AND state = 'running' AND lease_owner = $3"
+        " RETURNING backfill, task),"
+        " released AS (UPDATE {0} t SET waiting = t.waiting - 1 FROM done, {1} e"
+        " WHERE e.backfill = done.backfill AND e.upstream = done.task"
+        " AND t.backfill = done.backfill AND t.task = e.downstream)"
+        " SELECT (SELECT count(*) FROM done), pg_advisory_unlock_all()",
+        tasks, edges);
+    fail_sql = fmt::format(
+        "WITH RECURSIVE settled AS (UPDATE {0} t SET state = CASE WHEN t.attempts >="
+        " b.max_attempts THEN 'failed' ELSE 'queued' END, last_error = $4, lease_owner = NULL,"
+        " lease_expires = NULL, finished = now() FROM {1} b"
+        " WHERE b.id = t.backfill AND t.backfill = $1 AND t.task = $2"
+        " AND t.state = 'running' AND t.lease_owner = $3"
+        " RETURNING t.backfill, t.task, t.state, t.asset, t.partition), {2}"
+        " SELECT (SELECT state FROM settled), pg_advisory_unlock_all()",
+        tasks, backfills, cancel_downstream("settled"));
+    renew_sql = fmt::format(
+        "UPDATE {} SET lease_expires = now() + $2 * interval '1 second'"
+        " WHERE state = 'running' AND lease_owner = $1",
+        tasks);
+    requeue_sql = fmt::format(
+        "WITH RECURSIVE expired AS (SELECT backfill, task FROM {0} WHERE state = 'running'"
+        " AND lease_expires < now() FOR UPDATE SKIP LOCKED),"
+        " settled AS (UPDATE {0} t SET state = CASE WHEN t.attempts >= b.max_attempts"
+        " THEN 'failed' ELSE 'queued' END, last_error = 'the lease of worker ' ||"
+        " t.lease_owner || ' expired (the worker stopped renewing it)', lease_owner = NULL,"
+        " lease_expires = NULL, finished = now() FROM expired, {1} b"
+        " WHERE t.backfill = expired.backfill AND t.task = expired.task AND b.id = t.backfill"
+        " RETURNING t.backfill, t.task, t.state, t.asset, t.partition), {2}"
+        " SELECT count(*) FROM settled",
+        tasks, backfills, cancel_downstream("settled"));
+    release_sql = fmt::format(
+        "WITH back AS (UPDATE {} SET state = 'queued', attempts = attempts - 1,"
+        " lease_owner = NULL, lease_expires = NULL"
+        " WHERE backfill = $1 AND task = $2 AND state = 'running' AND lease_owner = $3"
+        " RETURNING task) SELECT (SELECT count(*) FROM back), pg_advisory_unlock_all()",
+        tasks);
+  }
+
+  // The advisory lock key of an (asset, partition), from two SQL expressions.
+  static std::string partition_lock(std::string_view asset, std::string_view partition) {
+    return fmt::format("hashtext('interloper queue'), hashtext({} || chr(31) || {})", asset,
+                       partition);
+  }
+
+  // WITH clauses (after others, in a WITH RECURSIVE) that cancel the queued tasks downstream,
+  // transitively, of each row of `settled` (backfill, task, state, asset, partition) whose state
+  // is 'failed'.
+  std::string cancel_downstream(std::string_view settled) const {
+    return fmt::format(
+        "down(backfill, task, reason) AS (SELECT e.backfill, e.downstream,"
+        " format('upstream asset ''%s'' failed for %s', s.asset, s.partition)"
+        " FROM {0} e JOIN {2} s ON e.backfill = s.backfill AND e.upstream = s.task"
+        " WHERE s.state = 'failed'"
+        " UNION SELECT e.backfill, e.downstream, d.reason FROM {0} e JOIN down d"
+        " ON e.backfill = d.backfill AND e.upstream = d.task),"
+        " canceled AS (UPDATE {1} t SET state = 'canceled', last_error = down.reason,"
+        " finished = now() FROM down"
+        " WHERE t.backfill = down.backfill AND t.task = down.task AND t.state = 'queued')",
+        edges, tasks, settled);
   }
 
   postgres::Pool pool;
   std::string schema;
   std::string backfills, tasks, edges;
+  std::string claim_sql, complete_sql, fail_sql, release_sql, renew_sql, requeue_sql;
 };
 
 Queue::Queue(std::string_view url) : state_(std::make_unique<State>(url)) {}
@@ -248,32 +321,43 @@ std::vector<std::string> Queue::active_hashes(std::string_view pipeline) {
   return out;
 }
 
-std::optional<ClaimedTask> Queue::claim(std::string_view pipeline, std::string_view owner,
-                                        std::chrono::seconds lease) {
-  auto conn = state_->pool.acquire();
+struct Queue::Claim::Held {
+  std::optional<postgres::Pool::Lease> conn;
+  std::string owner;
+};
+
+Queue::Claim::Claim(ClaimedTask task, bool locked, std::unique_ptr<Held> held)
+    : task_(std::move(task)), locked_(locked), held_(std::move(held)) {}
+Queue::Claim::Claim(Claim&&) noexcept = default;
+Queue::Claim& Queue::Claim::operator=(Claim&&) noexcept = default;
+
+Queue::Claim::~Claim() {
+  if (!held_ || !locked_ || !(*held_->conn)->ok()) return;
+  try {
+    (*held_->conn)->exec("SELECT pg_advisory_unlock_all()");
+  } catch (...) {
+    // A connection that broke has lost its locks with its session.
+  }
+}
+
+std::optional<Queue::Claim> Queue::claim(std::string_view pipeline, std::string_view owner,
+                                         std::chrono::seconds lease) {
+  auto held =
+      std::make_unique<Claim::Held>(Claim::Held{state_->pool.acquire(), std::string(owner)});
+  postgres::Connection& conn = **held->conn;
   Params p;
   put_text(p, pipeline);
   put_text(p, owner);
   put_int(p, lease.count());
-  // SKIP LOCKED: a task another worker is claiming right now is passed over, not waited for.
-  // A task whose partition another backfill's task is running is passed over too: it would
-  // only wait for the partition's lock (lock_partition, which closes the race this leaves).
-  Result r = conn->exec(
-      fmt::format("WITH next AS (SELECT t.backfill, t.task FROM {0} t JOIN {1} b"
-                  " ON b.id = t.backfill WHERE t.state = 'queued' AND t.waiting = 0"
-                  " AND b.pipeline = $1 AND NOT EXISTS (SELECT 1 FROM {0} r"
-                  " WHERE r.state = 'running' AND r.asset = t.asset"
-                  " AND r.partition = t.partition)"
-                  " ORDER BY t.recency DESC, t.backfill, t.task"
-                  " LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"
-                  " UPDATE {0} t SET state = 'running', attempts = t.attempts + 1,"
-                  " lease_owner = $2, lease_expires = now() + $3 * interval '1 second',"
-                  " started = now() FROM next, {1} b"
-                  " WHERE t.backfill = next.backfill AND t.task = next.task AND b.id = t.backfill"
-                  " RETURNING t.backfill, t.task, t.asset, t.partition, t.attempts,"
-                  " b.pipeline_hash",
-                  state_->tasks, state_->backfills),
-      p);
+  Result r;
+  try {
+    r = conn.exec_prepared(state_->claim_sql, p);
+  } catch (...) {
+    // Should the statement fail after taking the lock, the connection must not go back to the
+    // pool holding it.
+    Claim unlocking({}, true, std::move(held));
+    throw;
+  }
   if (r.rows() == 0) return std::nullopt;
   ClaimedTask task;
   task.backfill = r.int_value(0, 0);
@@ -282,7 +366,8 @@ std::optional<ClaimedTask> Queue::claim(std::string_view pipeline, std::string_v
   task.partition = r.value(0, 3);
   task.attempts = static_cast<int>(r.int_value(0, 4));
   task.pipeline_hash = r.value(0, 5);
-  return task;
+  const bool locked = r.value(0, 6) == "t";
+  return Claim(std::move(task), locked, std::move(held));
 }
 
 void Queue::renew(std::string_view owner, std::chrono::seconds lease) {
@@ -290,63 +375,43 @@ void Queue::renew(std::string_view owner, std::chrono::seconds lease) {
   Params p;
   put_text(p, owner);
   put_int(p, lease.count());
-  conn->exec(fmt::format("UPDATE {} SET lease_expires = now() + $2 * interval '1 second'"
-                         " WHERE state = 'running' AND lease_owner = $1",
-                         state_->tasks),
-             p);
+  conn->exec_prepared(state_->renew_sql, p);
 }
 
-bool Queue::complete(const ClaimedTask& task, std::string_view owner) {
-  auto conn = state_->pool.acquire();
-  postgres::Transaction tx(*conn);
+namespace {
+
+// Runs one of the statements that settle a claimed task ($1 backfill, $2 task, $3 owner, then
+// `extra`) on the claim's connection, which frees its partition. A connection that broke (the
+// server restarted) is replaced by another: its lock went with it.
+Result settle(postgres::Pool& pool, const ClaimedTask& task, Queue::Claim::Held& held,
+              const std::string& sql, const std::vector<std::string>& extra) {
+  if (!(*held.conn)->ok()) held.conn.emplace(pool.acquire());
   Params p;
   put_int(p, task.backfill);
   put_int(p, task.task);
-  put_text(p, owner);
-  Result done = conn->exec(
-      fmt::format("UPDATE {} SET state = 'succeeded', finished = now(), lease_owner = NULL,"
-                  " lease_expires = NULL, last_error = NULL"
-                  " WHERE backfill = $1 AND task = $2 AND state = 'running' AND lease_owner = $3"
-                  " RETURNING task",
-                  state_->tasks),
-      p);
-  if (done.rows() == 0) return false;
-  Params q;
-  put_int(q, task.backfill);
-  put_int(q, task.task);
-  conn->exec(fmt::format("UPDATE {0} t SET waiting = t.waiting - 1 FROM {1} e"
-                         " WHERE e.backfill = $1 AND e.upstream = $2 AND t.backfill = $1"
-                         " AND t.task = e.downstream",
-                         state_->tasks, state_->edges),
-             q);
-  tx.commit();
-  return true;
+  put_text(p, held.owner);
+  for (const std::string& value : extra) put_text(p, value);
+  return (*held.conn)->exec_prepared(sql, p);
 }
 
-bool Queue::fail(const ClaimedTask& task, std::string_view owner, std::string_view error) {
-  auto conn = state_->pool.acquire();
-  postgres::Transaction tx(*conn);
-  Params p;
-  put_int(p, task.backfill);
-  put_int(p, task.task);
-  put_text(p, owner);
-  put_text(p, error);
-  Result r = conn->exec(
-      fmt::format("UPDATE {0} t SET state = CASE WHEN t.attempts >= b.max_attempts"
-                  " THEN 'failed' ELSE 'queued' END, last_error = $4, lease_owner = NULL,"
-                  " lease_expires = NULL, finished = now() FROM {1} b"
-                  " WHERE b.id = t.backfill AND t.backfill = $1 AND t.task = $2"
-                  " AND t.state = 'running' AND t.lease_owner = $3 RETURNING t.state",
-                  state_->tasks, state_->backfills),
-      p);
-  const bool failed = r.rows() == 1 && r.value(0, 0) == "failed";
-  if (failed) {
-    state_->cancel_downstream(
-        *conn, task.backfill, task.task,
-        fmt::format("upstream asset '{}' failed for {}", task.asset, task.partition));
-  }
-  tx.commit();
-  return failed;
+}  // namespace
+
+bool Queue::complete(Claim& claim) {
+  Result r = settle(state_->pool, claim.task_, *claim.held_, state_->complete_sql, {});
+  claim.locked_ = false;
+  return r.int_value(0, 0) == 1;
+}
+
+bool Queue::fail(Claim& claim, std::string_view error) {
+  Result r =
+      settle(state_->pool, claim.task_, *claim.held_, state_->fail_sql, {std::string(error)});
+  claim.locked_ = false;
+  return r.value(0, 0) == "failed";
+}
+
+void Queue::release(Claim& claim) {
+  settle(state_->pool, claim.task_, *claim.held_, state_->release_sql, {});
+  claim.locked_ = false;
 }
 
 void Queue::release(const ClaimedTask& task, std::string_view owner) {
@@ -365,54 +430,8 @@ void Queue::release(const ClaimedTask& task, std::string_view owner) {
 
 std::size_t Queue::requeue_expired() {
   auto conn = state_->pool.acquire();
-  postgres::Transaction tx(*conn);
-  Result r = conn->exec(fmt::format(
-      "WITH expired AS (SELECT backfill, task FROM {0} WHERE state = 'running'"
-      " AND lease_expires < now() FOR UPDATE SKIP LOCKED)"
-      " UPDATE {0} t SET state = CASE WHEN t.attempts >= b.max_attempts THEN 'failed'"
-      " ELSE 'queued' END, last_error = 'the lease of worker ' || t.lease_owner ||"
-      " ' expired (the worker stopped renewing it)', lease_owner = NULL, lease_expires = NULL,"
-      " finished = now() FROM expired, {1} b"
-      " WHERE t.backfill = expired.backfill AND t.task = expired.task AND b.id = t.backfill"
-      " RETURNING t.backfill, t.task, t.state, t.asset, t.partition",
-      state_->tasks, state_->backfills));
-  for (int i = 0; i < r.rows(); ++i) {
-    if (r.value(i, 2) != "failed") continue;
-    state_->cancel_downstream(
-        *conn, r.int_value(i, 0), r.int_value(i, 1),
-        fmt::format("upstream asset '{}' failed for {}", r.value(i, 3), r.value(i, 4)));
-  }
-  tx.commit();
-  return static_cast<std::size_t>(r.rows());
-}
-
-struct Queue::PartitionLock::Held {
-  postgres::Pool::Lease conn;
-  std::string key;
-};
-
-Queue::PartitionLock::PartitionLock(std::unique_ptr<Held> held) : held_(std::move(held)) {}
-
-Queue::PartitionLock::~PartitionLock() {
-  try {
-    Params p;
-    put_text(p, held_->key);
-    held_->conn->exec("SELECT pg_advisory_unlock(hashtext('interloper queue'), hashtext($1))", p);
-  } catch (...) {
-    // A connection that broke has lost its locks with its session.
-  }
-}
-
-std::unique_ptr<Queue::PartitionLock> Queue::lock_partition(std::string_view asset,
-                                                            std::string_view partition) {
-  auto held = std::make_unique<PartitionLock::Held>(
-      PartitionLock::Held{state_->pool.acquire(), fmt::format("{}\x1f{}", asset, partition)});
-  Params p;
-  put_text(p, held->key);
-  Result r = held->conn->exec(
-      "SELECT pg_try_advisory_lock(hashtext('interloper queue'), hashtext($1))", p);
-  if (r.value(0, 0) != "t") return nullptr;
-  return std::make_unique<PartitionLock>(std::move(held));
+  Result r = conn->exec_prepared(state_->requeue_sql, {});
+  return static_cast<std::size_t>(r.int_value(0, 0));
 }
 
 std::int64_t Queue::unfinished(std::string_view pipeline) {

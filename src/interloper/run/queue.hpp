@@ -5,16 +5,21 @@
 // is queued and none of its upstream tasks is unfinished (a counter kept on the task, lowered in
 // the transaction that completes each upstream). Workers claim ready tasks newest first with
 // `FOR UPDATE SKIP LOCKED`, so two workers never claim the same task and never wait for each
-// other; a claim is a lease, renewed while the task runs. A lease that expires (its worker died)
-// is taken back by any worker: the task is queued again, or failed once it has used up its
-// attempts, and a failed task cancels everything downstream of it. Lease times come from the
-// database's clock, so workers on several machines need no synchronized clocks.
+// other; a claim is a lease, renewed while the task runs, and a lock on the task's asset and
+// partition, so that overlapping backfills never run one partition at once. A lease that expires
+// (its worker died) is taken back by any worker: the task is queued again, or failed once it has
+// used up its attempts, and a failed task cancels everything downstream of it. Lease times come
+// from the database's clock, so workers on several machines need no synchronized clocks.
+//
+// Each step of a task is one statement, prepared once per connection: a claim (with its lock),
+// and a completion, failure or release (with the lock's end).
 //
 //   queue::Queue q("postgresql://db/ops?schema=interloper_queue");
 //   std::int64_t id = q.enqueue(plan, {.pipeline = "shop", .pipeline_hash = h, ...});
-//   while (auto task = q.claim("shop", owner, std::chrono::seconds(30))) {
-//     ... run it ...
-//     q.complete(*task, owner);   // or q.fail(*task, owner, error)
+//   while (std::optional<queue::Queue::Claim> claim = q.claim("shop", owner, 30s)) {
+//     if (!claim->locked()) { q.release(*claim); continue; }
+//     ... run claim->task() ...
+//     q.complete(*claim);   // or q.fail(*claim, error)
 //   }
 //
 // The URL is a PostgreSQL URL; its `schema` parameter (default "interloper_queue") names the
@@ -112,28 +117,31 @@ class Queue {
   // The pipeline hashes of `pipeline`'s backfills with unfinished tasks (not canceled).
   std::vector<std::string> active_hashes(std::string_view pipeline);
 
-  // Claims the newest ready task of `pipeline`'s backfills for `owner`, leased for `lease`, and
-  // counts the attempt. A task whose (asset, partition) a task of any backfill is running is
-  // not ready. nullopt when none is ready.
-  std::optional<ClaimedTask> claim(std::string_view pipeline, std::string_view owner,
-                                   std::chrono::seconds lease);
+  class Claim;
+  // Claims the newest ready task of `pipeline`'s backfills for `owner`, leased for `lease`,
+  // counts the attempt, and tries to lock the task's (asset, partition), in one statement. A
+  // task whose (asset, partition) a task of any backfill is running is not ready. nullopt when
+  // none is ready.
+  std::optional<Claim> claim(std::string_view pipeline, std::string_view owner,
+                             std::chrono::seconds lease);
   // Moves the lease of every task `owner` runs to `lease` from now.
   void renew(std::string_view owner, std::chrono::seconds lease);
-  // Records the task as succeeded and releases its downstream tasks, in one transaction.
-  // Returns false (and changes nothing) when `owner` no longer holds the lease.
-  bool complete(const ClaimedTask& task, std::string_view owner);
+  // Records the task as succeeded and releases its downstream tasks, in one statement, and
+  // frees its partition. Returns false (and changes nothing) when the claim's owner no longer
+  // holds the lease.
+  bool complete(Claim& claim);
   // Records a failed run: the task is queued again, or, once it has run max_attempts times,
-  // failed with `error` and everything downstream canceled. Returns whether it failed for good;
-  // false also when `owner` no longer holds the lease.
-  bool fail(const ClaimedTask& task, std::string_view owner, std::string_view error);
+  // failed with `error` and everything downstream canceled, in one statement; frees its
+  // partition. Returns whether it failed for good; false also when the claim's owner no longer
+  // holds the lease.
+  bool fail(Claim& claim, std::string_view error);
   // Gives the task back without counting the attempt (a worker stopping, a worker of another
-  // pipeline version).
+  // pipeline version, a partition another worker holds) and frees its partition.
+  void release(Claim& claim);
+  // The same for a task claimed by `owner` on another thread, whose claim that thread keeps
+  // (a worker giving up its running tasks at once); the partition stays locked until the
+  // claim ends.
   void release(const ClaimedTask& task, std::string_view owner);
-  // Holds (asset, partition) against every other worker of any backfill while it lives, by a
-  // session advisory lock on a connection of its own; the server frees it should the worker
-  // die. nullptr when another worker holds it.
-  class PartitionLock;
-  std::unique_ptr<PartitionLock> lock_partition(std::string_view asset, std::string_view partition);
   // Takes back the tasks whose lease expired: queued again, or failed (and their downstream
   // canceled) once out of attempts. Returns how many were taken back.
   std::size_t requeue_expired();
@@ -155,15 +163,27 @@ class Queue {
   std::unique_ptr<State> state_;
 };
 
-class Queue::PartitionLock {
+// A task claimed by one worker, and the lock on its (asset, partition) held against every other
+// worker of any backfill: a session advisory lock on the connection the claim keeps, which the
+// server frees should the worker die or its connection break. Settling the task (complete, fail,
+// release) frees the lock; so does destroying the claim. Movable; one thread at a time.
+class Queue::Claim {
  public:
   struct Held;
-  explicit PartitionLock(std::unique_ptr<Held> held);
-  ~PartitionLock();
-  PartitionLock(const PartitionLock&) = delete;
-  PartitionLock& operator=(const PartitionLock&) = delete;
+  Claim(ClaimedTask task, bool locked, std::unique_ptr<Held> held);
+  Claim(Claim&&) noexcept;
+  Claim& operator=(Claim&&) noexcept;
+  ~Claim();
+
+  const ClaimedTask& task() const { return task_; }
+  // Whether this worker holds the task's partition. When it does not, another worker runs that
+  // partition (claimed in the same instant, or running past its lease): give the task back.
+  bool locked() const { return locked_; }
 
  private:
+  friend class Queue;
+  ClaimedTask task_;
+  bool locked_ = false;
   std::unique_ptr<Held> held_;
 };
 
