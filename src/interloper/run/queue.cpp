@@ -101,14 +101,18 @@ struct Queue::State {
         " request text NOT NULL, assets text NOT NULL, max_attempts integer NOT NULL,"
         " tasks bigint NOT NULL, canceled boolean NOT NULL DEFAULT false,"
         " created timestamptz NOT NULL DEFAULT now());"
+        // Tasks and edges name their backfill without a foreign key: only enqueue writes them,
+        // with the backfill, and a key checked row by row would double the cost of COPY.
         "CREATE TABLE IF NOT EXISTS {2} ("
-        " backfill bigint NOT NULL REFERENCES {1} (id) ON DELETE CASCADE,"
+        " backfill bigint NOT NULL,"
         " task bigint NOT NULL, asset text NOT NULL, partition text NOT NULL,"
         " recency bigint NOT NULL, waiting integer NOT NULL,"
         " state text NOT NULL DEFAULT 'queued', attempts integer NOT NULL DEFAULT 0,"
         " lease_owner text, lease_expires timestamptz, started timestamptz,"
         " finished timestamptz, last_error text, PRIMARY KEY (backfill, task));"
-        "CREATE INDEX IF NOT EXISTS tasks_ready ON {2} (recency DESC, backfill, task)"
+        // Claims read it backwards (newest first, then plan order); a plan's tasks are written
+        // oldest first, so each goes to the end of the index, which stays compact.
+        "CREATE INDEX IF NOT EXISTS tasks_ready ON {2} (recency, backfill DESC, task DESC)"
         " WHERE state = 'queued' AND waiting = 0;"
         "CREATE INDEX IF NOT EXISTS tasks_leases ON {2} (lease_expires)"
         " WHERE state = 'running';"
@@ -117,7 +121,7 @@ struct Queue::State {
         "CREATE INDEX IF NOT EXISTS tasks_running_partitions ON {2} (asset, partition)"
         " WHERE state = 'running';"
         "CREATE TABLE IF NOT EXISTS {3} ("
-        " backfill bigint NOT NULL REFERENCES {1} (id) ON DELETE CASCADE,"
+        " backfill bigint NOT NULL,"
         " upstream bigint NOT NULL, downstream bigint NOT NULL,"
         " PRIMARY KEY (backfill, upstream, downstream));",
         postgres::quote(schema), backfills, tasks, edges));
