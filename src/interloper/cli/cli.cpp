@@ -309,7 +309,8 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
                    "Exit once no task of the pipeline is queued or running");
   worker->footer(
       "SIGTERM or SIGINT: claim nothing more, finish the running tasks, exit 0. A second\n"
-      "signal ends the worker at once; its tasks run again once their leases expire.\n"
+      "signal kills the running tasks' commands, gives their tasks back to the queue, where\n"
+      "other workers run them at once, and exits 0.\n"
       "Exit 2 when the queue's backfills were enqueued from another version of the pipeline.");
 
   auto* cancel = app.add_subcommand("cancel", "Cancel the tasks of a queued backfill not started");
