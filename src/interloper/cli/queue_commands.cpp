@@ -110,6 +110,13 @@ int wait_for(const QueueProject& project, queue::Queue& q, std::int64_t id) {
   return kRunFailed;
 }
 
+// When a running task's lease ends: "lease 24s left", or "lease expired 3s ago" (its worker
+// stopped renewing it; the next idle worker takes the task back).
+std::string lease_text(double left) {
+  if (left >= 0) return fmt::format("lease {:.0f}s left", left);
+  return fmt::format("lease expired {:.0f}s ago", -left);
+}
+
 }  // namespace
 
 std::string pipeline_hash(const DAG& dag, const Pipeline* pipeline) {
@@ -431,7 +438,8 @@ int queue_status(const QueueProject& project, const QueueArgs& args) {
       for (const queue::RunningTask& t : running) {
         if (t.backfill != s.info.id) continue;
         tasks.push_back({{"asset", t.asset}, {"partition", t.partition}, {"worker", t.owner},
-                         {"seconds", t.lease_age}, {"attempts", t.attempts}});
+                         {"seconds", t.seconds}, {"lease_seconds_left", t.lease_left},
+                         {"attempts", t.attempts}});
       }
       line["running_tasks"] = tasks;
       std::cout << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
@@ -443,8 +451,9 @@ int queue_status(const QueueProject& project, const QueueArgs& args) {
         c.queued, c.running, c.succeeded, c.failed, c.canceled);
     for (const queue::RunningTask& t : running) {
       if (t.backfill != s.info.id) continue;
-      std::cout << fmt::format("  running  {}  {}  on {}  for {:.0f}s  (attempt {})\n", t.asset,
-                               t.partition, t.owner, t.lease_age, t.attempts);
+      std::cout << fmt::format("  running  {}  {}  on {}  for {:.0f}s, {}  (attempt {})\n",
+                               t.asset, t.partition, t.owner, t.seconds, lease_text(t.lease_left),
+                               t.attempts);
     }
   }
   return kOk;

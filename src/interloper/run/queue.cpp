@@ -503,7 +503,8 @@ std::vector<RunningTask> Queue::running(std::string_view pipeline,
   }
   Result r = conn->exec(
       fmt::format("SELECT t.backfill, t.asset, t.partition, t.lease_owner, t.attempts,"
-                  " extract(epoch FROM now() - t.started)::float8"
+                  " extract(epoch FROM now() - t.started)::float8,"
+                  " extract(epoch FROM t.lease_expires - now())::float8"
                   " FROM {} t JOIN {} b ON b.id = t.backfill WHERE t.state = 'running'"
                   " AND (b.pipeline = $1 OR $2::bigint IS NOT NULL)"
                   " AND ($2::bigint IS NULL OR b.id = $2) ORDER BY t.backfill, t.task",
@@ -517,7 +518,8 @@ std::vector<RunningTask> Queue::running(std::string_view pipeline,
     t.partition = r.value(i, 2);
     t.owner = r.value(i, 3);
     t.attempts = static_cast<int>(r.int_value(i, 4));
-    t.lease_age = std::stod(std::string(r.value(i, 5)));
+    t.seconds = std::stod(std::string(r.value(i, 5)));
+    t.lease_left = std::stod(std::string(r.value(i, 6)));
     out.push_back(std::move(t));
   }
   return out;

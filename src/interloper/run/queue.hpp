@@ -85,7 +85,8 @@ struct RunningTask {
   std::string partition;
   std::string owner;
   int attempts = 0;
-  double lease_age = 0;  // seconds since the lease was taken or last renewed
+  double seconds = 0;     // how long this run has lasted, since its claim
+  double lease_left = 0;  // seconds until its lease expires unless renewed (negative: expired)
 };
 
 // A task that failed for good (after its attempts), with the last error.
