@@ -223,6 +223,85 @@ TEST_F(QueueCli, AKilledWorkersTaskIsRunAgainByTheOthers) {
   EXPECT_NE(resumed.out.find("0 tasks (301 skipped"), std::string::npos) << resumed.out;
 }
 
+// The lines of calls.log naming `partition`: how many times its command ran.
+int calls_of(const fs::path& dir, const std::string& partition) {
+  std::ifstream in(dir / "calls.log");
+  int n = 0;
+  for (std::string line; std::getline(in, line);) n += line == partition ? 1 : 0;
+  return n;
+}
+
+TEST_F(QueueCli, ATaskLongerThanItsLeaseIsRenewedAndNotRunAgain) {
+  if (queue_.empty()) return;
+  // One day: 24 hours, the day and the month.
+  Outcome enqueued = interloper::testing::run_interloper(
+      {"backfill", "shop.yaml", "--window", "2026-11-12", "--queue", queue_},
+      dir_.path().string());
+  ASSERT_EQ(enqueued.code, 0) << enqueued.err;
+  EXPECT_NE(enqueued.out.find("26 tasks"), std::string::npos) << enqueued.out;
+
+  // Leases of 3 s. The newest hour runs for 10 s on the worker that claims it; the other runs
+  // the other hours, then, idle, takes back every expired lease it finds until that hour ends.
+  const std::vector<std::string> slow = {"SLOW_HOUR=2026-11-12T23", "SLOW_SECONDS=10"};
+  WorkerProcess first(worker_args("3s"), dir_.path(), slow);
+  WorkerProcess second(worker_args("3s"), dir_.path(), slow);
+  ASSERT_GT(pid_in(dir_.path() / "slow.pid"), 0);
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  Outcome status = interloper::testing::run_interloper({"status", "shop.yaml", "--queue", queue_},
+                                                       dir_.path().string());
+  ASSERT_EQ(status.code, 0) << status.err;
+  // Past its first lease, the task still runs on its first attempt, its lease ahead of it.
+  EXPECT_NE(status.out.find("running  events  2026-11-12T23  on "), std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find("s left  (attempt 1)"), std::string::npos) << status.out;
+
+  for (WorkerProcess* worker : {&first, &second}) {
+    Outcome done = worker->join();
+    EXPECT_EQ(done.code, 0) << done.err;
+  }
+  EXPECT_EQ(sql("SELECT state, attempts, last_error IS NULL FROM tasks"
+                " WHERE partition = '2026-11-12T23'"),
+            std::vector<std::string>{"succeeded|1|t"});
+  EXPECT_EQ(sql("SELECT state, count(*) FROM tasks GROUP BY state"),
+            std::vector<std::string>{"succeeded|26"});
+  EXPECT_EQ(calls_of(dir_.path(), "2026-11-12T23"), 1);
+  // The other worker was idle, sweeping, for more than a lease while the hour ran.
+  EXPECT_EQ(sql("SELECT (SELECT finished FROM tasks WHERE partition = '2026-11-12T23') -"
+                " (SELECT max(finished) FROM tasks WHERE asset = 'events'"
+                " AND partition <> '2026-11-12T23') > interval '3 seconds'"),
+            std::vector<std::string>{"t"});
+}
+
+TEST_F(QueueCli, ALeaseExpiringOnTheLastAttemptFailsTheTaskAndCancelsItsDownstream) {
+  if (queue_.empty()) return;
+  Outcome enqueued = interloper::testing::run_interloper(
+      {"backfill", "shop.yaml", "--window", "2026-11-12", "--queue", queue_, "--max-attempts",
+       "1"},
+      dir_.path().string());
+  ASSERT_EQ(enqueued.code, 0) << enqueued.err;
+  const std::vector<std::string> slow = {"SLOW_HOUR=2026-11-12T23", "SLOW_SECONDS=10"};
+  WorkerProcess first(worker_args("3s"), dir_.path(), slow);
+  WorkerProcess second(worker_args("3s"), dir_.path(), slow);
+  const int victim = pid_in(dir_.path() / "slow.pid");
+  ASSERT_GT(victim, 0);
+  ASSERT_EQ(::kill(victim, SIGKILL), 0);
+  for (WorkerProcess* worker : {&first, &second}) {
+    const bool was_victim = worker->pid() == victim;
+    Outcome done = worker->join();
+    EXPECT_EQ(done.code, was_victim ? 128 + SIGKILL : 0) << done.err;
+  }
+  EXPECT_EQ(sql("SELECT state, attempts, last_error LIKE 'the lease of worker % expired%'"
+                " FROM tasks WHERE partition = '2026-11-12T23'"),
+            std::vector<std::string>{"failed|1|t"});
+  EXPECT_EQ(sql("SELECT asset, partition, last_error FROM tasks WHERE state = 'canceled'"
+                " ORDER BY asset"),
+            (std::vector<std::string>{
+                "daily|2026-11-12|upstream asset 'events' failed for 2026-11-12T23",
+                "monthly|2026-11|upstream asset 'events' failed for 2026-11-12T23"}));
+  EXPECT_EQ(sql("SELECT count(*) FROM tasks WHERE state = 'succeeded'"),
+            std::vector<std::string>{"23"});
+}
+
 TEST_F(QueueCli, ATaskThatAlwaysFailsFailsAfterItsAttemptsAndCancelsItsDownstream) {
   if (queue_.empty()) return;
   WorkerProcess waiter({"backfill", "shop.yaml", "--window", "2026-11-01..2026-11-12", "--queue",
