@@ -28,6 +28,7 @@
 #include "interloper/interloper.hpp"
 #include "interloper/postgres/postgres.hpp"
 #include "interloper/run/queue.hpp"
+#include "interloper/sql/identifier.hpp"
 
 namespace {
 
@@ -50,7 +51,7 @@ std::string fresh_schema() {
 void drop_schema(const std::string& schema) {
   il::postgres::Connection db(
       std::make_shared<const il::postgres::Url>(il::postgres::parse_url(server_url(), {})));
-  db.exec(fmt::format("DROP SCHEMA IF EXISTS {} CASCADE", il::postgres::quote(schema)));
+  db.exec(fmt::format("DROP SCHEMA IF EXISTS {} CASCADE", il::sql::quote_identifier(schema)));
 }
 
 // A trivial task: nothing to compute, an empty partition to write.

@@ -128,8 +128,9 @@ class Asset {
   }
   DatasetRef dataset() const { return {source_, name_, partitioning_.get()}; }
 
-  // Validates a run's window against the partitioning (DESIGN §3.5). `window` may be
-  // nullptr (no window). Throws PartitionError whose message starts with "asset 'NAME': ".
+  // Validates a run's window against the partitioning (PartitionConfig::check: same kind and
+  // granularity, one partition unless allow_window). `window` may be nullptr (no window).
+  // Throws PartitionError whose message starts with "asset 'NAME': ".
   // An unpartitioned asset accepts anything: it never fails validation, its context still
   // sees the run's window (has_window() is true when the run has one), and its rows are
   // written whole (with a nullptr window).

@@ -206,6 +206,14 @@ class PartitionConfig {
   // ask for a window.
   virtual std::unique_ptr<PartitionWindow> default_window(TimePoint now, std::size_t recent) const;
 
+  // The partition's place in this kind's order, when the kind numbers its partitions so that
+  // every window's partitions are consecutive numbers: time gives the periods of the partition's
+  // granularity since 1970-01-01T00:00Z, list the position in the declared list. The default
+  // gives nullopt: the kind has no such numbering, and callers (the stores' range arithmetic)
+  // handle its partitions by key. Throws PartitionError for a list value the config does not
+  // declare.
+  virtual std::optional<std::int64_t> ordinal(const Partition& partition) const;
+
   // Whether both ends of a DAG edge accept the same windows (same kind and same shape).
   virtual bool compatible(const PartitionConfig& other) const = 0;
 
@@ -444,6 +452,8 @@ class TimePartitionConfig final : public PartitionConfig {
   // backwards.
   TimePartitionWindow window(std::string_view start_key, std::string_view end_key) const;
   std::unique_ptr<PartitionWindow> default_window(TimePoint now, std::size_t recent) const override;
+  // Periods since 1970-01-01T00:00Z; nullopt for a partition of another kind.
+  std::optional<std::int64_t> ordinal(const Partition& partition) const override;
   bool compatible(const PartitionConfig& other) const override;
   std::string to_definition() const override;
   std::unique_ptr<PartitionConfig> clone() const override;
@@ -532,6 +542,8 @@ class ListPartitionConfig final : public PartitionConfig {
   ListPartitionWindow window(std::string_view start_key, std::string_view end_key) const;
   // Every declared value.
   std::unique_ptr<PartitionWindow> default_window(TimePoint now, std::size_t recent) const override;
+  // The position of the partition's key in values(); throws PartitionError for an unknown key.
+  std::optional<std::int64_t> ordinal(const Partition& partition) const override;
   bool compatible(const PartitionConfig& other) const override;
   std::string to_definition() const override;
   std::unique_ptr<PartitionConfig> clone() const override;

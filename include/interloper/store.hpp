@@ -15,7 +15,11 @@
 //   il::WindowStatus status = store->status(asset.dataset(), window);
 //
 // A record is filed under the dataset's source and asset name, and under the kind (and, for
-// time, the granularity) of its window: a day window and a month window are kept apart.
+// time, the granularity) of its window: a day window and a month window are kept apart. Ranges
+// are ranges of partition ordinals (PartitionConfig::ordinal): the SQLite and PostgreSQL stores
+// keep time windows (PartitionWindow::as_time_window) as ranges and every other kind, list
+// included, partition by partition under its keys; the memory store keeps every kind that has
+// ordinals (time and list) as ranges and the others by key.
 //
 // Implementations (MemoryStore, SqliteStore here; others elsewhere) keep the same semantics,
 // which the store tests pin down:

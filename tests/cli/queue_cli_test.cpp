@@ -14,6 +14,7 @@
 
 #include "destination/storage_fixtures.hpp"
 #include "interloper/postgres/postgres.hpp"
+#include "interloper/sql/identifier.hpp"
 #include "support/cli_process.hpp"
 #include "support/postgres.hpp"
 
@@ -145,7 +146,7 @@ class QueueCli : public ::testing::Test {
     auto url = std::make_shared<const interloper::postgres::Url>(
         interloper::postgres::parse_url(queue_, {"schema"}));
     interloper::postgres::Connection conn(url);
-    const std::string schema = interloper::postgres::quote(url->get("schema"));
+    const std::string schema = interloper::sql::quote_identifier(url->get("schema"));
     conn.exec("SET search_path TO " + schema);
     interloper::postgres::Result r = conn.exec(query);
     std::vector<std::string> rows;

@@ -185,6 +185,112 @@ TEST_P(DestinationContract, MonthlyPartitionsHoldDailyDates) {
   EXPECT_EQ(destination().row_count(ref, &feb), 1);
 }
 
+TEST_P(DestinationContract, ReadsGiveWindowOrderThenInputOrder) {
+  // Rows arrive out of partition order; reads give partition order, input order within.
+  auto w = days(1, 3);
+  il::Table rows;
+  for (auto [d, n] : {std::pair{3, 1}, {1, 2}, {3, 3}, {1, 4}}) {
+    rows.append({{"date", year{2026} / 1 / d}, {"clicks", n}});
+  }
+  EXPECT_EQ(destination().write(kDailyRef, &w, rows), 4);
+  il::Table expected;
+  for (auto [d, n] : {std::pair{1, 2}, {1, 4}, {3, 1}, {3, 3}}) {
+    expected.append({{"date", year{2026} / 1 / d}, {"clicks", n}});
+  }
+  EXPECT_EQ(destination().read(kDailyRef, &w), expected);
+  il::TimePartition first(day(1));
+  EXPECT_EQ(destination().row_count(kDailyRef, &first), 2);
+  EXPECT_EQ(destination().row_count(kDailyRef, nullptr), 4);
+}
+
+TEST_P(DestinationContract, PartitionsNeverWrittenStayUnwrittenBesideWrittenOnes) {
+  auto w = days(1, 2);
+  auto first = w.partition_at(0)->as_window();
+  destination().write(kDailyRef, first.get(), daily_rows({1}));
+  EXPECT_EQ(
+      written(destination().partition_counts(kDailyRef, w)),
+      (std::vector<std::pair<std::string, std::int64_t>>{{"2026-01-01", 1}, {"2026-01-02", -1}}));
+}
+
+TEST_P(DestinationContract, ADailyWindowOverMonthlyPartitionsSelectsByBounds) {
+  il::TimePartitionConfig monthly(
+      "date", {.granularity = il::TimeGranularity::MONTH, .allow_window = true});
+  il::DatasetRef ref{"ads", "monthly", &monthly};
+  il::Table t;
+  for (auto [m, d] : {std::pair{1, 5}, {1, 20}, {2, 3}}) {
+    t.append({{"date", year{2026} / m / d}, {"clicks", d}});
+  }
+  il::TimePartitionWindow months(day(1, 1), day(1, 2), il::TimeGranularity::MONTH);
+  destination().write(ref, &months, t);
+  il::TimePartitionWindow w(day(19, 1), day(3, 2));
+  il::Table expected;
+  expected.append({{"date", year{2026} / 1 / 20}, {"clicks", 20}});
+  expected.append({{"date", year{2026} / 2 / 3}, {"clicks", 3}});
+  EXPECT_EQ(destination().read(ref, &w), expected);
+  il::TimePartition jan5(day(5, 1));
+  EXPECT_EQ(destination().row_count(ref, &jan5), 1);
+  auto counts = destination().partition_counts(ref, w);
+  ASSERT_EQ(counts.size(), 16u);
+  EXPECT_EQ(counts[1].rows, 1);   // 2026-01-20
+  EXPECT_EQ(counts[15].rows, 1);  // 2026-02-03
+  // And a yearly window reads everything.
+  il::TimePartitionWindow year_window(day(1, 1), day(1, 1), il::TimeGranularity::YEAR);
+  EXPECT_EQ(destination().read(ref, &year_window).num_rows(), 3u);
+}
+
+TEST_P(DestinationContract, DailyPartitionsReadThroughAMonthWindow) {
+  auto w = il::TimePartitionWindow(day(30, 1), day(2, 2));
+  il::Table t;
+  for (auto [m, d] : {std::pair{2, 2}, {1, 30}, {2, 1}, {1, 31}}) {
+    t.append({{"date", year{2026} / m / d}, {"clicks", d}});
+  }
+  destination().write(kDailyRef, &w, t);
+  il::TimePartitionWindow months(day(1, 1), day(1, 2), il::TimeGranularity::MONTH);
+  il::Table back = destination().read(kDailyRef, &months);
+  ASSERT_EQ(back.num_rows(), 4u);
+  // Grouped by month, partition order inside each month.
+  EXPECT_EQ(back.at(0, "date"), il::Value(year{2026} / 1 / 30));
+  EXPECT_EQ(back.at(1, "date"), il::Value(year{2026} / 1 / 31));
+  EXPECT_TRUE(back.at(2, "date").as_date() >= sys_days(year{2026} / 2 / 1));
+  EXPECT_TRUE(back.at(3, "date").as_date() >= sys_days(year{2026} / 2 / 1));
+  EXPECT_EQ(written(destination().partition_counts(kDailyRef, months)),
+            (std::vector<std::pair<std::string, std::int64_t>>{{"2026-01", 2}, {"2026-02", 2}}));
+}
+
+TEST_P(DestinationContract, HourlyPartitionsOverTimestamps) {
+  il::TimePartitionConfig hourly("ts",
+                                 {.granularity = il::TimeGranularity::HOUR, .allow_window = true});
+  il::DatasetRef ref{"web", "events", &hourly};
+  const auto at = [](int d, int h, int m = 0) {
+    return sys_seconds(sys_days(year{2026} / 3 / d) + hours(h) + minutes(m));
+  };
+  il::TimePartitionWindow w(at(1, 22), at(2, 1), il::TimeGranularity::HOUR);
+  il::Table rows;
+  rows.append({{"ts", at(1, 22, 15)}, {"n", 1}});
+  rows.append({{"ts", at(2, 0, 0)}, {"n", 2}});
+  rows.append({{"ts", at(2, 1, 59)}, {"n", 3}});
+  destination().write(ref, &w, rows);
+  il::TimePartition midnight(at(2, 0), il::TimeGranularity::HOUR);
+  EXPECT_EQ(destination().row_count(ref, &midnight), 1);
+  EXPECT_EQ(destination().read(ref, &w), rows);
+  il::TimePartitionWindow second_day(day(2, 3), day(2, 3));
+  EXPECT_EQ(destination().read(ref, &second_day).num_rows(), 2u);
+}
+
+TEST_P(DestinationContract, NewColumnsAreAddedAndEarlierRowsReadThemAsNull) {
+  auto first = days(1, 1);
+  auto second = days(2, 2);
+  destination().write(kDailyRef, &first, daily_rows({1}));
+  il::Table wider;
+  wider.append({{"date", year{2026} / 1 / 2}, {"clicks", 2}, {"cost", 1.5}});
+  destination().write(kDailyRef, &second, wider);
+  il::Table expected;
+  expected.append({{"date", year{2026} / 1 / 1}, {"clicks", 1}, {"cost", nullptr}});
+  expected.append({{"date", year{2026} / 1 / 2}, {"clicks", 2}, {"cost", 1.5}});
+  auto both = days(1, 2);
+  EXPECT_EQ(destination().read(kDailyRef, &both), expected);
+}
+
 TEST_P(DestinationContract, ListPartitionsSelectByMembership) {
   const std::vector<std::string> values = {"eu/west",    "..",        "../x", "it's \"quoted\"",
                                            "with space", "ünïcødé ☃", "%2F",  "us"};
@@ -214,6 +320,39 @@ TEST_P(DestinationContract, ListPartitionsSelectByMembership) {
   stray.append({{"region", "us"}, {"amount", 1}});
   EXPECT_THROW(destination().write(ref, &middle, stray), il::DestinationError);
   EXPECT_EQ(destination().row_count(ref, nullptr), static_cast<std::int64_t>(t.num_rows()));
+}
+
+TEST_P(DestinationContract, ListPartitionsWithHostileKeys) {
+  // Keys that are path syntax, escapes, or too long for one path component.
+  const std::vector<std::string> values = {"eu",
+                                           "../x",
+                                           "/",
+                                           "%",
+                                           ".",
+                                           "..",
+                                           "a=b",
+                                           std::string(300, 'k'),
+                                           std::string(300, '/') + "z",
+                                           "caf\xc3\xa9 d'or"};
+  il::ListPartitionConfig config("region", values, true);
+  il::DatasetRef ref{"shop", "sales", &config};
+  auto all = config.window(values.front(), values.back());
+  il::Table rows;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    rows.append({{"region", values[i]}, {"n", static_cast<int>(i)}});
+  }
+  destination().write(ref, &all, rows);
+  EXPECT_EQ(destination().read(ref, &all), rows);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    il::ListPartition p(values[i]);
+    EXPECT_EQ(destination().row_count(ref, &p), 1) << i;
+    il::Table one = destination().read(ref, p.as_window().get());
+    ASSERT_EQ(one.num_rows(), 1u) << i;
+    EXPECT_EQ(one.at(0, "region"), il::Value(values[i]));
+  }
+  for (const auto& count : destination().partition_counts(ref, all)) {
+    EXPECT_EQ(count.rows, 1) << count.key;
+  }
 }
 
 TEST_P(DestinationContract, UnpartitionedWriteReplacesEverything) {
@@ -393,9 +532,11 @@ TEST_P(DestinationContract, ValuesRoundTripExactly) {
             {"flag", nullptr},
             {"label", nullptr},
             {"maybe", nullptr}});
+  t.append({{"date", year{2026} / 3 / 2}, {"label", "2026-03-02"}});  // a date-looking string
   il::TimePartitionWindow w(year{2026} / 3 / 1, year{2026} / 3 / 2);
   destination().write(ref, &w, t);
   EXPECT_EQ(destination().read(ref, &w), t);
+  EXPECT_EQ(destination().schema(ref), t.schema());
 }
 
 TEST_P(DestinationContract, ConcurrentWritersOfDistinctPartitions) {

@@ -63,6 +63,29 @@ TEST(FileKeyEscaping, RoundTripsAndStaysInsideItsDirectory) {
   EXPECT_EQ(FileDestination::escape_key(""), "%");
 }
 
+// Hostile keys, a NUL byte included, stay inside the destination's root and read back the same
+// from a destination opened anew on the same directory.
+TEST(FileDestinationLayout, HostileKeysStayInsideTheRootAcrossReopening) {
+  const std::vector<std::string> values = {"../x", "/", "..", std::string("a\0b", 3),
+                                           std::string(300, '/') + "z"};
+  ListPartitionConfig regions("region", values, true);
+  DatasetRef sales{"shop", "sales", &regions};
+  auto window = regions.window(values.front(), values.back());
+  Table rows;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    rows.append({{"region", values[i]}, {"n", static_cast<int>(i)}});
+  }
+  for (auto format : {FileDestination::Format::jsonl, FileDestination::Format::csv}) {
+    TempDir dir;
+    FileDestination(dir / "files", format).write(sales, &window, rows);
+    EXPECT_EQ(FileDestination(dir / "files", format).read(sales, &window), rows);
+    for (const auto& entry : fs::recursive_directory_iterator(dir.path())) {
+      auto rel = fs::relative(entry.path(), dir.path()).string();
+      EXPECT_EQ(rel.rfind("files", 0), 0u) << rel;
+    }
+  }
+}
+
 TEST(FileKeyEscaping, LongKeysAreHashedAndDistinct) {
   std::string a(400, 'a');
   std::string b = a + "b";

@@ -3,6 +3,7 @@
 
 #include "destination/storage_fixtures.hpp"
 #include "interloper/destination.hpp"
+#include "interloper/destination/destination_url.hpp"
 
 namespace interloper {
 namespace {
@@ -59,6 +60,28 @@ TEST(OpenDestination, ErrorsNameTheProblem) {
   EXPECT_NE(error_of("nothing").find("'nothing'"), std::string::npos);
   EXPECT_NE(error_of("sqlite:").find("no path"), std::string::npos);
   EXPECT_NE(error_of("memory://x").find("memory://"), std::string::npos);
+}
+
+// A URL of a scheme interloper does not know may still carry a password: messages show ***.
+TEST(OpenDestination, ErrorsNeverEchoAPassword) {
+  for (std::string url : {"mysql://me:secret@db/warehouse", "sqlite://me:secret@host/x.db",
+                          "memory://me:secret@host"}) {
+    std::string error = error_of(url);
+    EXPECT_EQ(error.find("secret"), std::string::npos) << error;
+    EXPECT_NE(error.find("me:***@"), std::string::npos) << error;
+  }
+}
+
+TEST(OpenDestination, ParsedFormsAreOneGrammar) {
+  DestinationUrl url = parse_destination_url("file:out?format=csv");
+  EXPECT_EQ(url.scheme, DestinationUrl::Scheme::file);
+  EXPECT_EQ(url.path, "out");
+  EXPECT_EQ(url.format, FileDestination::Format::csv);
+  EXPECT_EQ(url.with_path("/data/out"), "file:///data/out?format=csv");
+  EXPECT_EQ(parse_destination_url("sqlite://./a.db").with_path("/x/a.db"), "sqlite:///x/a.db");
+  EXPECT_EQ(parse_destination_url("s3://bucket/p").scheme, DestinationUrl::Scheme::s3);
+  EXPECT_EQ(parse_destination_url("postgres://db/x").scheme, DestinationUrl::Scheme::postgresql);
+  EXPECT_THROW(parse_destination_url("sqlite:a.db?format=csv"), DestinationError);
 }
 
 }  // namespace

@@ -47,6 +47,28 @@ class SqliteDestinationTest : public ::testing::Test {
   DatasetRef stats{"ads", "stats", &daily};
 };
 
+// Every value type, and keys with a NUL byte, read back the same from a destination opened anew
+// on the same file.
+TEST_F(SqliteDestinationTest, ValuesAndKeysSurviveReopening) {
+  const std::vector<std::string> values = {"eu", std::string("a\0b", 3), "../x"};
+  ListPartitionConfig regions("region", values, true);
+  DatasetRef sales{"shop", "sales", &regions};
+  auto window = regions.window(values.front(), values.back());
+  Table rows;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    rows.append({{"region", values[i]},
+                 {"n", static_cast<int>(i)},
+                 {"x", 0.1},
+                 {"flag", i % 2 == 0},
+                 {"ts", at(2026, 1, 1, 13, 5)},
+                 {"gone", nullptr}});
+  }
+  destination.write(sales, &window, rows);
+  SqliteDestination reopened(path);
+  EXPECT_EQ(reopened.read(sales, &window), rows);
+  EXPECT_EQ(reopened.schema(sales), rows.schema());
+}
+
 TEST_F(SqliteDestinationTest, TableNamesAndUrl) {
   EXPECT_EQ(SqliteDestination::table_name(stats), "ads__stats");
   EXPECT_EQ(SqliteDestination::table_name({"", "dims", nullptr}), "dims");

@@ -202,3 +202,24 @@ TEST(PartitionConfig, DefaultWindowCoversTheKindsNaturalExtent) {
 }
 
 }  // namespace
+
+namespace {
+
+// Ordinals number a kind's partitions so that every window is a run of consecutive numbers;
+// a kind without them (the shard kind) is handled by key.
+TEST(PartitionConfig, OrdinalsNumberPartitionsConsecutively) {
+  using namespace std::chrono;
+  il::TimePartitionConfig days("date");
+  EXPECT_EQ(days.ordinal(il::TimePartition(year{1970} / January / 1)), 0);
+  EXPECT_EQ(days.ordinal(il::TimePartition(year{1970} / January / 31)), 30);
+  il::TimePartitionWindow w(year{2026} / March / 30, year{2026} / April / 2);
+  EXPECT_EQ(*days.ordinal(*w.partition_at(3)) - *days.ordinal(*w.partition_at(0)), 3);
+  EXPECT_EQ(days.ordinal(il::ListPartition("eu")), std::nullopt);
+  il::ListPartitionConfig regions("region", {"eu", "us", "apac"});
+  EXPECT_EQ(regions.ordinal(il::ListPartition("apac")), 2);
+  EXPECT_THROW(regions.ordinal(il::ListPartition("mars")), il::PartitionError);
+  const ShardPartitionConfig shards("shard_id", 4);
+  EXPECT_EQ(shards.ordinal(ShardPartition(1)), std::nullopt);
+}
+
+}  // namespace

@@ -3,7 +3,7 @@
 #include <variant>
 
 #include "interloper/dataset.hpp"
-#include "interloper/partitioning/sql.hpp"
+#include "interloper/sql/identifier.hpp"
 
 namespace interloper {
 
@@ -11,7 +11,7 @@ QueryableDestination::Relation QueryableDestination::relation_of(const DatasetRe
                                                                  const PartitionWindow* window,
                                                                  std::string_view prefix) const {
   Relation relation;
-  relation.sql = "SELECT * FROM " + detail::quote_identifier(table_name_of(dataset));
+  relation.sql = "SELECT * FROM " + sql::quote_identifier(table_name_of(dataset));
   if (window == nullptr || dataset.partitioning == nullptr) return relation;
   const Filter::Sql where =
       window->filter(dataset.partitioning->column()).to_sql(Filter::Placeholder::named, 1, prefix);

@@ -315,7 +315,7 @@ Table MemoryDestination::read(const DatasetRef& dataset, const PartitionWindow* 
     } else {
       for (const auto& [key, rows] : stored->keyed) pieces.push_back(&rows);
     }
-  } else if (const auto* time = dynamic_cast<const TimePartitionWindow*>(window)) {
+  } else if (const std::optional<TimePartitionWindow> time = window->as_time_window()) {
     const Bounds bounds = time->bounds();
     for_each_overlapping(stored->time, bounds,
                          [&](TimePoint, const TimeSlot& slot, bool fully_inside) {
@@ -338,13 +338,14 @@ Table MemoryDestination::read(const DatasetRef& dataset, const PartitionWindow* 
 
 namespace {
 
-// Rows and whether anything was written, for one partition.
+// Rows and whether anything was written, for the partition `key`; `period` is its bounds when it
+// is a time period (its rows then live in the time slots).
 PartitionCount count_partition(const StoredDataset& stored, const DatasetRef& dataset,
-                               const Partition& partition) {
+                               std::string key, const std::optional<Bounds>& period) {
   PartitionCount count;
-  count.key = partition.key();
-  if (const auto* time = dynamic_cast<const TimePartition*>(&partition)) {
-    const Bounds bounds = time->bounds();
+  count.key = std::move(key);
+  if (period) {
+    const Bounds bounds = *period;
     for_each_overlapping(
         stored.time, bounds, [&](TimePoint, const TimeSlot& slot, bool fully_inside) {
           count.written = true;
@@ -376,7 +377,10 @@ std::int64_t MemoryDestination::row_count(const DatasetRef& dataset, const Parti
     for (const auto& [key, rows] : stored->keyed) total += rows.num_rows();
     return total;
   }
-  return count_partition(*stored, dataset, *partition).rows;
+  const std::optional<TimePartitionWindow> time = partition->as_window()->as_time_window();
+  return count_partition(*stored, dataset, partition->key(),
+                         time ? std::make_optional(time->bounds()) : std::nullopt)
+      .rows;
 }
 
 std::vector<PartitionCount> MemoryDestination::partition_counts(const DatasetRef& dataset,
@@ -385,12 +389,21 @@ std::vector<PartitionCount> MemoryDestination::partition_counts(const DatasetRef
   counts.reserve(window.size());
   std::lock_guard lock(state_->mutex);
   StoredDataset* stored = state_->find(dataset);
-  for (std::size_t i = 0; i < window.size(); ++i) {
-    std::unique_ptr<Partition> partition = window.partition_at(i);
+  if (const std::optional<TimePartitionWindow> time = window.as_time_window()) {
+    for (const TimePartition& partition : *time) {
+      if (stored == nullptr || dataset.partitioning == nullptr) {
+        counts.push_back({partition.key(), 0, false});
+      } else {
+        counts.push_back(count_partition(*stored, dataset, partition.key(), partition.bounds()));
+      }
+    }
+    return counts;
+  }
+  for (std::string& key : window.keys()) {
     if (stored == nullptr || dataset.partitioning == nullptr) {
-      counts.push_back({partition->key(), 0, false});
+      counts.push_back({std::move(key), 0, false});
     } else {
-      counts.push_back(count_partition(*stored, dataset, *partition));
+      counts.push_back(count_partition(*stored, dataset, std::move(key), std::nullopt));
     }
   }
   return counts;

@@ -14,13 +14,14 @@
 #include "interloper/destination/postgres_sql.hpp"
 #include "interloper/destination/window_index.hpp"
 #include "interloper/postgres/postgres.hpp"
+#include "interloper/sql/identifier.hpp"
 
 namespace interloper {
 
 namespace {
 
 using detail::pg::qualified;
-using postgres::quote;
+constexpr auto quote = sql::quote_identifier;
 
 // Bytes of COPY data gathered before they are handed to libpq.
 constexpr std::size_t kCopyChunk = std::size_t{1} << 20;

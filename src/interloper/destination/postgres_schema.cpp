@@ -2,11 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "interloper/sql/identifier.hpp"
 #include "interloper/time/civil.hpp"
 
 namespace interloper::detail::pg {
 
-using postgres::quote;
+constexpr auto quote = sql::quote_identifier;
 
 const char* sql_type(DataType type) {
   switch (type) {

@@ -12,7 +12,7 @@
 #include "interloper/destination.hpp"
 #include "interloper/destination/sqlite_state.hpp"
 #include "interloper/destination/window_index.hpp"
-#include "interloper/partitioning/sql.hpp"
+#include "interloper/sql/identifier.hpp"
 #include "interloper/sqlite/sqlite.hpp"
 #include "interloper/time/civil.hpp"
 

@@ -15,14 +15,14 @@
 #include "interloper/destination.hpp"
 #include "interloper/destination/schema_change.hpp"
 #include "interloper/destination/sqlite_guard.hpp"
-#include "interloper/partitioning/sql.hpp"
+#include "interloper/sql/identifier.hpp"
 #include "interloper/sqlite/sqlite.hpp"
 
 namespace interloper::detail::sqlite_store {
 
 using sqlite::Statement;
 // Identifiers are quoted by the same rule as Filter::to_sql's.
-inline constexpr auto quote = detail::quote_identifier;
+inline constexpr auto quote = sql::quote_identifier;
 
 const char* sql_type(DataType type);
 

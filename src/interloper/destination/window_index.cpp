@@ -21,21 +21,25 @@ std::string key_of(const Value& value) {
 
 WindowIndex::WindowIndex(const PartitionWindow& window, std::string column)
     : window_(window), column_(std::move(column)), size_(window.size()) {
-  time_ = dynamic_cast<const TimePartitionWindow*>(&window);
+  time_ = window.as_time_window();
   if (time_) {
     bounds_ = time_->bounds();
     return;
   }
-  if (const auto* list = dynamic_cast<const ListPartitionWindow*>(&window)) {
-    list_ = true;
-    keys_ = list->values();
-    for (std::size_t i = 0; i < keys_.size(); ++i) key_index_.emplace(keys_[i], i);
-    return;
-  }
   keys_ = window.keys();
   filters_.reserve(size_);
-  for (std::size_t i = 0; i < size_; ++i)
+  // A partition that holds exactly the rows whose column equals its key (the list kind) is
+  // found by key lookup; any other is tried by its filter.
+  list_ = true;
+  for (std::size_t i = 0; i < size_; ++i) {
     filters_.push_back(window.partition_at(i)->filter(column_));
+    const Filter& f = filters_.back();
+    list_ = list_ && f.kind() == Filter::Kind::membership && f.values().size() == 1 &&
+            f.values()[0] == keys_[i];
+  }
+  if (!list_) return;
+  filters_.clear();
+  for (std::size_t i = 0; i < keys_.size(); ++i) key_index_.emplace(keys_[i], i);
 }
 
 std::size_t WindowIndex::locate(const Value& value) {

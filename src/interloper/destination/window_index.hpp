@@ -1,7 +1,9 @@
 // Internal: which partition of a window a row belongs to.
 //
-// Destinations place rows by arithmetic on the partition column (time windows) or by key
-// lookup (list windows); other kinds fall back to each partition's Filter.
+// Destinations place rows by arithmetic on the partition column (windows of time periods, as
+// PartitionWindow::as_time_window gives them) or by key lookup (windows whose every partition
+// holds the rows equal to its key, as a list's do); other kinds fall back to each partition's
+// Filter.
 #pragma once
 
 #include <cstddef>
@@ -43,10 +45,10 @@ class WindowIndex {
   std::size_t locate(const Value& value);
   // For time windows, the half-open bounds of the whole window.
   const std::optional<Bounds>& bounds() const { return bounds_; }
-  // For list windows, the keys.
+  // The keys of the window's partitions (time windows: empty).
   const std::vector<std::string>& keys() const { return keys_; }
   const std::string& column() const { return column_; }
-  bool is_time() const { return time_ != nullptr; }
+  bool is_time() const { return time_.has_value(); }
   bool is_list() const { return list_; }
 
   // Row indices of `table` per partition, in window order. Throws DestinationError naming the
@@ -57,7 +59,7 @@ class WindowIndex {
   const PartitionWindow& window_;
   std::string column_;
   std::size_t size_;
-  const TimePartitionWindow* time_ = nullptr;
+  std::optional<TimePartitionWindow> time_;
   bool list_ = false;
   std::optional<Bounds> bounds_;
   // Cache of the last partition hit (rows usually arrive grouped).

@@ -1,7 +1,7 @@
 #include <algorithm>
 
 #include "interloper/partitioning.hpp"
-#include "interloper/partitioning/sql.hpp"
+#include "interloper/sql/identifier.hpp"
 
 namespace interloper {
 
@@ -35,18 +35,6 @@ bool Filter::matches(std::string_view value) const {
   }
 }
 
-std::string detail::quote_identifier(std::string_view name) {
-  std::string out;
-  out.reserve(name.size() + 2);
-  out += '"';
-  for (char c : name) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
-
 Filter::Sql Filter::to_sql(Placeholder style, int first_index, std::string_view prefix) const {
   Sql sql;
   int index = first_index;
@@ -61,7 +49,7 @@ Filter::Sql Filter::to_sql(Placeholder style, int first_index, std::string_view 
     }
     return ":" + std::string(prefix) + std::to_string(index++);
   };
-  const std::string column = detail::quote_identifier(column_);
+  const std::string column = sql::quote_identifier(column_);
   if (kind_ == Kind::range) {
     sql.text = column + " >= " + placeholder();
     sql.text += " AND " + column + " < " + placeholder();

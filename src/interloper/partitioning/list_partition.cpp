@@ -179,6 +179,10 @@ std::unique_ptr<PartitionWindow> ListPartitionConfig::default_window(TimePoint, 
   return std::make_unique<ListPartitionWindow>(values_, 0, values_->size() - 1);
 }
 
+std::optional<std::int64_t> ListPartitionConfig::ordinal(const Partition& partition) const {
+  return static_cast<std::int64_t>(index_of(partition.key()));
+}
+
 std::unique_ptr<PartitionConfig> ListPartitionConfig::clone() const {
   return std::make_unique<ListPartitionConfig>(*this);
 }

@@ -27,4 +27,8 @@ std::unique_ptr<PartitionWindow> PartitionConfig::default_window(TimePoint, std:
   return nullptr;
 }
 
+std::optional<std::int64_t> PartitionConfig::ordinal(const Partition&) const {
+  return std::nullopt;
+}
+
 }  // namespace interloper

@@ -190,6 +190,12 @@ std::string TimePartitionConfig::to_definition() const {
   return j.dump();
 }
 
+std::optional<std::int64_t> TimePartitionConfig::ordinal(const Partition& partition) const {
+  const auto* time = dynamic_cast<const TimePartition*>(&partition);
+  if (time == nullptr) return std::nullopt;
+  return time->granularity().periods_between(TimePoint{}, time->value());
+}
+
 std::unique_ptr<PartitionWindow> TimePartitionConfig::default_window(TimePoint now,
                                                                      std::size_t recent) const {
   const TimePoint end = granularity_.truncate(now);

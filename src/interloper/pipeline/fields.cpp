@@ -8,6 +8,7 @@
 #include <set>
 
 #include "interloper/data.hpp"
+#include "interloper/destination/destination_url.hpp"
 #include "interloper/partitioning.hpp"
 #include "interloper/pipeline/lazy_destination.hpp"
 #include "interloper/pipeline/loader.hpp"
@@ -142,70 +143,41 @@ std::string Loader::store_path(const YAML::Node& node) const {
 std::shared_ptr<Destination> Loader::destination(const YAML::Node& node) {
   std::string text =
       node ? expand_env(node, "destination") : std::string("sqlite:.interloper/data.db");
-  auto colon = text.find(':');
-  if (colon == std::string::npos || colon == 0) {
-    fail(node, fmt::format("destination '{}' is not a URL (expected sqlite:///abs/path.db, "
-                           "sqlite:relative/path.db or file:///dir?format=jsonl|csv)",
-                           text));
+  DestinationUrl url;
+  try {
+    url = parse_destination_url(text);
+  } catch (const DestinationError& e) {
+    fail(node, e.what());
   }
-  std::string scheme = text.substr(0, colon);
-  std::string rest = text.substr(colon + 1);
-  std::string url = text, local;
+  std::string key = text, local;
   bool is_directory = false;
-  if (scheme == "sqlite" || scheme == "file") {
-    std::string query;
-    if (auto q = rest.find('?'); q != std::string::npos) {
-      query = rest.substr(q);
-      rest.erase(q);
-    }
-    if (scheme == "file") {
-      if (!query.empty() && query != "?format=jsonl" && query != "?format=csv") {
-        fail(node, fmt::format("destination '{}': the only option is ?format=jsonl or "
-                               "?format=csv, not '{}'",
-                               text, query));
+  switch (url.scheme) {
+    case DestinationUrl::Scheme::sqlite:
+    case DestinationUrl::Scheme::file:
+      is_directory = url.scheme == DestinationUrl::Scheme::file;
+      local = resolve_path(url.path);
+      key = url.with_path(local);
+      break;
+    case DestinationUrl::Scheme::postgresql: {
+      // Connected now, so that a bad URL, password, database or host stops a run before any
+      // asset executes. Messages carry the URL with its password as ***.
+      auto& shared = destinations_by_url_[key];
+      if (!shared) {
+        try {
+          shared = std::make_shared<PostgresDestination>(text);
+        } catch (const DestinationError& e) {
+          fail(node, e.what());
+        }
       }
-      is_directory = true;
-    } else if (!query.empty()) {
-      fail(node, fmt::format("destination '{}': sqlite takes no options ('{}')", text, query));
+      return shared;
     }
-    // "scheme:///abs" and "scheme://./rel" name paths; "scheme://name" would be a host.
-    if (rest.rfind("//", 0) == 0) {
-      rest.erase(0, 2);
-      if (!rest.empty() && rest[0] != '/' && rest[0] != '.') {
-        fail(node, fmt::format("destination '{}': '{}' would be a host; write {}:///absolute/path "
-                               "or {}:relative/path",
-                               text, rest.substr(0, rest.find('/')), scheme, scheme));
-      }
-    }
-    if (rest.empty()) fail(node, fmt::format("destination '{}' names no path", text));
-    local = resolve_path(rest);
-    url = scheme + "://" + local + query;
-  } else if (scheme == "s3") {
-    try {
-      S3Destination::parse_url(text);  // credentials are read when the destination opens
-    } catch (const DestinationError& e) {
-      fail(node, e.what());
-    }
-  } else if (scheme == "postgresql" || scheme == "postgres") {
-    // Connected now, so that a bad URL, password, database or host stops a run before any
-    // asset executes. Messages carry the URL with its password as ***.
-    auto& shared = destinations_by_url_[url];
-    if (!shared) {
-      try {
-        shared = std::make_shared<PostgresDestination>(text);
-      } catch (const DestinationError& e) {
-        fail(node, e.what());
-      }
-    }
-    return shared;
-  } else if (scheme != "memory") {
-    fail(node, fmt::format("destination '{}' has an unknown scheme '{}' (expected sqlite, file, "
-                           "s3, postgresql or memory)",
-                           text, scheme));
+    case DestinationUrl::Scheme::memory:
+    case DestinationUrl::Scheme::s3:
+      break;  // an S3 destination reads its credentials when it opens
   }
   // Sources naming the same URL share one destination object (one SQLite connection).
-  auto& shared = destinations_by_url_[url];
-  if (!shared) shared = std::make_shared<pipeline::LazyDestination>(url, local, is_directory);
+  auto& shared = destinations_by_url_[key];
+  if (!shared) shared = std::make_shared<pipeline::LazyDestination>(key, local, is_directory);
   return shared;
 }
 

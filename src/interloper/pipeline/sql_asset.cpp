@@ -9,19 +9,13 @@
 #include "interloper/data.hpp"
 #include "interloper/error.hpp"
 #include "interloper/pipeline/assets.hpp"
+#include "interloper/sql/identifier.hpp"
 
 namespace interloper::pipeline {
 
 namespace {
-std::string quote_identifier(std::string_view name) {
-  std::string out = "\"";
-  for (char c : name) {
-    out += c;
-    if (c == '"') out += '"';
-  }
-  out += '"';
-  return out;
-}
+
+using sql::quote_identifier;
 
 bool is_identifier_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';

@@ -289,15 +289,6 @@ Pool::Lease::~Lease() {
   if (pool_->idle_.size() < pool_->max_idle_) pool_->idle_.push_back(std::move(conn_));
 }
 
-std::string quote(std::string_view identifier) {
-  std::string out = "\"";
-  for (char c : identifier) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + '"';
-}
-
 std::string literal(std::string_view text) {
   std::string out = "'";
   for (char c : text) {

@@ -192,8 +192,6 @@ class Pool {
   std::vector<std::unique_ptr<Connection>> idle_;
 };
 
-// A double-quoted identifier ("a""b").
-std::string quote(std::string_view identifier);
 // A single-quoted literal ('it''s'), for the few statements that take no parameters (DDL).
 std::string literal(std::string_view text);
 

@@ -16,12 +16,10 @@ namespace interloper {
 
 namespace {
 
+// A time partitioning's own settings (granularity, start) decide how much of a time window it
+// shares; that is the config's data, not a capability, so the config is read as what it is.
 const TimePartitionConfig* as_time(const PartitionConfig* config) {
   return dynamic_cast<const TimePartitionConfig*>(config);
-}
-
-const TimePartitionWindow* as_time(const PartitionWindow* window) {
-  return dynamic_cast<const TimePartitionWindow*>(window);
 }
 
 // The last instant inside half-open bounds, so that truncating it finds the last period.
@@ -45,8 +43,8 @@ std::optional<TimePartitionWindow> time_share(const TimePartitionConfig& config,
 std::unique_ptr<PartitionWindow> overlapping_window(const PartitionConfig& upstream,
                                                     const PartitionWindow& window) {
   const TimePartitionConfig* config = as_time(&upstream);
-  const TimePartitionWindow* time = as_time(&window);
-  if (config == nullptr || time == nullptr) return window.clone();
+  const std::optional<TimePartitionWindow> time = window.as_time_window();
+  if (config == nullptr || !time) return window.clone();
   std::optional<TimePartitionWindow> share = time_share(*config, time->bounds());
   if (!share) return nullptr;
   return std::make_unique<TimePartitionWindow>(*share);
@@ -65,7 +63,8 @@ Plan plan(const DAG& dag, const PartitionWindow* request, const PlanOptions& opt
   std::shared_ptr<const PartitionWindow> request_copy;
   if (request != nullptr) request_copy = request->clone();
   result.request_ = request_copy;
-  const TimePartitionWindow* request_time = as_time(request);
+  const std::optional<TimePartitionWindow> request_time =
+      request ? request->as_time_window() : std::nullopt;
 
   std::unordered_map<std::string_view, std::size_t> index;
   std::string failures;
@@ -87,7 +86,7 @@ Plan plan(const DAG& dag, const PartitionWindow* request, const PlanOptions& opt
       } else if (request == nullptr) {
         asset->check(nullptr);  // throws: a partitioned asset needs a window
       } else if (const TimePartitionConfig* time = as_time(config);
-                 time != nullptr && request_time != nullptr) {
+                 time != nullptr && request_time) {
         std::optional<TimePartitionWindow> share = time_share(*time, request_time->bounds());
         if (!share) {
           throw PartitionError(fmt::format("asset '{}': window {} lies entirely before start {}",

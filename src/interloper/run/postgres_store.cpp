@@ -11,6 +11,7 @@
 
 #include "interloper/postgres/postgres.hpp"
 #include "interloper/run/range_map.hpp"
+#include "interloper/sql/identifier.hpp"
 #include "interloper/store.hpp"
 
 namespace interloper {
@@ -89,7 +90,8 @@ struct PostgresStore::State {
   std::mutex mutex;
 
   std::string t(const char* name) const {
-    return postgres::quote(schema) + "." + postgres::quote(std::string("interloper_") + name);
+    return sql::quote_identifier(schema) + "." +
+           sql::quote_identifier(std::string("interloper_") + name);
   }
 
   // The connection, opened again when the server went away since the last use.
@@ -132,7 +134,7 @@ struct PostgresStore::State {
         // Stores created before definitions were kept: "" is an unknown definition.
         "ALTER TABLE {ranges} ADD COLUMN IF NOT EXISTS definition text NOT NULL DEFAULT '';"
         "ALTER TABLE {keys} ADD COLUMN IF NOT EXISTS definition text NOT NULL DEFAULT ''",
-        fmt::arg("schema", postgres::quote(schema)), fmt::arg("failures", t("failures")),
+        fmt::arg("schema", sql::quote_identifier(schema)), fmt::arg("failures", t("failures")),
         fmt::arg("ranges", t("partition_ranges")), fmt::arg("keys", t("partition_keys")),
         fmt::arg("claims", t("claims")), fmt::arg("runs", t("runs"))));
     tx.commit();
@@ -443,13 +445,12 @@ std::optional<MaterializationRecord> PostgresStore::latest(const DatasetRef& dat
   std::optional<Cell> cell;
   if (!partition) {
     cell = state_->key_cell(dataset, "none", "");
-  } else if (const auto* time = dynamic_cast<const TimePartition*>(partition)) {
-    const std::int64_t at = time->granularity().periods_between(TimePoint{}, time->value());
-    const std::string scope = detail::time_scope(time->granularity());
-    auto found = state_->overlapping(dataset.source, dataset.asset, scope, at, at);
+  } else if (Scope scope = scope_of(*partition->as_window()); scope.ranged) {
+    auto found =
+        state_->overlapping(dataset.source, dataset.asset, scope.name, scope.first, scope.first);
     if (!found.empty()) cell = found.front().cell;
   } else {
-    cell = state_->key_cell(dataset, std::string(partition->kind()), partition->key());
+    cell = state_->key_cell(dataset, scope.name, partition->key());
   }
   if (!cell) return std::nullopt;
   return state_->record_of(dataset.asset, *cell);

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "interloper/postgres/postgres.hpp"
+#include "interloper/sql/identifier.hpp"
 
 namespace interloper::queue {
 
@@ -79,7 +80,7 @@ struct Queue::State {
       throw DestinationError(
           fmt::format("postgresql URL '{}': schema is empty", pool.url().redacted));
     }
-    const std::string s = postgres::quote(schema);
+    const std::string s = sql::quote_identifier(schema);
     backfills = s + ".\"backfills\"";
     tasks = s + ".\"tasks\"";
     edges = s + ".\"edges\"";
@@ -124,7 +125,7 @@ struct Queue::State {
         " backfill bigint NOT NULL,"
         " upstream bigint NOT NULL, downstream bigint NOT NULL,"
         " PRIMARY KEY (backfill, upstream, downstream));",
-        postgres::quote(schema), backfills, tasks, edges));
+        sql::quote_identifier(schema), backfills, tasks, edges));
     tx.commit();
   }
 

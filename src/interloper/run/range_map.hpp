@@ -168,39 +168,28 @@ inline WindowStatus to_window_status(const std::vector<StatusSegment>& segments,
   return status;
 }
 
-// The ordinal of `partition` in `dataset`'s partitioning, or nullopt for a kind without
-// ordinals (only time and list kinds have them). Throws PartitionError for a list key the
-// partitioning does not declare.
+// The ordinal of `partition` in `dataset`'s partitioning (PartitionConfig::ordinal), or nullopt
+// for a kind without ordinals (of the built-in kinds, time and list have them). Throws
+// PartitionError for a list key the partitioning does not declare.
 inline std::optional<std::int64_t> partition_ordinal(const DatasetRef& dataset,
                                                      const Partition& partition) {
-  if (const auto* time = dynamic_cast<const TimePartition*>(&partition)) {
-    return time->granularity().periods_between(TimePoint{}, time->value());
-  }
-  if (const auto* list = dynamic_cast<const ListPartitionConfig*>(dataset.partitioning)) {
-    return static_cast<std::int64_t>(list->index_of(partition.key()));
-  }
-  return std::nullopt;
+  if (dataset.partitioning == nullptr) return std::nullopt;
+  return dataset.partitioning->ordinal(partition);
 }
 
 // The ordinals [first, last] of `window` in `dataset`'s partitioning, or nullopt for a kind
-// without ordinals. Arithmetic only: O(1) whatever the window's size.
+// without ordinals. A window's partitions are consecutive, so its first partition's ordinal is
+// enough: O(1) whatever the window's size.
 inline std::optional<std::pair<std::int64_t, std::int64_t>> window_ordinals(
     const DatasetRef& dataset, const PartitionWindow& window) {
-  const auto size = static_cast<std::int64_t>(window.size());
-  if (const auto* time = dynamic_cast<const TimePartitionWindow*>(&window)) {
-    const std::int64_t first = time->granularity().periods_between(TimePoint{}, time->start());
-    return std::make_pair(first, first + size - 1);
-  }
-  const auto* config = dynamic_cast<const ListPartitionConfig*>(dataset.partitioning);
-  const auto* list = dynamic_cast<const ListPartitionWindow*>(&window);
-  if (config != nullptr && list != nullptr) {
-    const auto first = static_cast<std::int64_t>(config->index_of(list->first()));
-    return std::make_pair(first, first + size - 1);
-  }
-  return std::nullopt;
+  if (dataset.partitioning == nullptr) return std::nullopt;
+  const std::optional<std::int64_t> first = dataset.partitioning->ordinal(*window.partition_at(0));
+  if (!first) return std::nullopt;
+  return std::make_pair(*first, *first + static_cast<std::int64_t>(window.size()) - 1);
 }
 
-// How a window is filed: time windows by granularity and ordinal range, others by key.
+// How a window is filed: a time window (PartitionWindow::as_time_window) by granularity and
+// ordinal range, a window of any other kind, list included, by key.
 struct Scope {
   std::string name;  // "time:day", "list", ...
   bool ranged = false;
@@ -213,7 +202,7 @@ inline std::string time_scope(TimeGranularity granularity) {
 }
 
 inline Scope scope_of(const PartitionWindow& window) {
-  if (const auto* time = dynamic_cast<const TimePartitionWindow*>(&window)) {
+  if (const std::optional<TimePartitionWindow> time = window.as_time_window()) {
     const std::int64_t first = time->granularity().periods_between(TimePoint{}, time->start());
     return {time_scope(time->granularity()), true, first,
             first + static_cast<std::int64_t>(time->size()) - 1};

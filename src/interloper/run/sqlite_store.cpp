@@ -516,13 +516,12 @@ std::optional<MaterializationRecord> SqliteStore::latest(const DatasetRef& datas
   std::optional<Cell> cell;
   if (!partition) {
     cell = state_->key_cell(dataset, "none", "");
-  } else if (const auto* time = dynamic_cast<const TimePartition*>(partition)) {
-    const std::int64_t at = time->granularity().periods_between(TimePoint{}, time->value());
-    const std::string scope = detail::time_scope(time->granularity());
-    auto found = state_->overlapping(dataset.source, dataset.asset, scope, at, at);
+  } else if (Scope scope = scope_of(*partition->as_window()); scope.ranged) {
+    auto found =
+        state_->overlapping(dataset.source, dataset.asset, scope.name, scope.first, scope.first);
     if (!found.empty()) cell = found.front().cell;
   } else {
-    cell = state_->key_cell(dataset, std::string(partition->kind()), partition->key());
+    cell = state_->key_cell(dataset, scope.name, partition->key());
   }
   if (!cell) return std::nullopt;
   return state_->record_of(dataset.asset, *cell);

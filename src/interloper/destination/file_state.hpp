@@ -1,0 +1,57 @@
+// Internal: the state a FileDestination shares with its writers (file_destination.cpp defines
+// it, file_writer.cpp writes through it).
+#pragma once
+
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "interloper/data.hpp"
+#include "interloper/destination.hpp"
+
+namespace interloper {
+
+namespace detail {
+inline constexpr const char* file_key_name = "_key";  // a hashed key's own text, beside its data
+inline constexpr const char* file_schema_name = "_schema.json";
+}  // namespace detail
+
+struct FileDestination::State {
+  std::filesystem::path root;
+  Format format;
+  std::mutex mutex;
+
+  const char* data_name() const { return format == Format::csv ? "data.csv" : "data.jsonl"; }
+
+  // ROOT/SOURCE/ASSET, each escaped.
+  std::filesystem::path dataset_dir(const DatasetRef& dataset) const;
+  // The schema recorded in `dir`'s _schema.json, or nullopt when there is none.
+  std::optional<Schema> stored_schema(const std::filesystem::path& dir) const;
+  // Rows as this destination's format; an empty table is an empty file.
+  std::string encode(const Table& table) const;
+  Table decode(const std::filesystem::path& file, const std::string& text,
+               const Schema* schema) const;
+
+  // Every partition directory of `dir` for `column`: (key, path).
+  std::vector<std::pair<std::string, std::filesystem::path>> partition_dirs(
+      const std::filesystem::path& dir, const std::string& column) const;
+  // DIR/COLUMN=KEY, each escaped.
+  std::filesystem::path partition_dir(const std::filesystem::path& dir, const std::string& column,
+                                      const std::string& key) const;
+
+  // Rows of the window, bucketed per partition in window order; `written[i]` tells whether the
+  // partition's own file exists.
+  struct Collected {
+    Table rows;
+    std::vector<std::size_t> counts;
+    std::vector<bool> written;
+  };
+
+  Collected collect(const DatasetRef& dataset, const PartitionWindow& window) const;
+  Table read_unpartitioned(const std::filesystem::path& dir) const;
+};
+
+}  // namespace interloper

@@ -1,0 +1,284 @@
+// FileDestination's writer: batches are staged in temporary files beside each partition's file
+// and made durable and renamed into place at commit (posix/durable_file.hpp).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <optional>
+
+#include "interloper/data/format.hpp"
+#include "interloper/destination.hpp"
+#include "interloper/destination/file_state.hpp"
+#include "interloper/destination/schema_change.hpp"
+#include "interloper/destination/window_index.hpp"
+#include "interloper/posix/durable_file.hpp"
+
+namespace interloper {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* key_file = detail::file_key_name;
+constexpr const char* schema_file = detail::file_schema_name;
+
+}  // namespace
+
+namespace {
+
+// Copies a CSV file this destination wrote, replacing its header with `names` and giving every
+// record names.size() fields (the missing trailing ones empty, that is null). Records of a file
+// whose columns grew while it was written are shorter than the final header. Every quote in our
+// own output is part of a quoted field, so toggling on quotes finds the separators.
+void widen_csv(const fs::path& from, const fs::path& to, const std::vector<std::string>& names) {
+  const auto fail_read = [&] {
+    throw DestinationError(
+        fmt::format("file destination: cannot read '{}': {}", from.string(), std::strerror(errno)));
+  };
+  std::string header;
+  detail::append_csv_header(header, names);
+  posix::append_to(to, header);
+  std::ifstream in(from, std::ios::binary);
+  if (!in) fail_read();
+  std::string chunk(1 << 16, '\0'), out;
+  bool in_quotes = false, in_header = true;
+  std::size_t fields = 1;
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    for (std::size_t i = 0; i < got; ++i) {
+      const char c = chunk[i];
+      if (c == '"') in_quotes = !in_quotes;
+      if (in_header) {
+        in_header = in_quotes || c != '\n';  // the old header is dropped
+        continue;
+      }
+      if (!in_quotes && c == ',') ++fields;
+      if (!in_quotes && c == '\n') {
+        out.append(names.size() - std::min(fields, names.size()), ',');
+        fields = 1;
+      }
+      out.push_back(c);
+    }
+    if (out.size() >= (std::size_t{1} << 20)) {
+      posix::append_to(to, out);
+      out.clear();
+    }
+  }
+  if (in.bad()) fail_read();
+  posix::append_to(to, out);
+}
+
+}  // namespace
+
+// Batches are validated as they arrive, encoded, and appended to a temporary file beside each
+// partition's file (through a small buffer per partition, flushed when all buffers together
+// pass a bound). commit() makes every temporary file durable, records the schema, and renames
+// them into place. Whatever fails, and when the writer is dropped uncommitted, the temporary
+// files are removed.
+class FileDestination::Writer final : public WindowWriter {
+ public:
+  Writer(State& state, DatasetRef dataset, const PartitionWindow* window)
+      : state_(state), dataset_(std::move(dataset)), dir_(state.dataset_dir(dataset_)) {
+    if (window != nullptr && dataset_.partitioning != nullptr) {
+      index_.emplace(*window, dataset_.partitioning->column());
+      keys_ = window->keys();
+      for (const std::string& key : keys_) {
+        targets_.push_back(
+            {state_.partition_dir(dir_, dataset_.partitioning->column(), key), {}, {}, {}});
+      }
+    } else {
+      targets_.push_back({dir_, {}, {}, {}});
+    }
+  }
+
+  ~Writer() override { remove_temps(); }
+
+  void append(const Table& batch) override {
+    usable();
+    unusable_ = true;  // until this batch is in
+    std::vector<std::vector<std::size_t>> parts;
+    if (index_) parts = index_->split(dataset_, batch);  // throws before anything is staged
+    try {
+      schema_ = started_ ? Schema::unify(schema_, batch.schema()) : batch.schema();
+    } catch (const DataError& e) {
+      throw DestinationError(fmt::format("file destination: '{}': {}", dir_.string(), e.what()));
+    }
+    started_ = true;
+    for (std::size_t i = 0; i < targets_.size(); ++i) {
+      const std::size_t rows = index_ ? parts[i].size() : batch.num_rows();
+      if (rows == 0) continue;
+      if (rows == batch.num_rows()) {
+        encode(targets_[i], batch);
+      } else {
+        encode(targets_[i], batch.select_rows(parts[i]));
+      }
+      rows_ += static_cast<std::int64_t>(rows);
+    }
+    if (buffered_ >= kFlushBytes) flush();
+    unusable_ = false;
+  }
+
+  std::int64_t commit() override {
+    usable();
+    unusable_ = true;
+    try {
+      std::lock_guard lock(state_.mutex);
+      posix::make_dirs(dir_);
+      posix::remove_stale_temps(dir_);
+      const Schema schema = merged_schema();
+      flush();
+      stage_all();
+      if (!(stored_ && schema == *stored_))
+        posix::replace_file(dir_ / schema_file, schema_to_json(schema));
+      if (!index_ && dataset_.partitioning) {
+        // The whole dataset is replaced: drop its partitions first.
+        for (auto& [key, path] : state_.partition_dirs(dir_, dataset_.partitioning->column())) {
+          std::error_code ec;
+          fs::remove_all(path, ec);
+        }
+      }
+      // Every new file is durable; now swap them in. A crash from here on leaves each partition
+      // whole, either old or new.
+      for (Target& target : targets_) {
+        posix::rename_over(*target.temp, target.dir / state_.data_name());
+        target.temp.reset();
+      }
+      for (std::size_t i = 0; index_ && i < targets_.size(); ++i) posix::fsync_dir(targets_[i].dir);
+      posix::fsync_dir(dir_);
+    } catch (...) {
+      remove_temps();
+      throw;
+    }
+    return rows_;
+  }
+
+ private:
+  static constexpr std::size_t kFlushBytes = std::size_t{8} << 20;
+
+  struct Target {
+    fs::path dir;                     // the partition's directory (the dataset's when whole)
+    std::optional<fs::path> temp;     // the temporary file, once created
+    std::string buffer;               // encoded rows not yet in the temporary file
+    std::vector<std::string> header;  // csv: the columns of the header written
+  };
+
+  void usable() const {
+    if (unusable_) {
+      throw DestinationError(
+          fmt::format("file destination: '{}': the writer failed or was committed", dir_.string()));
+    }
+  }
+
+  // Encodes rows into the target's buffer. A CSV file's header is the columns known when its
+  // first rows arrive; later rows carry every column known by then (a header's prefix or more).
+  void encode(Target& target, const Table& rows) {
+    const std::size_t before = target.buffer.size();
+    try {
+      if (state_.format != Format::csv) {
+        target.buffer += to_json_lines(rows);
+      } else {
+        std::vector<std::string> names;
+        std::vector<std::size_t> columns;
+        for (const Field& f : schema_.fields()) {
+          names.push_back(f.name);
+          columns.push_back(rows.column_index(f.name).value_or(Schema::npos));
+        }
+        if (target.header.empty()) {
+          detail::append_csv_header(target.buffer, names);
+          target.header = names;
+        }
+        detail::append_csv_records(target.buffer, rows, columns);
+      }
+    } catch (const DataError& e) {
+      throw DestinationError(fmt::format("file destination: {}", e.what()));
+    }
+    buffered_ += target.buffer.size() - before;
+  }
+
+  fs::path& temp_of(Target& target) {
+    if (!target.temp) {
+      posix::make_dirs(target.dir);
+      target.temp = posix::temp_beside(target.dir / state_.data_name());
+    }
+    return *target.temp;
+  }
+
+  void flush() {
+    for (Target& target : targets_) {
+      if (target.buffer.empty()) continue;
+      posix::append_to(temp_of(target), target.buffer);
+      target.buffer = std::string();
+    }
+    buffered_ = 0;
+  }
+
+  // The schema the dataset has after this write (see evolve_schema). Throws before anything is
+  // replaced.
+  Schema merged_schema() {
+    stored_ = state_.stored_schema(dir_);
+    try {
+      return detail::evolve_schema(dataset_, stored_, schema_);
+    } catch (const DestinationError& e) {
+      throw DestinationError(fmt::format("file destination: '{}': {}", dir_.string(), e.what()));
+    }
+  }
+
+  // Gives every target a complete, durable temporary file (an empty one for a partition without
+  // rows) and writes the key files of long keys.
+  void stage_all() {
+    std::vector<std::string> names;
+    for (const Field& f : schema_.fields()) names.push_back(f.name);
+    for (std::size_t i = 0; i < targets_.size(); ++i) {
+      Target& target = targets_[i];
+      fs::path& temp = temp_of(target);
+      if (index_) {
+        posix::remove_stale_temps(target.dir);
+        if (escape_key(keys_[i]).find('~') != std::string::npos &&
+            posix::read_file(target.dir / key_file) != keys_[i]) {
+          posix::replace_file(target.dir / key_file, keys_[i]);
+        }
+      }
+      if (!fs::exists(temp)) posix::append_to(temp, {});
+      if (state_.format == Format::csv && !target.header.empty() && target.header != names) {
+        fs::path wide = posix::temp_beside(target.dir / state_.data_name());
+        std::optional<fs::path> narrow = std::move(target.temp);
+        target.temp = wide;
+        widen_csv(*narrow, wide, names);
+        posix::remove_quietly(*narrow);
+      }
+      posix::fsync_file(*target.temp);
+    }
+  }
+
+  void remove_temps() {
+    for (Target& target : targets_) {
+      if (target.temp) posix::remove_quietly(*target.temp);
+      target.temp.reset();
+    }
+  }
+
+  State& state_;
+  DatasetRef dataset_;
+  const fs::path dir_;
+  std::optional<detail::WindowIndex> index_;
+  std::vector<std::string> keys_;
+  std::vector<Target> targets_;
+  std::optional<Schema> stored_;
+  Schema schema_;
+  std::size_t buffered_ = 0;
+  std::int64_t rows_ = 0;
+  bool started_ = false;
+  bool unusable_ = false;
+};
+
+std::unique_ptr<WindowWriter> FileDestination::open_writer(const DatasetRef& dataset,
+                                                           const PartitionWindow* window) {
+  return std::make_unique<Writer>(*state_, dataset, window);
+}
+
+}  // namespace interloper
