@@ -12,7 +12,8 @@ namespace interloper::pipeline {
 void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
   check_keys(node, "asset",
              {"name", "partitioning", "deps", "enabled", "command", "sql", "format", "timeout",
-              "max_output", "schema", "allow_empty", "min_rows", "destination", "version"});
+              "max_output", "schema", "allow_empty", "min_rows", "destination", "version", "adopt",
+              "require_upstream"});
   AssetSpec spec;
   AssetDefinition& def = spec.definition;
   def.line = node.Mark().line + 1;
@@ -38,6 +39,10 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
   if (node["schema"]) def.schema = declared_schema(node["schema"], spec.partitioning.get());
   def.min_rows = min_rows(node);
   if (node["version"]) def.version = scalar(node["version"], "version");
+  if (node["adopt"]) def.adopt = boolean(node["adopt"], "adopt");
+  if (node["require_upstream"]) {
+    def.require_upstream = boolean(node["require_upstream"], "require_upstream");
+  }
   if (const YAML::Node deps = node["deps"]) {
     spec.deps_node = deps;
     if (!deps.IsSequence()) fail(deps, "'deps' must be a list of asset names");

@@ -124,6 +124,8 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
       asset.min_rows(def.min_rows);
       asset.definition(definition_text(def));
       asset.version(def.version);
+      asset.adopt(def.adopt);
+      asset.require_upstream(def.require_upstream);
       if (spec.destination != source.destination) asset.destination(spec.destination);
     }
     dag_sources.push_back(std::move(built));
