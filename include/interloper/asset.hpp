@@ -106,6 +106,13 @@ class Asset {
   // definition_fingerprint(): partitions written under another fingerprint are stale.
   Asset& definition(std::string text);
   Asset& version(std::string version);
+  // Lets the asset's destination take over an existing table of its dataset's name that it did
+  // not create (DatasetRef::adopt); off by default, so such a table is refused, never emptied.
+  Asset& adopt(bool on);
+  // Whether a run checks, before computing, that the upstream partitions the asset reads from
+  // storage were materialized (on by default); see execute() in plan.hpp. Off for an asset
+  // that reads upstream rows written outside interloper's runs, or that accepts a partial read.
+  Asset& require_upstream(bool on);
 
   const std::string& name() const { return name_; }
   const std::string& source_name() const { return source_; }
@@ -116,6 +123,8 @@ class Asset {
   std::int64_t min_rows() const { return min_rows_; }
   const std::string& definition() const { return definition_; }
   const std::string& version() const { return version_; }
+  bool adopt() const { return adopt_; }
+  bool require_upstream() const { return require_upstream_; }
   // A stable hash (16 hex digits) of the definition text, the version, the partitioning's
   // definition and the declared schema: what the store keeps with each materialized partition.
   std::string definition_fingerprint() const;
@@ -126,7 +135,7 @@ class Asset {
   const std::shared_ptr<Destination>& resolved_destination() const {
     return destination_ ? destination_ : source_destination_;
   }
-  DatasetRef dataset() const { return {source_, name_, partitioning_.get()}; }
+  DatasetRef dataset() const { return {source_, name_, partitioning_.get(), adopt_}; }
 
   // Validates a run's window against the partitioning (PartitionConfig::check: same kind and
   // granularity, one partition unless allow_window). `window` may be nullptr (no window).
@@ -171,6 +180,8 @@ class Asset {
   std::int64_t min_rows_ = 0;
   std::string definition_;
   std::string version_;
+  bool adopt_ = false;
+  bool require_upstream_ = true;
   std::shared_ptr<Destination> destination_;
   std::shared_ptr<Destination> source_destination_;  // set by Source::add
 

@@ -35,6 +35,12 @@ struct DatasetRef {
   std::string source;                   // source name ("" for assets without a source)
   std::string asset;                    // asset name
   const PartitionConfig* partitioning;  // nullptr when unpartitioned; not owned
+  // A destination that keeps a registry of the tables it created (SQLite, PostgreSQL) refuses
+  // to write into a table of the dataset's name it did not create, with a DestinationError
+  // naming the table. With `adopt` it takes such a table over instead: its columns and types
+  // are recorded as the stored schema (later writes stay compatible with them) and its rows are
+  // kept until a write replaces the partitions they fall in, as any stored rows are.
+  bool adopt = false;
 };
 
 // Rows stored for one partition; `written` is false when the partition was never written

@@ -57,6 +57,8 @@ struct AssetDefinition {
   Schema schema;                // the declared `schema:` (empty when none)
   std::int64_t min_rows = 0;    // `min_rows:`, or 1 for `allow_empty: false`
   std::string version;          // `version:`, bumped by hand to mark stored partitions stale
+  bool adopt = false;           // `adopt:` (Asset::adopt)
+  bool require_upstream = true;  // `require_upstream:` (Asset::require_upstream)
   int line = 0;                 // where the asset is declared (1-based)
   int column = 0;
 };

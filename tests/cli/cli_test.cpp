@@ -582,6 +582,7 @@ TEST_F(Cli, SqlDependenciesHoldTheRunsPartitionsAcrossGranularities) {
       "      - name: monthly\n"
       "        deps: [daily]\n"
       "        partitioning: {kind: time, column: month, granularity: month}\n"
+      "        require_upstream: false\n"
       "        sql: |\n"
       "          SELECT :bounds_start AS month, SUM(n) AS n, COUNT(*) AS days,\n"
       "                 (SELECT COUNT(*) FROM daily__all) AS stored FROM daily\n");
@@ -612,6 +613,7 @@ TEST_F(Cli, SqlDependenciesHoldTheRunsPartitionsAcrossGranularities) {
   Outcome unknown = interloper({"check", path, "--asset", "+nope"});
   EXPECT_EQ(unknown.code, 2);
   expect_one_error_line(unknown, "unknown asset 'nope' in --asset '+nope'");
+  // October has one day of 31 stored: monthly opts out of require_upstream and reads it.
   Outcome again = interloper({"materialize", path, "--asset", "monthly", "--partition", "2026-10"});
   ASSERT_EQ(again.code, 0) << again.err;
   EXPECT_EQ(query(data_db(), "SELECT stored FROM web__monthly WHERE month = '2026-10-01'"),
@@ -763,6 +765,75 @@ TEST_F(Cli, CommandTimeoutFailsTheAsset) {
   Outcome o = interloper({"materialize", path});
   EXPECT_EQ(o.code, 1);
   EXPECT_NE(o.err.find("timed out after 0.3s"), std::string::npos) << o.err;
+}
+
+// Runs `sql` on the warehouse file as another program would.
+void exec_sql(const fs::path& db, const std::string& sql) {
+  fs::create_directories(db.parent_path());
+  sqlite3* handle = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(handle, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(handle);
+  sqlite3_close(handle);
+}
+
+TEST_F(Cli, AForeignTableIsRefusedUnlessTheAssetAdoptsIt) {
+  write("emit.sh", "#!/bin/sh\necho \"{\\\"date\\\":\\\"$1\\\",\\\"n\\\":7}\"\n", true);
+  const std::string text =
+      "sources:\n"
+      "  - name: shop\n"
+      "    assets:\n"
+      "      - name: events\n"
+      "        partitioning: {kind: time, column: date, granularity: day}\n"
+      "        command: [./emit.sh, \"{partition.key}\"]\n";
+  exec_sql(data_db(),
+           "CREATE TABLE shop__events (date DATE, n INTEGER);"
+           "INSERT INTO shop__events VALUES ('2026-11-02', 1), ('2026-11-03', 2)");
+  std::string path = pipeline(text);
+  Outcome refused = interloper({"materialize", path, "--partition", "2026-11-03"});
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_NE(refused.err.find("table 'shop__events' exists but was not created by interloper"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(query(data_db(), "SELECT date, n FROM shop__events ORDER BY date"),
+            (std::vector<std::string>{"2026-11-02|1", "2026-11-03|2"}));
+
+  pipeline(text + "        adopt: true\n");
+  Outcome adopted = interloper({"materialize", path, "--partition", "2026-11-03"});
+  ASSERT_EQ(adopted.code, 0) << adopted.err;
+  EXPECT_EQ(query(data_db(), "SELECT date, n FROM shop__events ORDER BY date"),
+            (std::vector<std::string>{"2026-11-02|1", "2026-11-03|7"}));
+}
+
+TEST_F(Cli, ADownstreamOfMissingUpstreamPartitionsFails) {
+  std::string path = shop_pipeline();
+  Outcome o = interloper({"materialize", path, "--partition", "2026-11-03", "--asset", "revenue"});
+  EXPECT_EQ(o.code, 1);
+  EXPECT_NE(o.err.find("upstream 'events': 1 of 1 partitions missing"), std::string::npos) << o.err;
+  Outcome status =
+      interloper({"--json", "status", path, "--asset", "revenue", "--window", "2026-11-03"});
+  ASSERT_EQ(status.code, 0) << status.err;
+  EXPECT_EQ(json::parse(status.out)[0]["materialized"], json::array()) << status.out;
+
+  // Materialized, the upstream is read.
+  ASSERT_EQ(
+      interloper({"materialize", path, "--partition", "2026-11-03", "--asset", "events"}).code, 0);
+  Outcome after =
+      interloper({"materialize", path, "--partition", "2026-11-03", "--asset", "revenue"});
+  ASSERT_EQ(after.code, 0) << after.err;
+  EXPECT_EQ(query(data_db(), "SELECT date, total FROM shop__revenue"),
+            (std::vector<std::string>{"2026-11-03|6.5"}));
+}
+
+TEST_F(Cli, RequireUpstreamFalseReadsWhatIsStored) {
+  std::string text = read_file(shop_pipeline());
+  const std::string anchor = "      - name: revenue\n";
+  text.insert(text.find(anchor) + anchor.size(), "        require_upstream: false\n");
+  std::string path = pipeline(text);
+  ASSERT_EQ(
+      interloper({"materialize", path, "--partition", "2026-11-02", "--asset", "events"}).code, 0);
+  Outcome o = interloper({"materialize", path, "--partition", "2026-11-03", "--asset", "revenue"});
+  ASSERT_EQ(o.code, 0) << o.err;
 }
 
 TEST_F(Cli, LookbackCoversTheLastPartitions) {

@@ -109,6 +109,66 @@ TEST_F(PostgresDestinationTest, StoresTypedColumnsInTheSchema) {
   EXPECT_EQ(destination->read(stats, &window), rows);
 }
 
+TEST_F(PostgresDestinationTest, RefusesATableItDidNotCreate) {
+  const std::string table = "\"" + schema + "\".ads__stats";
+  raw("CREATE TABLE " + table + " (\"date\" date, n bigint); INSERT INTO " + table +
+      " VALUES ('2026-01-05', 1), ('2026-01-06', 2)");
+  TimePartitionWindow window(day(2026, 1, 5), day(2026, 1, 5));
+  Table rows;
+  rows.append({{"date", day(2026, 1, 5)}, {"n", 9}});
+  try {
+    destination->write(stats, &window, rows);
+    FAIL() << "wrote into a foreign table";
+  } catch (const DestinationError& e) {
+    EXPECT_NE(std::string(e.what()).find("table 'ads__stats': exists but was not created by "
+                                         "interloper"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("adopt: true"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(destination->write({"ads", "stats", nullptr}, nullptr, rows), DestinationError);
+  EXPECT_EQ(raw("SELECT string_agg(n::text, ',' ORDER BY n) FROM " + table), "1,2");
+  EXPECT_EQ(raw("SELECT count(*) FROM \"" + schema + "\"._interloper_columns"), "0");
+}
+
+TEST_F(PostgresDestinationTest, AdoptingKeepsTheTablesColumnsAndTheRowsOutsideTheWindow) {
+  const std::string table = "\"" + schema + "\".ads__stats";
+  raw("CREATE TABLE " + table + " (\"date\" date, n bigint, label text); INSERT INTO " + table +
+      " VALUES ('2026-01-05', 1, 'a'), ('2026-01-06', 2, 'b')");
+  DatasetRef adopting{"ads", "stats", &daily, /*adopt=*/true};
+  TimePartitionWindow jan5(day(2026, 1, 5), day(2026, 1, 5));
+  Table rows;
+  rows.append({{"date", day(2026, 1, 5)}, {"n", 9}, {"extra", 1.5}});
+  EXPECT_EQ(destination->write(adopting, &jan5, rows), 1);
+  EXPECT_EQ(raw("SELECT string_agg(\"column\" || ':' || type, ' ' ORDER BY position) FROM \"" +
+                schema + "\"._interloper_columns"),
+            "date:date n:int label:string extra:double");
+  TimePartitionWindow both(day(2026, 1, 5), day(2026, 1, 6));
+  Table back = destination->read(adopting, &both);
+  ASSERT_EQ(back.num_rows(), 2u);
+  EXPECT_EQ(back.at(0, "n"), Value(9));
+  EXPECT_EQ(back.at(0, "label"), Value());
+  EXPECT_EQ(back.at(1, "n"), Value(2));
+  EXPECT_EQ(back.at(1, "label"), Value("b"));
+  Table clash;
+  clash.append({{"date", day(2026, 1, 5)}, {"n", "nine"}});
+  EXPECT_THROW(destination->write(stats, &jan5, clash), DestinationError);
+  EXPECT_EQ(destination->write(stats, &jan5, rows), 1);
+}
+
+TEST_F(PostgresDestinationTest, AdoptingATableOfTypesItDoesNotWriteIsRefused) {
+  const std::string table = "\"" + schema + "\".dims";
+  raw("CREATE TABLE " + table + " (k text, v integer)");
+  Table rows;
+  rows.append({{"k", "a"}, {"v", 1}});
+  try {
+    destination->write({"", "dims", nullptr, /*adopt=*/true}, nullptr, rows);
+    FAIL() << "adopted an integer column";
+  } catch (const DestinationError& e) {
+    EXPECT_NE(std::string(e.what()).find("column 'v' is integer"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(PostgresDestinationTest, NewColumnsAreAddedAndTypesWiden) {
   TimePartitionWindow first(day(2026, 1, 1), day(2026, 1, 1));
   TimePartitionWindow second(day(2026, 1, 2), day(2026, 1, 2));

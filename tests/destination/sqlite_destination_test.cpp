@@ -251,6 +251,79 @@ TEST_F(SqliteDestinationTest, WidenedColumnsReadBackWidened) {
   EXPECT_EQ(back.at(1, "v"), Value(2.5));
 }
 
+// Runs `sql` on a connection of its own, as another program would.
+void raw_exec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
+TEST_F(SqliteDestinationTest, RefusesATableItDidNotCreate) {
+  raw_exec(path,
+           "CREATE TABLE ads__stats (\"date\" TEXT, n INTEGER);"
+           "INSERT INTO ads__stats VALUES ('2026-01-05', 1), ('2026-01-06', 2)");
+  TimePartitionWindow window(day(2026, 1, 5), day(2026, 1, 5));
+  Table rows;
+  rows.append({{"date", day(2026, 1, 5)}, {"n", 9}});
+  try {
+    destination.write(stats, &window, rows);
+    FAIL() << "wrote into a foreign table";
+  } catch (const DestinationError& e) {
+    EXPECT_NE(std::string(e.what()).find("table 'ads__stats' exists but was not created by "
+                                         "interloper"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("adopt: true"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(destination.write({"ads", "stats", nullptr}, nullptr, rows), DestinationError);
+  EXPECT_EQ(raw_text(path, "SELECT group_concat(n) FROM ads__stats"), "1,2");
+  EXPECT_EQ(raw_text(path, "SELECT count(*) FROM _interloper_columns"), "0");
+  EXPECT_EQ(destination.read(stats, &window), Table());
+}
+
+TEST_F(SqliteDestinationTest, AdoptingKeepsTheTablesColumnsAndTheRowsOutsideTheWindow) {
+  raw_exec(path,
+           "CREATE TABLE ads__stats (\"date\" DATE, n INTEGER, label VARCHAR(10));"
+           "INSERT INTO ads__stats VALUES ('2026-01-05', 1, 'a'), ('2026-01-06', 2, 'b')");
+  DatasetRef adopting{"ads", "stats", &daily, /*adopt=*/true};
+  TimePartitionWindow jan5(day(2026, 1, 5), day(2026, 1, 5));
+  Table rows;
+  rows.append({{"date", day(2026, 1, 5)}, {"n", 9}, {"extra", 1.5}});
+  EXPECT_EQ(destination.write(adopting, &jan5, rows), 1);
+  EXPECT_EQ(raw_text(path,
+                     "SELECT group_concat(\"column\" || ':' || type, ' ') FROM "
+                     "(SELECT * FROM _interloper_columns ORDER BY position)"),
+            "date:date n:int label:string extra:double");
+  TimePartitionWindow both(day(2026, 1, 5), day(2026, 1, 6));
+  Table back = destination.read(adopting, &both);
+  ASSERT_EQ(back.num_rows(), 2u);
+  EXPECT_EQ(back.at(0, "date"), Value(day(2026, 1, 5)));
+  EXPECT_EQ(back.at(0, "n"), Value(9));
+  EXPECT_EQ(back.at(0, "label"), Value());
+  EXPECT_EQ(back.at(0, "extra"), Value(1.5));
+  EXPECT_EQ(back.at(1, "date"), Value(day(2026, 1, 6)));
+  EXPECT_EQ(back.at(1, "n"), Value(2));
+  EXPECT_EQ(back.at(1, "label"), Value("b"));
+  EXPECT_EQ(back.at(1, "extra"), Value());
+  // Adopted, the table is the dataset's: later writes need no opt-in, and keep its types.
+  Table clash;
+  clash.append({{"date", day(2026, 1, 5)}, {"n", "nine"}});
+  EXPECT_THROW(destination.write(stats, &jan5, clash), DestinationError);
+  EXPECT_EQ(destination.write(stats, &jan5, rows), 1);
+}
+
+TEST_F(SqliteDestinationTest, AdoptingUnpartitionedReplacesTheRows) {
+  raw_exec(path, "CREATE TABLE dims (k TEXT, v REAL); INSERT INTO dims VALUES ('old', 1)");
+  DatasetRef dims{"", "dims", nullptr, /*adopt=*/true};
+  Table rows;
+  rows.append({{"k", "new"}, {"v", 2.0}});
+  EXPECT_EQ(destination.write(dims, nullptr, rows), 1);
+  EXPECT_EQ(destination.read(dims, nullptr), rows);
+  EXPECT_EQ(raw_text(path, "SELECT group_concat(k) FROM dims"), "new");
+}
+
 // Switching a file to WAL needs an exclusive lock, and SQLite answers "database is locked" at
 // once, without waiting, when another connection holds the write lock at that moment (as when
 // another process is creating the same new database). Opening must wait for it instead.

@@ -332,6 +332,104 @@ TEST_P(Runners, EventsAndStoreRecords) {
   EXPECT_FALSE(store.latest(dag.asset("a").dataset(), &other).has_value());
 }
 
+// An hourly `events` asset, a daily `daily` reading it and an unpartitioned `dims`.
+struct UpstreamCase {
+  std::shared_ptr<il::MemoryDestination> destination = std::make_shared<il::MemoryDestination>();
+  il::MemoryStore store;
+  il::TimePartitionConfig hourly{"ts",
+                                 {.granularity = il::TimeGranularity::HOUR, .allow_window = true}};
+
+  il::DAG dag(bool require_upstream, bool with_dims) const {
+    il::Source s("s", destination);
+    s.asset("events", [](il::ExecutionContext& ctx) {
+       il::Table t;
+       t.append({{"ts", ctx.partition_start().seconds()}, {"n", 1}});
+       return t;
+     }).partitioned(hourly);
+    if (with_dims) s.asset("dims", [](il::ExecutionContext&) { return il::Table(); });
+    std::vector<std::string> deps{"events"};
+    if (with_dims) deps.push_back("dims");
+    s.asset("daily",
+            [](il::ExecutionContext& ctx) {
+              il::Table rows = ctx.load("events");
+              il::Table t;
+              t.append(
+                  {{"date", ctx.partition_date()}, {"n", static_cast<long long>(rows.num_rows())}});
+              return t;
+            })
+        .partitioned(kDaily)
+        .depends_on(deps)
+        .require_upstream(require_upstream);
+    return il::DAG({s});
+  }
+
+  // Backfills the hours of 2026-01-03 from `first` to `last` of the upstream alone.
+  void materialize_hours(const il::DAG& dag, int first, int last) {
+    il::BackfillOptions options;
+    options.run.store = &store;
+    options.run.assets = {"events"};
+    il::TimePoint start(sys_days(year{2026} / 1 / 3) + hours(first));
+    il::TimePoint end(sys_days(year{2026} / 1 / 3) + hours(last));
+    ASSERT_TRUE(
+        il::backfill(dag, il::TimePartitionWindow(start, end, il::TimeGranularity::HOUR), options)
+            .ok());
+  }
+
+  il::RunResult run_daily(const il::Runner& runner, const il::DAG& dag,
+                          std::vector<std::string> assets = {"daily"}) {
+    il::RunOptions options;
+    options.store = &store;
+    options.assets = std::move(assets);
+    return runner.run(dag, il::TimePartition(day(3)), options);
+  }
+};
+
+TEST_P(Runners, UpstreamPartitionsReadFromStorageMustBeMaterialized) {
+  UpstreamCase c;
+  il::DAG dag = c.dag(true, false);
+  c.materialize_hours(dag, 0, 18);
+  il::RunResult result = c.run_daily(runner(), dag);
+  ASSERT_EQ(result.assets.size(), 1u);
+  EXPECT_EQ(result.assets[0].status, il::Status::failed);
+  EXPECT_EQ(result.assets[0].error, "upstream 'events': 5 of 24 partitions missing");
+  const il::TimePartition p(day(3));
+  auto recorded = c.store.latest(dag.asset("daily").dataset(), &p);
+  ASSERT_TRUE(recorded.has_value());
+  EXPECT_EQ(recorded->status, il::MaterializationStatus::failed);
+  EXPECT_EQ(c.destination->row_count(dag.asset("daily").dataset(), nullptr), 0);
+
+  // Once every hour is there, the day runs.
+  c.materialize_hours(dag, 19, 23);
+  result = c.run_daily(runner(), dag);
+  EXPECT_TRUE(result.ok()) << result.error_summary();
+  EXPECT_EQ(c.destination->read(dag.asset("daily").dataset(), nullptr).at(0, "n"), il::Value(24));
+}
+
+TEST_P(Runners, UpstreamTasksOfThePlanCountAsPresent) {
+  UpstreamCase c;
+  il::DAG dag = c.dag(true, false);
+  il::RunResult result = c.run_daily(runner(), dag, {});
+  EXPECT_TRUE(result.ok()) << result.error_summary();
+}
+
+TEST_P(Runners, UnpartitionedUpstreamNeverMaterializedIsMissing) {
+  UpstreamCase c;
+  il::DAG dag = c.dag(true, true);
+  c.materialize_hours(dag, 0, 23);
+  il::RunResult result = c.run_daily(runner(), dag);
+  ASSERT_EQ(result.assets.size(), 1u);
+  EXPECT_EQ(result.assets[0].error, "upstream 'dims': not materialized");
+}
+
+TEST_P(Runners, RequireUpstreamOffReadsWhatIsStored) {
+  UpstreamCase c;
+  il::DAG dag = c.dag(false, true);
+  c.materialize_hours(dag, 0, 1);
+  il::RunResult result = c.run_daily(runner(), dag);
+  EXPECT_TRUE(result.ok()) << result.error_summary();
+  EXPECT_EQ(c.destination->read(dag.asset("daily").dataset(), nullptr).at(0, "n"), il::Value(2));
+}
+
 TEST_P(Runners, GivenRunIdAndSelection) {
   Journal journal;
   il::Source s("s", destination_);

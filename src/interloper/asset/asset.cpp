@@ -62,6 +62,8 @@ Asset::Asset(const Asset& other)
       min_rows_(other.min_rows_),
       definition_(other.definition_),
       version_(other.version_),
+      adopt_(other.adopt_),
+      require_upstream_(other.require_upstream_),
       destination_(other.destination_),
       source_destination_(other.source_destination_) {}
 
@@ -107,6 +109,16 @@ Asset& Asset::definition(std::string text) {
 
 Asset& Asset::version(std::string version) {
   version_ = std::move(version);
+  return *this;
+}
+
+Asset& Asset::adopt(bool on) {
+  adopt_ = on;
+  return *this;
+}
+
+Asset& Asset::require_upstream(bool on) {
+  require_upstream_ = on;
   return *this;
 }
 

@@ -7,6 +7,23 @@ namespace interloper::cli::detail {
 
 namespace {
 
+// The plan of `selection`, or nullopt when nothing is selected or, without a window, the
+// partitioned assets have no tasks to plan. Throws what plan() throws otherwise.
+std::optional<Plan> plan_of(const Project& project, const Selection& selection, bool backfill) {
+  PlanOptions options;
+  options.scope = backfill ? TaskScope::per_partition : TaskScope::per_asset;
+  options.assets = selection.assets;
+  try {
+    if (!selection.assets.empty()) {
+      return interloper::plan(*project.dag, selection.window.get(), options);
+    }
+  } catch (const PartitionError&) {
+    // `check` of the whole DAG without a window: partitioned assets have no tasks to plan.
+    if (selection.window) throw;
+  }
+  return std::nullopt;
+}
+
 // The plan as JSON: per asset its share of the window as ranges and its task count, never one
 // element per partition.
 json plan_json(const std::string& command, const Project& project, const Selection& selection,
@@ -15,18 +32,7 @@ json plan_json(const std::string& command, const Project& project, const Selecti
   plan["command"] = command;
   plan["window"] = selection.window ? json(selection.window->to_string()) : json(nullptr);
   plan["partitions"] = selection.window ? selection.window->size() : 0;
-  PlanOptions options;
-  options.scope = backfill ? TaskScope::per_partition : TaskScope::per_asset;
-  options.assets = selection.assets;
-  std::optional<Plan> planned;
-  try {
-    if (!selection.assets.empty()) {
-      planned = interloper::plan(*project.dag, selection.window.get(), options);
-    }
-  } catch (const PartitionError&) {
-    // `check` of the whole DAG without a window: partitioned assets have no tasks to plan.
-    if (selection.window) throw;
-  }
+  std::optional<Plan> planned = plan_of(project, selection, backfill);
   plan["tasks"] = planned ? planned->size() : 0;
   plan["order"] = backfill ? "newest first" : "upstream first";
   std::unordered_map<std::string_view, std::size_t> step_of;  // asset name -> its step
@@ -133,17 +139,27 @@ int run_check(const Project& project, const Args& args) {
   if (window.empty() && args.assets.empty()) {
     // Without a scope, check the whole DAG: every asset, in order.
     Selection all;
+    all.assets.reserve(project.dag->size());
     for (const Asset* asset : project.dag->order()) all.assets.push_back(asset->name());
+    // Quiet, the plan is checked and nothing is described.
+    if (args.quiet && !args.json) {
+      plan_of(project, all, false);
+      return kOk;
+    }
     json plan = plan_json("check", project, all, false);
     if (args.json) {
       std::cout << dump(plan) << "\n";
-    } else if (!args.quiet) {
+    } else {
       std::cout << "ok: " << project.dag->size() << " assets\n";
       print_plan(plan);
     }
     return kOk;
   }
   Selection selection = select(*project.dag, window, args.assets, false, !args.partition.empty());
+  if (args.quiet && !args.json) {
+    plan_of(project, selection, false);
+    return kOk;
+  }
   json plan = plan_json("check", project, selection, false);
   if (args.json) {
     std::cout << dump(plan) << "\n";

@@ -90,6 +90,7 @@ class PostgresWindowWriter final : public WindowWriter {
     }
     lock_partitions();
     stored_ = detail::pg::stored_schema(*conn_, state_.schema, name_);
+    if (stored_.empty()) take_over();
     // An unpartitioned dataset is replaced whole, so it may come back with any columns and
     // types: its table goes, inside this transaction, and the batches build it anew.
     if (dataset.partitioning == nullptr && !stored_.empty()) drop_table();
@@ -153,6 +154,34 @@ class PostgresWindowWriter final : public WindowWriter {
       for (std::size_t r = 0; r < batch.num_rows(); ++r) put(r);
     }
     rows_ += static_cast<std::int64_t>(batch.num_rows());
+  }
+
+  // A table of the dataset's name that this destination did not create is refused, or, when
+  // the dataset adopts it, recorded with its columns as they are (and indexed like ours).
+  void take_over() {
+    std::optional<Schema> existing;
+    try {
+      existing = detail::pg::foreign_schema(*conn_, state_.schema, name_);
+      if (!existing) return;
+    } catch (const DestinationError& e) {
+      if (dataset_.adopt) {
+        state_.fail_table(
+            name_, fmt::format("cannot be taken over by asset '{}': {}", dataset_.asset, e.what()));
+      }
+    }
+    if (!dataset_.adopt) {
+      state_.fail_table(name_, fmt::format("exists but was not created by interloper; it is left "
+                                           "as it is. Rename it, or let asset '{}' take it over "
+                                           "(adopt: true)",
+                                           dataset_.asset));
+    }
+    postgres::Params lock;
+    lock.text("interloper ddl " + state_.schema + "." + name_);
+    conn_->exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
+    // From an empty record to the table's own columns: CREATE TABLE IF NOT EXISTS leaves the
+    // table as it is; the columns are recorded and the partition column indexed.
+    detail::pg::change_schema(*conn_, state_.schema, name_, Schema(), *existing, column_);
+    stored_ = std::move(*existing);
   }
 
   void drop_table() {

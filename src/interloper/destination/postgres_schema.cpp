@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
+#include <string_view>
+
 #include "interloper/sql/identifier.hpp"
 #include "interloper/time/civil.hpp"
 
@@ -80,6 +84,36 @@ Schema stored_schema(postgres::Connection& conn, const std::string& schema,
   std::vector<Field> fields;
   for (int r = 0; r < rows.rows(); ++r) {
     fields.push_back({std::string(rows.value(r, 0)), type_from_name(rows.value(r, 1))});
+  }
+  return Schema(std::move(fields));
+}
+
+std::optional<Schema> foreign_schema(postgres::Connection& conn, const std::string& schema,
+                                     const std::string& table) {
+  postgres::Params params;
+  params.text(qualified(schema, table));
+  postgres::Result exists = conn.exec("SELECT to_regclass($1::text) IS NOT NULL", params);
+  if (exists.rows() == 0 || std::string_view(exists.value(0, 0)) != "t") return std::nullopt;
+  postgres::Result rows = conn.exec(
+      "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
+      "WHERE attrelid = to_regclass($1::text) AND attnum > 0 AND NOT attisdropped "
+      "ORDER BY attnum",
+      params);
+  static constexpr DataType kWritten[] = {DataType::boolean, DataType::int64,     DataType::float64,
+                                          DataType::date,    DataType::timestamp, DataType::string};
+  std::vector<Field> fields;
+  for (int r = 0; r < rows.rows(); ++r) {
+    const std::string name(rows.value(r, 0));
+    const std::string type(rows.value(r, 1));
+    auto written = std::find_if(std::begin(kWritten), std::end(kWritten),
+                                [&type](DataType t) { return type == sql_type(t); });
+    if (written == std::end(kWritten)) {
+      throw DestinationError(fmt::format(
+          "column '{}' is {}; a table taken over must hold only the types interloper writes "
+          "(boolean, bigint, double precision, date, timestamp, text)",
+          name, type));
+    }
+    fields.push_back({name, *written});
   }
   return Schema(std::move(fields));
 }

@@ -28,6 +28,13 @@ void ensure_catalog(postgres::Connection& conn, const std::string& schema);
 Schema stored_schema(postgres::Connection& conn, const std::string& schema,
                      const std::string& table);
 
+// The columns of `table` when it exists but no columns of it are on record: a table this
+// destination did not create, as it would record them. nullopt when there is no such table.
+// Throws DestinationError naming a column whose type is not one this destination writes
+// (binary COPY sends each value in exactly the recorded type).
+std::optional<Schema> foreign_schema(postgres::Connection& conn, const std::string& schema,
+                                     const std::string& table);
+
 // Brings `table` from `stored` to `merged` (create, add columns, widen types), records the
 // columns and indexes the partition column. Runs inside the caller's transaction.
 void change_schema(postgres::Connection& conn, const std::string& schema, const std::string& table,

@@ -5,6 +5,7 @@
 // back exactly the Value types that were written.
 #include <fmt/format.h>
 
+#include <cctype>
 #include <unordered_map>
 #include <unordered_set>
 #include <variant>
@@ -114,6 +115,56 @@ void SqliteDestination::State::register_partitions(const std::string& name,
   } else if (!dataset.partitioning) {
     put("", rows[0]);
   }
+}
+
+namespace {
+
+// The type a column declared `declared` by someone else is read back as, by SQLite's own
+// affinity rules with names for the types SQLite has no affinity for. A column declared without
+// a type takes the type of the first values written into it.
+DataType adopted_type(std::string declared) {
+  for (char& c : declared) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  auto has = [&declared](const char* part) { return declared.find(part) != std::string::npos; };
+  if (declared.empty() || has("BLOB")) return DataType::null;
+  if (has("BOOL")) return DataType::boolean;
+  if (has("INT")) return DataType::int64;
+  if (has("CHAR") || has("CLOB") || has("TEXT")) return DataType::string;
+  if (has("TIMESTAMP") || has("DATETIME")) return DataType::timestamp;
+  if (has("DATE")) return DataType::date;
+  if (has("REAL") || has("FLOA") || has("DOUB") || has("NUMERIC") || has("DECIMAL")) {
+    return DataType::float64;
+  }
+  return DataType::string;
+}
+
+}  // namespace
+
+void SqliteDestination::State::refuse_foreign(const DatasetRef& dataset, const std::string& table) {
+  if (dataset.adopt || !foreign(table)) return;
+  throw DestinationError(fmt::format(
+      "sqlite '{}': table '{}' exists but was not created by interloper; it is left as it is. "
+      "Rename it, or let asset '{}' take it over (adopt: true)",
+      path, table, dataset.asset));
+}
+
+void SqliteDestination::State::adopt_foreign(const DatasetRef& dataset, const std::string& table) {
+  refuse_foreign(dataset, table);
+  if (!foreign(table)) return;
+  std::vector<Field> fields;
+  Statement info(db, "SELECT name, type FROM pragma_table_info(?) ORDER BY cid");
+  info.bind_text(1, table, false);
+  while (info.step()) fields.push_back({info.column_text(0), adopted_type(info.column_text(1))});
+  auto record = db.cached(
+      "INSERT INTO _interloper_columns (dataset, \"column\", type, position) VALUES (?, ?, ?, ?)");
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    record->reset();
+    record->bind_text(1, table, false);
+    record->bind_text(2, fields[i].name, false);
+    record->bind_text(3, type_name(fields[i].type), false);
+    record->bind_int(4, static_cast<std::int64_t>(i));
+    record->step();
+  }
+  known_schemas[table] = Schema(std::move(fields));
 }
 
 Table SqliteDestination::read(const DatasetRef& dataset, const PartitionWindow* window) {

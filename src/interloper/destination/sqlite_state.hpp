@@ -246,6 +246,15 @@ struct SqliteDestination::State {
   void register_partitions(const std::string& name, const DatasetRef& dataset,
                            const PartitionWindow* window, const std::vector<std::int64_t>& rows);
 
+  // Whether `table` exists in the database but this destination did not create it: it has no
+  // columns on record (a dataset written without columns has no table).
+  bool foreign(const std::string& table) { return columns(table).empty() && table_exists(table); }
+  // Throws DestinationError naming a foreign `table` unless `dataset` adopts it.
+  void refuse_foreign(const DatasetRef& dataset, const std::string& table);
+  // Takes a foreign `table` over (refusing it unless `dataset` adopts it): records its columns
+  // and their types as the dataset's stored schema. Runs inside the caller's transaction.
+  void adopt_foreign(const DatasetRef& dataset, const std::string& table);
+
   bool table_exists(const std::string& table) {
     Statement stmt(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
     stmt.bind_text(1, table, false);

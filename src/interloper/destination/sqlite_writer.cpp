@@ -101,6 +101,9 @@ class SqliteDestination::Writer final : public WindowWriter {
     } else {
       rows_.assign(1, 0);
     }
+    // Refused before the asset computes anything; commit checks again, in its transaction.
+    std::lock_guard lock(state_.mutex);
+    state_.refuse_foreign(dataset_, name_);
   }
 
   ~Writer() override {
@@ -209,6 +212,7 @@ class SqliteDestination::Writer final : public WindowWriter {
     sqlite::Transaction transaction(db);
     // Replaced whole, an unpartitioned dataset's table goes (inside this transaction) and is
     // built anew from the write's columns and types.
+    state_.adopt_foreign(dataset_, name_);
     if (dataset_.partitioning == nullptr) state_.drop_table(name_);
     const Schema schema = state_.ensure_table(dataset_, name_, schema_, column_);
     if (!schema.empty()) {

@@ -9,14 +9,15 @@
 
 namespace interloper::pipeline {
 
-void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
+void Loader::read_asset(const yaml::Node& node, const SourceSpec& source) {
   check_keys(node, "asset",
              {"name", "partitioning", "deps", "enabled", "command", "sql", "format", "timeout",
-              "max_output", "schema", "allow_empty", "min_rows", "destination", "version"});
+              "max_output", "schema", "allow_empty", "min_rows", "destination", "version", "adopt",
+              "require_upstream"});
   AssetSpec spec;
   AssetDefinition& def = spec.definition;
-  def.line = node.Mark().line + 1;
-  def.column = node.Mark().column + 1;
+  def.line = node.mark().line + 1;
+  def.column = node.mark().column + 1;
   def.source = source.name;
   if (!node["name"]) fail(node, "asset needs a 'name'");
   spec.name_node = node["name"];
@@ -38,16 +39,20 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
   if (node["schema"]) def.schema = declared_schema(node["schema"], spec.partitioning.get());
   def.min_rows = min_rows(node);
   if (node["version"]) def.version = scalar(node["version"], "version");
-  if (const YAML::Node deps = node["deps"]) {
+  if (node["adopt"]) def.adopt = boolean(node["adopt"], "adopt");
+  if (node["require_upstream"]) {
+    def.require_upstream = boolean(node["require_upstream"], "require_upstream");
+  }
+  if (const yaml::Node deps = node["deps"]) {
     spec.deps_node = deps;
-    if (!deps.IsSequence()) fail(deps, "'deps' must be a list of asset names");
+    if (!deps.is_sequence()) fail(deps, "'deps' must be a list of asset names");
     for (const auto& d : deps) {
       def.deps.push_back(scalar(d, "a dependency"));
       spec.dep_nodes.push_back(d);
     }
   }
-  const YAML::Node command = node["command"];
-  const YAML::Node sql = node["sql"];
+  const yaml::Node command = node["command"];
+  const yaml::Node sql = node["sql"];
   if (command && sql) {
     fail(sql, fmt::format("asset '{}' has two bodies: give either 'command' or 'sql'", def.name));
   }
@@ -69,11 +74,11 @@ void Loader::read_asset(const YAML::Node& node, const SourceSpec& source) {
 
 // A command's body: its arguments (placeholders checked against what the asset has), the
 // program resolved against the pipeline's directory, its output format and limits.
-void Loader::read_command(const YAML::Node& node, AssetSpec& spec) {
+void Loader::read_command(const yaml::Node& node, AssetSpec& spec) {
   AssetDefinition& def = spec.definition;
-  const YAML::Node command = node["command"];
+  const yaml::Node command = node["command"];
   def.body = "command";
-  if (!command.IsSequence()) {
+  if (!command.is_sequence()) {
     fail(command, "'command' must be a list: [program, arg, ...] (it runs without a shell)");
   }
   if (command.size() == 0) fail(command, "'command' must name a program");
@@ -130,7 +135,7 @@ void Loader::read_command(const YAML::Node& node, AssetSpec& spec) {
 }
 
 // `timeout: SECONDS`, a positive number.
-double Loader::timeout(const YAML::Node& node) const {
+double Loader::timeout(const yaml::Node& node) const {
   std::string text = scalar(node, "timeout");
   double seconds = 0;
   try {
@@ -148,9 +153,9 @@ double Loader::timeout(const YAML::Node& node) const {
 
 // An sql body: exactly one statement, run inside the SQLite or PostgreSQL destination the
 // asset writes to.
-void Loader::read_sql(const YAML::Node& node, const SourceSpec& source, AssetSpec& spec) {
+void Loader::read_sql(const yaml::Node& node, const SourceSpec& source, AssetSpec& spec) {
   AssetDefinition& def = spec.definition;
-  const YAML::Node sql = node["sql"];
+  const yaml::Node sql = node["sql"];
   def.body = "sql";
   spec.sql_node = sql;
   def.sql = scalar(sql, "sql");

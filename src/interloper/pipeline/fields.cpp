@@ -2,10 +2,10 @@
 // environment variables, paths, destination and store URLs, partitionings and schemas.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <filesystem>
-#include <set>
 
 #include "interloper/data.hpp"
 #include "interloper/destination/destination_url.hpp"
@@ -28,30 +28,30 @@ std::string one_line_excerpt(std::string_view text) {
   return text.size() > kMax ? out + "..." : out;
 }
 
-void Loader::check_keys(const YAML::Node& map, std::string_view what,
+void Loader::check_keys(const yaml::Node& map, std::string_view what,
                         std::initializer_list<std::string_view> allowed) const {
-  if (!map.IsMap()) fail(map, fmt::format("{} must be a mapping", what));
-  std::set<std::string> seen;
+  if (!map.is_map()) fail(map, fmt::format("{} must be a mapping", what));
+  std::vector<bool> seen(allowed.size(), false);  // by position in `allowed`
   for (auto it = map.begin(); it != map.end(); ++it) {
-    if (!it->first.IsScalar()) fail(it->first, fmt::format("{} has a non-text key", what));
-    std::string key = it->first.Scalar();
-    bool known = false;
-    for (auto a : allowed) known = known || a == key;
-    if (!known) {
+    if (!it->first.is_scalar()) fail(it->first, fmt::format("{} has a non-text key", what));
+    const std::string& key = it->first.scalar();
+    auto known = std::find(allowed.begin(), allowed.end(), key);
+    if (known == allowed.end()) {
       fail(it->first, fmt::format("unknown key '{}' in {} (expected one of: {})", key, what,
                                   fmt::join(allowed, ", ")));
     }
-    if (!seen.insert(key).second)
-      fail(it->first, fmt::format("duplicate key '{}' in {}", key, what));
+    auto position = static_cast<std::size_t>(known - allowed.begin());
+    if (seen[position]) fail(it->first, fmt::format("duplicate key '{}' in {}", key, what));
+    seen[position] = true;
   }
 }
 
-std::string Loader::scalar(const YAML::Node& node, std::string_view what) const {
-  if (!node.IsScalar()) fail(node, fmt::format("{} must be a single value", what));
-  return node.Scalar();
+std::string Loader::scalar(const yaml::Node& node, std::string_view what) const {
+  if (!node.is_scalar()) fail(node, fmt::format("{} must be a single value", what));
+  return node.scalar();
 }
 
-bool Loader::boolean(const YAML::Node& node, std::string_view what) const {
+bool Loader::boolean(const yaml::Node& node, std::string_view what) const {
   std::string text = scalar(node, what);
   if (text == "true") return true;
   if (text == "false") return false;
@@ -59,7 +59,7 @@ bool Loader::boolean(const YAML::Node& node, std::string_view what) const {
 }
 
 // A positive number of bytes, optionally with a binary suffix: 4096, 64K, 512M, 10G.
-std::uint64_t Loader::byte_size(const YAML::Node& node, std::string_view what) const {
+std::uint64_t Loader::byte_size(const yaml::Node& node, std::string_view what) const {
   const std::string text = scalar(node, what);
   std::size_t digits = 0;
   while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
@@ -82,7 +82,7 @@ std::uint64_t Loader::byte_size(const YAML::Node& node, std::string_view what) c
 // "${NAME}" is the variable's value, "${NAME:-default}" the default when the variable is unset
 // or empty; a variable that is unset or empty without a default is an error, since an empty
 // part of a URL or path silently changes what it names ("sqlite:${DIR}/w.db" -> "/w.db").
-std::string Loader::expand_env(const YAML::Node& node, std::string_view what) const {
+std::string Loader::expand_env(const yaml::Node& node, std::string_view what) const {
   std::string text = scalar(node, what);
   std::string out;
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -126,7 +126,7 @@ std::string Loader::resolve_path(const std::string& path) const {
 
 // The store in the forms open_store reads, relative files resolved against the pipeline's
 // directory; "memory://" stays as written.
-std::string Loader::store_path(const YAML::Node& node) const {
+std::string Loader::store_path(const yaml::Node& node) const {
   if (!node) return resolve_path(".interloper/state.db");
   std::string text = expand_env(node, "store");
   // A server's URL is no path: it stays as written.
@@ -140,7 +140,7 @@ std::string Loader::store_path(const YAML::Node& node) const {
   return file ? resolve_path(*file) : std::string("memory://");
 }
 
-std::shared_ptr<Destination> Loader::destination(const YAML::Node& node) {
+std::shared_ptr<Destination> Loader::destination(const yaml::Node& node) {
   std::string text =
       node ? expand_env(node, "destination") : std::string("sqlite:.interloper/data.db");
   DestinationUrl url;
@@ -183,22 +183,22 @@ std::shared_ptr<Destination> Loader::destination(const YAML::Node& node) {
 
 // A YAML value as JSON, scalars typed the way YAML's core schema reads them (integers, booleans,
 // null), so a registered kind's factory receives its fields as it wrote them in to_definition.
-nlohmann::ordered_json yaml_to_json(const YAML::Node& node) {
-  if (node.IsSequence()) {
+nlohmann::ordered_json yaml_to_json(const yaml::Node& node) {
+  if (node.is_sequence()) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const auto& item : node) out.push_back(yaml_to_json(item));
     return out;
   }
-  if (node.IsMap()) {
+  if (node.is_map()) {
     nlohmann::ordered_json out = nlohmann::ordered_json::object();
     for (auto it = node.begin(); it != node.end(); ++it) {
-      out[it->first.Scalar()] = yaml_to_json(it->second);
+      out[it->first.scalar()] = yaml_to_json(it->second);
     }
     return out;
   }
-  if (!node.IsScalar()) return nullptr;
-  if (node.Tag() == "!") return node.Scalar();  // quoted: always text
-  const std::string& text = node.Scalar();
+  if (!node.is_scalar()) return nullptr;
+  if (node.quoted()) return node.scalar();  // quoted: always text
+  const std::string& text = node.scalar();
   if (text == "~" || text == "null") return nullptr;
   if (text == "true") return true;
   if (text == "false") return false;
@@ -209,7 +209,7 @@ nlohmann::ordered_json yaml_to_json(const YAML::Node& node) {
 }
 
 // The definition of a time partitioning, its fields checked where the file spells them.
-nlohmann::ordered_json Loader::time_definition(const YAML::Node& node) const {
+nlohmann::ordered_json Loader::time_definition(const yaml::Node& node) const {
   if (node["values"]) fail(node["values"], "'values' belongs to list partitioning, not time");
   nlohmann::ordered_json definition = {{"kind", "time"},
                                        {"column", nullptr},
@@ -257,7 +257,7 @@ nlohmann::ordered_json Loader::time_definition(const YAML::Node& node) const {
 // A list value is a key that commands receive one per line (IL_PARTITION_VALUES), that a
 // window names as "a..b" and that storage escapes: it must be non-empty, hold no control
 // character (NUL, newline...) and no ".." (nor begin or end with '.').
-void Loader::check_list_value(const YAML::Node& node, const std::string& value) const {
+void Loader::check_list_value(const yaml::Node& node, const std::string& value) const {
   if (value.empty()) fail(node, "a list value must not be empty");
   for (char c : value) {
     const auto u = static_cast<unsigned char>(c);
@@ -280,12 +280,12 @@ void Loader::check_list_value(const YAML::Node& node, const std::string& value) 
   }
 }
 
-nlohmann::ordered_json Loader::list_definition(const YAML::Node& node) const {
+nlohmann::ordered_json Loader::list_definition(const yaml::Node& node) const {
   if (node["granularity"]) fail(node["granularity"], "'granularity' belongs to time partitioning");
   if (node["start"]) fail(node["start"], "'start' belongs to time partitioning");
-  const YAML::Node values = node["values"];
+  const yaml::Node values = node["values"];
   if (!values) fail(node, "list partitioning needs 'values'");
-  if (!values.IsSequence()) fail(values, "'values' must be a list");
+  if (!values.is_sequence()) fail(values, "'values' must be a list");
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& v : values) {
     std::string value = scalar(v, "a list value");
@@ -298,8 +298,8 @@ nlohmann::ordered_json Loader::list_definition(const YAML::Node& node) const {
 // Every kind is built through the kind registry from its definition. The built-in kinds get
 // their fields checked here first, so a mistake is reported at the field; another registered
 // kind receives the mapping as its definition and reports its own mistakes.
-std::unique_ptr<PartitionConfig> Loader::partitioning(const YAML::Node& node) const {
-  if (!node.IsMap()) fail(node, "partitioning must be a mapping");
+std::unique_ptr<PartitionConfig> Loader::partitioning(const yaml::Node& node) const {
+  if (!node.is_map()) fail(node, "partitioning must be a mapping");
   if (!node["kind"]) fail(node, "partitioning needs 'kind: time' or 'kind: list'");
   std::string kind = scalar(node["kind"], "kind");
   const bool built_in = kind == "time" || kind == "list";
@@ -332,8 +332,8 @@ std::unique_ptr<PartitionConfig> Loader::partitioning(const YAML::Node& node) co
 
 // `schema: {column: type, ...}`, each type one a column can be declared with, and the time
 // partition column a time.
-Schema Loader::declared_schema(const YAML::Node& node, const PartitionConfig* partitioning) const {
-  if (!node.IsMap()) {
+Schema Loader::declared_schema(const yaml::Node& node, const PartitionConfig* partitioning) const {
+  if (!node.is_map()) {
     fail(node, "schema must be a mapping of column to type, e.g. {zip: string, amount: double}");
   }
   std::vector<Field> fields;
@@ -343,7 +343,7 @@ Schema Loader::declared_schema(const YAML::Node& node, const PartitionConfig* pa
     for (const Field& f : fields) {
       if (f.name == column) fail(it->first, fmt::format("schema declares '{}' twice", column));
     }
-    if (it->second.IsNull()) {
+    if (it->second.is_null()) {
       fail(it->first, fmt::format("column '{}' needs a type (string, int, double, bool, date or "
                                   "timestamp)",
                                   column));
@@ -371,9 +371,9 @@ Schema Loader::declared_schema(const YAML::Node& node, const PartitionConfig* pa
 }
 
 // `min_rows: N`, or `allow_empty: false` (the same as min_rows: 1); 0 when neither is given.
-std::int64_t Loader::min_rows(const YAML::Node& asset) const {
-  const YAML::Node allow_empty = asset["allow_empty"];
-  const YAML::Node min = asset["min_rows"];
+std::int64_t Loader::min_rows(const yaml::Node& asset) const {
+  const yaml::Node allow_empty = asset["allow_empty"];
+  const yaml::Node min = asset["min_rows"];
   if (allow_empty && min) {
     fail(min,
          "give either 'allow_empty' or 'min_rows', not both (allow_empty: false is "

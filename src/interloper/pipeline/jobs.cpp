@@ -19,18 +19,18 @@ class JobReader {
   [[noreturn]] void fail_at(int line, int column, const std::string& message) const {
     throw PipelineError(fmt::format("{}:{}:{}: {}", path_, line, column, message));
   }
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const {
-    const YAML::Mark mark = node.Mark();
+  [[noreturn]] void fail(const yaml::Node& node, const std::string& message) const {
+    const yaml::Mark mark = node.mark();
     if (mark.line < 0) fail_at(1, 1, message);
     fail_at(mark.line + 1, mark.column + 1, message);
   }
 
-  std::string scalar(const YAML::Node& node, std::string_view what) const {
-    if (!node.IsScalar()) fail(node, fmt::format("{} must be a single value", what));
-    return node.Scalar();
+  std::string scalar(const yaml::Node& node, std::string_view what) const {
+    if (!node.is_scalar()) fail(node, fmt::format("{} must be a single value", what));
+    return node.scalar();
   }
 
-  std::int64_t integer(const YAML::Node& node, std::string_view what) const {
+  std::int64_t integer(const yaml::Node& node, std::string_view what) const {
     const std::string text = scalar(node, what);
     std::size_t used = 0;
     std::int64_t value = 0;
@@ -45,11 +45,11 @@ class JobReader {
     return value;
   }
 
-  void check_keys(const YAML::Node& map) const {
+  void check_keys(const yaml::Node& map) const {
     static constexpr std::string_view kAllowed[] = {"name",   "cron",        "time_zone",
                                                     "assets", "downstream",  "lookback",
                                                     "offset", "granularity", "mode"};
-    if (!map.IsMap()) fail(map, "a job must be a mapping");
+    if (!map.is_map()) fail(map, "a job must be a mapping");
     std::set<std::string> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
       const std::string key = scalar(it->first, "a job key");
@@ -61,24 +61,24 @@ class JobReader {
     }
   }
 
-  CronSchedule cron(const YAML::Node& node) const {
+  CronSchedule cron(const yaml::Node& node) const {
     const std::string text = scalar(node, "cron");
     try {
       return CronSchedule::parse(text);
     } catch (const CronSyntaxError& e) {
       // Point at the field: past the opening quote of a quoted scalar, then into the text.
-      const YAML::Mark mark = node.Mark();
-      const int quote = node.Tag() == "!" ? 1 : 0;
+      const yaml::Mark mark = node.mark();
+      const int quote = node.quoted() ? 1 : 0;
       fail_at(mark.line + 1, mark.column + 1 + quote + static_cast<int>(e.position()), e.what());
     }
   }
 
   // The named assets (or every asset of a named source), with their dependents when asked,
   // in the DAG's order.
-  std::vector<std::string> assets(const YAML::Node& node, bool downstream,
+  std::vector<std::string> assets(const yaml::Node& node, bool downstream,
                                   const std::string& job) const {
     if (!node) fail_at(line_, column_, fmt::format("job '{}' needs 'assets'", job));
-    if (!node.IsSequence() || node.size() == 0) {
+    if (!node.is_sequence() || node.size() == 0) {
       fail(node, "'assets' must be a non-empty list of asset or source names");
     }
     std::set<std::string> chosen;
@@ -115,10 +115,10 @@ class JobReader {
     return out;
   }
 
-  Job job(const YAML::Node& node) {
+  Job job(const yaml::Node& node) {
     check_keys(node);
-    line_ = node.Mark().line + 1;
-    column_ = node.Mark().column + 1;
+    line_ = node.mark().line + 1;
+    column_ = node.mark().column + 1;
     if (!node["name"]) fail(node, "job needs a 'name'");
     const std::string name = scalar(node["name"], "job name");
     if (name.empty()) fail(node["name"], "job name must not be empty");
@@ -126,7 +126,7 @@ class JobReader {
       fail(node["name"], fmt::format("duplicate job name '{}'", name));
     if (!node["cron"]) fail(node, fmt::format("job '{}' needs a 'cron' expression", name));
     Job job(name, cron(node["cron"]));
-    if (const YAML::Node zone = node["time_zone"]) {
+    if (const yaml::Node zone = node["time_zone"]) {
       job.time_zone = scalar(zone, "time_zone");
       try {
         (void)to_local(TimePoint(), job.time_zone);
@@ -135,7 +135,7 @@ class JobReader {
       }
     }
     bool downstream = false;
-    if (const YAML::Node d = node["downstream"]) {
+    if (const yaml::Node d = node["downstream"]) {
       const std::string text = scalar(d, "downstream");
       if (text != "true" && text != "false") {
         fail(d, fmt::format("downstream must be true or false, not '{}'", text));
@@ -143,16 +143,16 @@ class JobReader {
       downstream = text == "true";
     }
     job.assets = assets(node["assets"], downstream, name);
-    if (const YAML::Node n = node["lookback"]) {
+    if (const yaml::Node n = node["lookback"]) {
       job.lookback = integer(n, "lookback");
       if (job.lookback < 1)
         fail(n, fmt::format("lookback must be at least 1, got {}", job.lookback));
     }
-    if (const YAML::Node n = node["offset"]) {
+    if (const yaml::Node n = node["offset"]) {
       job.offset = integer(n, "offset");
       if (job.offset < 0) fail(n, fmt::format("offset must not be negative, got {}", job.offset));
     }
-    if (const YAML::Node m = node["mode"]) {
+    if (const yaml::Node m = node["mode"]) {
       const std::string text = scalar(m, "mode");
       if (text == "materialize") {
         job.mode = Job::Mode::materialize;
@@ -185,7 +185,7 @@ class JobReader {
                                        name, job.lookback, asset));
       }
     }
-    if (const YAML::Node g = node["granularity"]) {
+    if (const yaml::Node g = node["granularity"]) {
       const std::string text = scalar(g, "granularity");
       try {
         job.granularity = TimeGranularity::from_name(text);
@@ -223,11 +223,11 @@ class JobReader {
 
 }  // namespace
 
-std::vector<Job> read_jobs(const YAML::Node& node, const std::string& path, const DAG& dag) {
+std::vector<Job> read_jobs(const yaml::Node& node, const std::string& path, const DAG& dag) {
   std::vector<Job> jobs;
-  if (!node || node.IsNull()) return jobs;
+  if (!node || node.is_null()) return jobs;
   JobReader reader(path, dag);
-  if (!node.IsSequence()) reader.fail(node, "'jobs' must be a list");
+  if (!node.is_sequence()) reader.fail(node, "'jobs' must be a list");
   for (const auto& item : node) jobs.push_back(reader.job(item));
   return jobs;
 }

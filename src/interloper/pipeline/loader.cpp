@@ -3,8 +3,11 @@
 #include "interloper/pipeline/loader.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/exceptions.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "interloper/pipeline/jobs.hpp"
 
@@ -74,7 +77,7 @@ void Loader::check_graph() const {
 
 // Fails at the declaration a DagError is about: the dependency entry when it names one, else
 // the asset's name, else the list of sources.
-void Loader::fail_graph(const DagError& e, const YAML::Node& sources) const {
+void Loader::fail_graph(const DagError& e, const yaml::Node& sources) const {
   auto found = asset_index_.find(e.asset());
   if (found == asset_index_.end()) fail(sources, e.what());
   const AssetSpec& spec = assets_[found->second];
@@ -85,15 +88,23 @@ void Loader::fail_graph(const DagError& e, const YAML::Node& sources) const {
 }
 
 std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& text) {
-  YAML::Node root;
+  std::string contents;
+  if (text) {
+    contents = *text;
+  } else {
+    std::ifstream in(path_, std::ios::binary);
+    std::ostringstream read;
+    if (in) read << in.rdbuf();
+    if (!in || in.bad()) fail_at(1, 1, "cannot read the pipeline file");
+    contents = std::move(read).str();
+  }
   try {
-    root = text ? YAML::Load(*text) : YAML::LoadFile(path_);
-  } catch (const YAML::BadFile&) {
-    fail_at(1, 1, "cannot read the pipeline file");
+    document_ = std::make_unique<yaml::Document>(contents);
   } catch (const YAML::Exception& e) {
     fail_at(e.mark.line + 1, e.mark.column + 1, e.msg);
   }
-  if (!root || root.IsNull()) fail_at(1, 1, "the pipeline file is empty");
+  const yaml::Node root = document_->root();
+  if (!root || root.is_null()) fail_at(1, 1, "the pipeline file is empty");
   check_keys(root, "pipeline", {"destination", "store", "sources", "jobs"});
   auto state = std::make_unique<Pipeline::State>();
   state->path = path_;
@@ -102,9 +113,9 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
   state->destination_url = default_destination->url();
   state->store_path = store_path(root["store"]);
 
-  const YAML::Node sources = root["sources"];
+  const yaml::Node sources = root["sources"];
   if (!sources) fail(root, "the pipeline has no 'sources'");
-  if (!sources.IsSequence() || sources.size() == 0) {
+  if (!sources.is_sequence() || sources.size() == 0) {
     fail(sources, "'sources' must be a non-empty list");
   }
   std::vector<SourceSpec> source_specs = read_sources(sources, default_destination, *state);
@@ -124,6 +135,8 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
       asset.min_rows(def.min_rows);
       asset.definition(definition_text(def));
       asset.version(def.version);
+      asset.adopt(def.adopt);
+      asset.require_upstream(def.require_upstream);
       if (spec.destination != source.destination) asset.destination(spec.destination);
     }
     dag_sources.push_back(std::move(built));
@@ -136,6 +149,8 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
     fail(sources, e.what());
   }
   state->jobs = pipeline::read_jobs(root["jobs"], path_, *state->dag);
+  state->definitions.reserve(assets_.size());
+  state->definition_index.reserve(assets_.size());
   for (auto& spec : assets_) {
     state->definition_index.emplace(spec.definition.name, state->definitions.size());
     state->definitions.push_back(std::move(spec.definition));
@@ -145,7 +160,7 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
 
 // The sources in file order, each with its assets read; records each source's destination.
 std::vector<SourceSpec> Loader::read_sources(
-    const YAML::Node& sources, const std::shared_ptr<Destination>& default_destination,
+    const yaml::Node& sources, const std::shared_ptr<Destination>& default_destination,
     Pipeline::State& state) {
   std::vector<SourceSpec> source_specs;
   for (const auto& node : sources) {
@@ -161,9 +176,10 @@ std::vector<SourceSpec> Loader::read_sources(
     }
     source.destination =
         node["destination"] ? destination(node["destination"]) : default_destination;
-    const YAML::Node assets = node["assets"];
+    const yaml::Node assets = node["assets"];
     if (!assets) fail(node, fmt::format("source '{}' has no 'assets'", source.name));
-    if (!assets.IsSequence()) fail(assets, "'assets' must be a list");
+    if (!assets.is_sequence()) fail(assets, "'assets' must be a list");
+    assets_.reserve(assets_.size() + assets.size());
     for (const auto& asset : assets) {
       source.assets.push_back(assets_.size());
       read_asset(asset, source);

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <cstdint>
 #include <map>
@@ -21,6 +20,7 @@
 #include "interloper/dag.hpp"
 #include "interloper/pipeline.hpp"
 #include "interloper/pipeline/assets.hpp"
+#include "interloper/pipeline/yaml_tree.hpp"
 
 namespace interloper {
 
@@ -44,10 +44,10 @@ std::string one_line_excerpt(std::string_view text);
 // One asset as read from the file, before the DAG is built.
 struct AssetSpec {
   AssetDefinition definition;
-  YAML::Node name_node;
-  YAML::Node deps_node;
-  std::vector<YAML::Node> dep_nodes;
-  YAML::Node sql_node;
+  yaml::Node name_node;
+  yaml::Node deps_node;
+  std::vector<yaml::Node> dep_nodes;
+  yaml::Node sql_node;
   std::unique_ptr<PartitionConfig> partitioning;
   std::vector<std::string> argv;  // resolved program path
   bool csv = false;
@@ -78,43 +78,44 @@ class Loader {
   [[noreturn]] void fail_at(int line, int column, const std::string& message) const {
     throw PipelineError(fmt::format("{}:{}:{}: {}", path_, line, column, message));
   }
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& message) const {
-    YAML::Mark mark = node.Mark();
+  [[noreturn]] void fail(const yaml::Node& node, const std::string& message) const {
+    yaml::Mark mark = node.mark();
     if (mark.line < 0) fail_at(1, 1, message);
     fail_at(mark.line + 1, mark.column + 1, message);
   }
 
-  void check_keys(const YAML::Node& map, std::string_view what,
+  void check_keys(const yaml::Node& map, std::string_view what,
                   std::initializer_list<std::string_view> allowed) const;
-  std::string scalar(const YAML::Node& node, std::string_view what) const;
-  bool boolean(const YAML::Node& node, std::string_view what) const;
-  std::uint64_t byte_size(const YAML::Node& node, std::string_view what) const;
-  std::string expand_env(const YAML::Node& node, std::string_view what) const;
+  std::string scalar(const yaml::Node& node, std::string_view what) const;
+  bool boolean(const yaml::Node& node, std::string_view what) const;
+  std::uint64_t byte_size(const yaml::Node& node, std::string_view what) const;
+  std::string expand_env(const yaml::Node& node, std::string_view what) const;
   std::string resolve_path(const std::string& path) const;
-  std::string store_path(const YAML::Node& node) const;
-  std::shared_ptr<Destination> destination(const YAML::Node& node);
-  std::unique_ptr<PartitionConfig> partitioning(const YAML::Node& node) const;
-  Schema declared_schema(const YAML::Node& node, const PartitionConfig* partitioning) const;
-  std::int64_t min_rows(const YAML::Node& asset) const;
-  nlohmann::ordered_json time_definition(const YAML::Node& node) const;
-  nlohmann::ordered_json list_definition(const YAML::Node& node) const;
-  void check_list_value(const YAML::Node& node, const std::string& value) const;
-  void read_asset(const YAML::Node& node, const SourceSpec& source);
-  void read_command(const YAML::Node& node, AssetSpec& spec);
-  void read_sql(const YAML::Node& node, const SourceSpec& source, AssetSpec& spec);
-  double timeout(const YAML::Node& node) const;
-  std::vector<SourceSpec> read_sources(const YAML::Node& sources,
+  std::string store_path(const yaml::Node& node) const;
+  std::shared_ptr<Destination> destination(const yaml::Node& node);
+  std::unique_ptr<PartitionConfig> partitioning(const yaml::Node& node) const;
+  Schema declared_schema(const yaml::Node& node, const PartitionConfig* partitioning) const;
+  std::int64_t min_rows(const yaml::Node& asset) const;
+  nlohmann::ordered_json time_definition(const yaml::Node& node) const;
+  nlohmann::ordered_json list_definition(const yaml::Node& node) const;
+  void check_list_value(const yaml::Node& node, const std::string& value) const;
+  void read_asset(const yaml::Node& node, const SourceSpec& source);
+  void read_command(const yaml::Node& node, AssetSpec& spec);
+  void read_sql(const yaml::Node& node, const SourceSpec& source, AssetSpec& spec);
+  double timeout(const yaml::Node& node) const;
+  std::vector<SourceSpec> read_sources(const yaml::Node& sources,
                                        const std::shared_ptr<Destination>& default_destination,
                                        Pipeline::State& state);
   ComputeFn compute(const AssetSpec& spec) const;
   void check_graph() const;
-  [[noreturn]] void fail_graph(const DagError& e, const YAML::Node& sources) const;
+  [[noreturn]] void fail_graph(const DagError& e, const yaml::Node& sources) const;
 
   std::string path_;
   std::string directory_;
   std::map<std::string, std::shared_ptr<Destination>> destinations_by_url_;
   std::vector<AssetSpec> assets_;
   std::map<std::string, std::size_t> asset_index_;
+  std::unique_ptr<yaml::Document> document_;  // the nodes every declaration points into
 };
 
 }  // namespace pipeline

@@ -106,6 +106,12 @@ class Engine {
   Reads reads_of(const Asset& asset, const PartitionWindow* window,
                  std::string_view upstream_name) const;
 
+  // Throws RunError ("upstream 'x': N of M partitions missing", one clause per upstream) when
+  // the task's asset requires its upstreams and some partition it reads from storage is not
+  // materialized in the store (missing, or failed at its last run). Upstream steps of the plan
+  // are not asked: their tasks succeeded before this one, or were skipped as materialized.
+  void check_upstreams(std::size_t task) const;
+
   // ExecutionContext::load: the rows reads_of() names.
   Table load(const Asset& asset, const PartitionWindow* window, const std::string& window_text,
              std::string_view upstream_name);

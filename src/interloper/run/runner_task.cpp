@@ -108,6 +108,7 @@ TaskResult Engine::execute(std::size_t task) {
   const TimePoint started = clock_.now();
   const PartitionWindow* write_window = asset.partitioning() != nullptr ? window.get() : nullptr;
   try {
+    check_upstreams(task);
     Destination* destination = dag_.destination_of(asset);
     if (destination == nullptr) {
       throw DestinationError(
@@ -201,6 +202,40 @@ Engine::Reads Engine::reads_of(const Asset& asset, const PartitionWindow* window
     result.reads.window = overlapping_window(*upstream->partitioning(), *window);
   }
   return result;
+}
+
+void Engine::check_upstreams(std::size_t task) const {
+  MaterializationStore* store = options_.run.store;
+  const std::size_t step = plan_.step_of(task);
+  const Asset& asset = *plan_.steps()[step].asset;
+  if (store == nullptr || !asset.require_upstream()) return;
+  const std::shared_ptr<const PartitionWindow> window = plan_.window(task);
+  const std::vector<std::size_t>& planned = plan_.steps()[step].upstream;
+  std::string gaps;
+  for (const std::string& name : asset.deps()) {
+    if (std::any_of(planned.begin(), planned.end(),
+                    [&](std::size_t s) { return plan_.steps()[s].asset->name() == name; })) {
+      continue;
+    }
+    const ExecutionContext::UpstreamReads reads = reads_of(asset, window.get(), name).reads;
+    std::size_t missing = 0, total = 0;
+    if (reads.dataset.partitioning == nullptr) {
+      std::optional<MaterializationRecord> record = store->latest(reads.dataset, nullptr);
+      total = 1;
+      missing = record && record->status == MaterializationStatus::materialized ? 0 : 1;
+    } else if (!reads.whole && reads.window != nullptr) {
+      const WindowStatus status = store->status(reads.dataset, *reads.window);
+      total = reads.window->size();
+      missing = status.count(status.missing) + status.count(status.failed);
+    }
+    // A partitioned upstream read whole (by an unpartitioned asset) is read as stored.
+    if (missing == 0) continue;
+    if (!gaps.empty()) gaps += "; ";
+    gaps += reads.dataset.partitioning == nullptr
+                ? fmt::format("upstream '{}': not materialized", name)
+                : fmt::format("upstream '{}': {} of {} partitions missing", name, missing, total);
+  }
+  if (!gaps.empty()) throw RunError(gaps);
 }
 
 // ExecutionContext::load: the rows reads_of() names.
