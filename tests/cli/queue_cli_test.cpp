@@ -236,8 +236,7 @@ TEST_F(QueueCli, ATaskLongerThanItsLeaseIsRenewedAndNotRunAgain) {
   if (queue_.empty()) return;
   // One day: 24 hours, the day and the month.
   Outcome enqueued = interloper::testing::run_interloper(
-      {"backfill", "shop.yaml", "--window", "2026-11-12", "--queue", queue_},
-      dir_.path().string());
+      {"backfill", "shop.yaml", "--window", "2026-11-12", "--queue", queue_}, dir_.path().string());
   ASSERT_EQ(enqueued.code, 0) << enqueued.err;
   EXPECT_NE(enqueued.out.find("26 tasks"), std::string::npos) << enqueued.out;
 
@@ -276,8 +275,7 @@ TEST_F(QueueCli, ATaskLongerThanItsLeaseIsRenewedAndNotRunAgain) {
 TEST_F(QueueCli, ALeaseExpiringOnTheLastAttemptFailsTheTaskAndCancelsItsDownstream) {
   if (queue_.empty()) return;
   Outcome enqueued = interloper::testing::run_interloper(
-      {"backfill", "shop.yaml", "--window", "2026-11-12", "--queue", queue_, "--max-attempts",
-       "1"},
+      {"backfill", "shop.yaml", "--window", "2026-11-12", "--queue", queue_, "--max-attempts", "1"},
       dir_.path().string());
   ASSERT_EQ(enqueued.code, 0) << enqueued.err;
   const std::vector<std::string> slow = {"SLOW_HOUR=2026-11-12T23", "SLOW_SECONDS=10"};

@@ -437,8 +437,11 @@ int queue_status(const QueueProject& project, const QueueArgs& args) {
       nlohmann::json tasks = nlohmann::json::array();
       for (const queue::RunningTask& t : running) {
         if (t.backfill != s.info.id) continue;
-        tasks.push_back({{"asset", t.asset}, {"partition", t.partition}, {"worker", t.owner},
-                         {"seconds", t.seconds}, {"lease_seconds_left", t.lease_left},
+        tasks.push_back({{"asset", t.asset},
+                         {"partition", t.partition},
+                         {"worker", t.owner},
+                         {"seconds", t.seconds},
+                         {"lease_seconds_left", t.lease_left},
                          {"attempts", t.attempts}});
       }
       line["running_tasks"] = tasks;
@@ -451,8 +454,8 @@ int queue_status(const QueueProject& project, const QueueArgs& args) {
         c.queued, c.running, c.succeeded, c.failed, c.canceled);
     for (const queue::RunningTask& t : running) {
       if (t.backfill != s.info.id) continue;
-      std::cout << fmt::format("  running  {}  {}  on {}  for {:.0f}s, {}  (attempt {})\n",
-                               t.asset, t.partition, t.owner, t.seconds, lease_text(t.lease_left),
+      std::cout << fmt::format("  running  {}  {}  on {}  for {:.0f}s, {}  (attempt {})\n", t.asset,
+                               t.partition, t.owner, t.seconds, lease_text(t.lease_left),
                                t.attempts);
     }
   }

@@ -136,7 +136,7 @@ struct Queue::State {
         // for. A task whose partition another backfill's task is running is passed over too: it
         // would only wait for the partition's lock, which the claim then takes (closing the
         // race this check leaves: two claims of one partition in the same instant).
-        "WITH next AS (SELECT t.backfill, t.task FROM {0} t JOIN {1} b"
+        "WITH next AS (SELECT t.backfill, t.task, b.pipeline_hash FROM {0} t JOIN {1} b"
         " ON b.id = t.backfill WHERE t.state = 'queued' AND t.waiting = 0"
         " AND b.pipeline = $1 AND NOT EXISTS (SELECT 1 FROM {0} r"
         " WHERE r.state = 'running' AND r.asset = t.asset AND r.partition = t.partition)"
@@ -144,9 +144,8 @@ struct Queue::State {
         " LIMIT 1 FOR UPDATE OF t SKIP LOCKED)"
         " UPDATE {0} t SET state = 'running', attempts = t.attempts + 1,"
         " lease_owner = $2, lease_expires = now() + $3 * interval '1 second',"
-        " started = now() FROM next, {1} b"
-        " WHERE t.backfill = next.backfill AND t.task = next.task AND b.id = t.backfill"
-        " RETURNING t.backfill, t.task, t.asset, t.partition, t.attempts, b.pipeline_hash,"
+        " started = now() FROM next WHERE t.backfill = next.backfill AND t.task = next.task"
+        " RETURNING t.backfill, t.task, t.asset, t.partition, t.attempts, next.pipeline_hash,"
         " pg_try_advisory_lock({2})",
         tasks, backfills, partition_lock("t.asset", "t.partition"));
     // The partition lock is the only session lock a claim's connection holds, so freeing all
@@ -334,7 +333,6 @@ struct Queue::Claim::Held {
 Queue::Claim::Claim(ClaimedTask task, bool locked, std::unique_ptr<Held> held)
     : task_(std::move(task)), locked_(locked), held_(std::move(held)) {}
 Queue::Claim::Claim(Claim&&) noexcept = default;
-Queue::Claim& Queue::Claim::operator=(Claim&&) noexcept = default;
 
 Queue::Claim::~Claim() {
   if (!held_ || !locked_ || !(*held_->conn)->ok()) return;
@@ -502,15 +500,15 @@ std::vector<RunningTask> Queue::running(std::string_view pipeline,
   } else {
     p.null(postgres::oid::int8);
   }
-  Result r = conn->exec(
-      fmt::format("SELECT t.backfill, t.asset, t.partition, t.lease_owner, t.attempts,"
-                  " extract(epoch FROM now() - t.started)::float8,"
-                  " extract(epoch FROM t.lease_expires - now())::float8"
-                  " FROM {} t JOIN {} b ON b.id = t.backfill WHERE t.state = 'running'"
-                  " AND (b.pipeline = $1 OR $2::bigint IS NOT NULL)"
-                  " AND ($2::bigint IS NULL OR b.id = $2) ORDER BY t.backfill, t.task",
-                  state_->tasks, state_->backfills),
-      p);
+  Result r =
+      conn->exec(fmt::format("SELECT t.backfill, t.asset, t.partition, t.lease_owner, t.attempts,"
+                             " extract(epoch FROM now() - t.started)::float8,"
+                             " extract(epoch FROM t.lease_expires - now())::float8"
+                             " FROM {} t JOIN {} b ON b.id = t.backfill WHERE t.state = 'running'"
+                             " AND (b.pipeline = $1 OR $2::bigint IS NOT NULL)"
+                             " AND ($2::bigint IS NULL OR b.id = $2) ORDER BY t.backfill, t.task",
+                             state_->tasks, state_->backfills),
+                 p);
   std::vector<RunningTask> out;
   for (int i = 0; i < r.rows(); ++i) {
     RunningTask t;

@@ -24,8 +24,8 @@
 //
 // The URL is a PostgreSQL URL; its `schema` parameter (default "interloper_queue") names the
 // schema holding the tables, created on first use. Every method is thread-safe (each borrows a
-// connection from a pool) and throws DestinationError naming the redacted URL when the server
-// fails.
+// connection from a pool, or uses the claim's, which one thread at a time may settle) and throws
+// DestinationError naming the redacted URL when the server fails.
 #pragma once
 
 #include <chrono>
@@ -167,13 +167,14 @@ class Queue {
 // A task claimed by one worker, and the lock on its (asset, partition) held against every other
 // worker of any backfill: a session advisory lock on the connection the claim keeps, which the
 // server frees should the worker die or its connection break. Settling the task (complete, fail,
-// release) frees the lock; so does destroying the claim. Movable; one thread at a time.
+// release) frees the lock; so does destroying the claim. Move-constructible; one thread at a
+// time.
 class Queue::Claim {
  public:
   struct Held;
   Claim(ClaimedTask task, bool locked, std::unique_ptr<Held> held);
   Claim(Claim&&) noexcept;
-  Claim& operator=(Claim&&) noexcept;
+  Claim& operator=(Claim&&) = delete;
   ~Claim();
 
   const ClaimedTask& task() const { return task_; }
