@@ -36,6 +36,9 @@ constexpr std::size_t max_component = 200;
 constexpr std::size_t kept_prefix = 160;
 constexpr const char* key_file = "_key";
 constexpr const char* schema_file = "_schema.json";
+// The stored columns the latest write did not produce (Destination::retired_columns), as a
+// schema; absent when there are none.
+constexpr const char* retired_file = "_retired.json";
 
 bool plain(char c, bool first) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
@@ -260,6 +263,38 @@ struct FileDestination::State {
       throw DestinationError(
           fmt::format("file destination: '{}': {}", (dir / schema_file).string(), e.what()));
     }
+  }
+
+  std::vector<std::string> retired(const fs::path& dir) const {
+    auto text = read_file(dir / retired_file);
+    std::vector<std::string> out;
+    if (!text) return out;
+    try {
+      const Schema retired = schema_from_json(*text);
+      for (const Field& f : retired.fields()) out.push_back(f.name);
+    } catch (const DataError& e) {
+      throw DestinationError(
+          fmt::format("file destination: '{}': {}", (dir / retired_file).string(), e.what()));
+    }
+    return out;
+  }
+
+  // Records which columns of `merged` the write of `incoming` did not produce.
+  void record_retired(const fs::path& dir, const DatasetRef& dataset, const Schema& merged,
+                      const Schema& incoming) const {
+    const std::vector<std::string> before = retired(dir);
+    const std::vector<std::string> after =
+        detail::retired_columns(dataset, merged, incoming, before);
+    if (after == before) return;
+    if (after.empty()) {
+      std::error_code ec;
+      fs::remove(dir / retired_file, ec);
+      fsync_dir(dir);
+      return;
+    }
+    std::vector<Field> fields;
+    for (const std::string& name : after) fields.push_back(merged.field(*merged.find(name)));
+    replace_file(dir / retired_file, schema_to_json(Schema(std::move(fields))));
   }
 
   std::string encode(const Table& table) const {
@@ -589,6 +624,7 @@ class FileDestination::Writer final : public WindowWriter {
       stage_all();
       if (!(stored_ && schema == *stored_))
         replace_file(dir_ / schema_file, schema_to_json(schema));
+      state_.record_retired(dir_, dataset_, schema, schema_);
       if (!index_ && dataset_.partitioning) {
         // The whole dataset is replaced: drop its partitions first.
         for (auto& [key, path] : state_.partition_dirs(dir_, dataset_.partitioning->column())) {
@@ -788,6 +824,11 @@ std::vector<PartitionCount> FileDestination::partition_counts(const DatasetRef& 
 std::optional<Schema> FileDestination::schema(const DatasetRef& dataset) {
   std::lock_guard lock(state_->mutex);
   return state_->stored_schema(state_->dataset_dir(dataset));
+}
+
+std::vector<std::string> FileDestination::retired_columns(const DatasetRef& dataset) {
+  std::lock_guard lock(state_->mutex);
+  return state_->retired(state_->dataset_dir(dataset));
 }
 
 void FileDestination::drop(const DatasetRef& dataset, const PartitionWindow* window) {
