@@ -333,7 +333,14 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
                      "Destination URL for assets whose source sets none")
         ->type_name("URL");
   }
-  catalog->footer(fmt::format("Example:\n  {0} catalog{1}", program, yaml ? " pipeline.yaml" : ""));
+  catalog->add_flag("--text", args.text,
+                    "Print for people: a few lines per asset, one per stored column");
+  catalog->footer(fmt::format(
+      "Each asset's stored schema is read from its destination. A partitioned dataset keeps\n"
+      "every column it ever stored; \"retired_columns\" (marked \"retired\" with --text) names\n"
+      "those its latest write did not produce, such as a column the asset renamed.\n\n"
+      "Examples:\n  {0} catalog{1}\n  {0} catalog{1} --text",
+      program, yaml ? " pipeline.yaml" : ""));
 
   auto* runs_cmd = app.add_subcommand("runs", "Show the latest runs from the run history");
   runs_cmd->fallthrough();

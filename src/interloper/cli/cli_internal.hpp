@@ -88,6 +88,7 @@ struct Args {
   std::string host = "127.0.0.1";  // serve --host
   int port = 8321;                 // serve --port
   bool allow_runs = false;         // serve --allow-runs
+  bool text = false;               // catalog --text
 };
 
 // Everything a run needs besides the window and assets, wired to the output flags.
@@ -115,7 +116,7 @@ int print_dry_run(const char* command, const Project& project, const Selection& 
 int run_status(const Project& project, const Args& args);
 int run_runs(const Project& project, const Args& args);
 int run_serve(const Project& project, const Args& args);
-int run_catalog(const Project& project, const Args&);
+int run_catalog(const Project& project, const Args& args);
 int run_reset(const Project& project, const Args& args);
 std::string history_name(const Args& args);
 json run_json(const RunRecord& r);

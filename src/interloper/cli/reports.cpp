@@ -406,30 +406,13 @@ int run_runs(const Project& project, const Args& args) {
   return kOk;
 }
 
-int run_catalog(const Project& project, const Args&) {
-  if (project.pipeline != nullptr) {
-    std::cout << project.pipeline->catalog(true) << "\n";
-    return kOk;
+int run_catalog(const Project& project, const Args& args) {
+  const std::vector<CatalogEntry> entries = catalog(*project.dag, project.pipeline, true);
+  if (args.text) {
+    std::cout << catalog_text(entries);
+  } else {
+    std::cout << catalog_json(entries) << "\n";
   }
-  json out = json::array();
-  for (const Asset* asset : project.dag->order()) {
-    json entry;
-    entry["name"] = asset->name();
-    entry["source"] = asset->source_name();
-    entry["deps"] = asset->deps();
-    entry["enabled"] = asset->enabled();
-    entry["body"] = "code";
-    entry["partitioning"] = asset->partitioning() != nullptr
-                                ? json::parse(asset->partitioning()->to_definition())
-                                : json(nullptr);
-    Destination* destination = project.dag->destination_of(*asset);
-    entry["destination"] = destination != nullptr ? json(destination->url()) : json(nullptr);
-    std::optional<Schema> schema =
-        destination != nullptr ? destination->schema(asset->dataset()) : std::nullopt;
-    entry["schema"] = schema ? json::parse(schema_to_json(*schema)) : json(nullptr);
-    out.push_back(entry);
-  }
-  std::cout << dump(out, 2) << "\n";
   return kOk;
 }
 
