@@ -109,7 +109,8 @@ std::shared_ptr<MaterializationStore> open_state_store(const std::string& path, 
 void prepare_run(RunContext& run, const Project& project, const Args& args,
                  const Selection& selection);
 void report_left_out(const Args& args, const Selection& selection);
-std::string window_argument(const Project& project, const Args& args);
+// The window --partition, --window or --lookback gives (none when empty).
+WindowArgument window_argument(const Project& project, const Args& args);
 int run_check(const Project& project, const Args& args);
 int print_dry_run(const char* command, const Project& project, const Selection& selection,
                   bool per_partition, const Args& args);

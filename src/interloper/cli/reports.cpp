@@ -7,14 +7,30 @@ namespace interloper::cli::detail {
 
 namespace {
 
-// The plan as JSON: per asset its share of the window as ranges and its task count, never one
-// element per partition.
-json plan_json(const std::string& command, const Project& project, const Selection& selection,
-               bool backfill) {
-  json plan;
-  plan["command"] = command;
-  plan["window"] = selection.window ? json(selection.window->to_string()) : json(nullptr);
-  plan["partitions"] = selection.window ? selection.window->size() : 0;
+// A check or --dry-run's plan: per asset its share of the window and its task count, never one
+// element per partition. Points into the selection and the project it was made from.
+struct PlanReport {
+  struct Step {
+    const Asset* asset = nullptr;
+    const AssetDefinition* definition = nullptr;  // nullptr for an asset built in code
+    std::vector<std::string> windows;             // its share of the window, as ranges
+    std::size_t tasks = 0;
+  };
+  std::string command;
+  const PartitionWindow* window = nullptr;  // nullptr: a run without a window
+  bool backfill = false;                    // one task per asset and partition, newest first
+  std::size_t tasks = 0;
+  std::vector<Step> steps;  // in the order they run
+  const std::vector<std::pair<std::string, std::string>>* left_out = nullptr;
+};
+
+PlanReport plan_report(const std::string& command, const Project& project,
+                       const Selection& selection, bool backfill) {
+  PlanReport report;
+  report.command = command;
+  report.window = selection.window.get();
+  report.backfill = backfill;
+  report.left_out = &selection.left_out;
   PlanOptions options;
   options.scope = backfill ? TaskScope::per_partition : TaskScope::per_asset;
   options.assets = selection.assets;
@@ -27,78 +43,87 @@ json plan_json(const std::string& command, const Project& project, const Selecti
     // `check` of the whole DAG without a window: partitioned assets have no tasks to plan.
     if (selection.window) throw;
   }
-  plan["tasks"] = planned ? planned->size() : 0;
-  plan["order"] = backfill ? "newest first" : "upstream first";
-  std::unordered_map<std::string_view, std::size_t> step_of;  // asset name -> its step
+  report.tasks = planned ? planned->size() : 0;
+  std::unordered_map<std::string_view, const Plan::Step*> step_of;  // asset name -> its step
   if (planned) {
-    for (std::size_t i = 0; i < planned->steps().size(); ++i) {
-      step_of.emplace(planned->steps()[i].asset->name(), i);
-    }
+    for (const Plan::Step& step : planned->steps()) step_of.emplace(step.asset->name(), &step);
   }
-  json assets = json::array();
   for (const auto& name : selection.assets) {
-    const Asset& asset = project.dag->asset(name);
-    json entry;
-    entry["name"] = name;
-    entry["source"] = asset.source_name();
-    entry["deps"] = asset.deps();
-    entry["partitioning"] = describe_partitioning(asset.partitioning());
-    if (project.pipeline != nullptr) {
-      if (const AssetDefinition* def = project.pipeline->definition(name))
-        entry["body"] = def->body;
-    }
-    json windows = json::array();
-    std::size_t tasks = 0;
+    PlanReport::Step step;
+    step.asset = &project.dag->asset(name);
+    if (project.pipeline != nullptr) step.definition = project.pipeline->definition(name);
     if (auto it = step_of.find(name); it != step_of.end()) {
-      const Plan::Step& step = planned->steps()[it->second];
-      tasks = step.tasks;
-      if (step.share) windows.push_back(step.share->to_string());
+      step.tasks = it->second->tasks;
+      if (it->second->share) step.windows.push_back(it->second->share->to_string());
     }
-    entry["windows"] = windows;
-    entry["tasks"] = tasks;
+    report.steps.push_back(std::move(step));
+  }
+  return report;
+}
+
+json plan_json(const PlanReport& report) {
+  json plan;
+  plan["command"] = report.command;
+  plan["window"] = report.window ? json(report.window->to_string()) : json(nullptr);
+  plan["partitions"] = report.window ? report.window->size() : 0;
+  plan["tasks"] = report.tasks;
+  plan["order"] = report.backfill ? "newest first" : "upstream first";
+  json assets = json::array();
+  for (const PlanReport::Step& step : report.steps) {
+    json entry;
+    entry["name"] = step.asset->name();
+    entry["source"] = step.asset->source_name();
+    entry["deps"] = step.asset->deps();
+    entry["partitioning"] = describe_partitioning(step.asset->partitioning());
+    if (step.definition != nullptr) entry["body"] = step.definition->body;
+    entry["windows"] = step.windows;
+    entry["tasks"] = step.tasks;
     assets.push_back(entry);
   }
   plan["assets"] = assets;
   json left_out = json::array();
-  for (const auto& [name, reason] : selection.left_out) {
+  for (const auto& [name, reason] : *report.left_out) {
     left_out.push_back({{"asset", name}, {"reason", reason}});
   }
   plan["left_out"] = left_out;
   return plan;
 }
 
-void print_plan(const json& plan) {
-  std::string window = plan["window"].is_null() ? "(none)" : plan["window"].get<std::string>();
-  std::size_t partitions = plan["partitions"].get<std::size_t>();
-  std::cout << "window: " << window;
+void print_plan(const PlanReport& report) {
+  const std::size_t partitions = report.window ? report.window->size() : 0;
+  std::cout << "window: " << (report.window ? report.window->to_string() : "(none)");
   if (partitions > 0)
     std::cout << " (" << partitions << " partition" << (partitions == 1 ? "" : "s") << ")";
   std::cout << "\n";
-  std::size_t tasks = plan["tasks"].get<std::size_t>();
-  if (plan["command"] == "backfill") {
-    std::cout << "tasks: " << tasks << ", one per asset and partition, newest first\n";
+  if (report.backfill) {
+    std::cout << "tasks: " << report.tasks << ", one per asset and partition, newest first\n";
   } else {
-    std::cout << "tasks: " << tasks << ", one per asset\n";
+    std::cout << "tasks: " << report.tasks << ", one per asset\n";
   }
   std::cout << "assets, in order:\n";
   int i = 0;
-  for (const auto& a : plan["assets"]) {
-    std::string deps;
-    for (const auto& d : a["deps"]) deps += (deps.empty() ? "" : ", ") + d.get<std::string>();
-    std::string windows;
-    for (const auto& w : a["windows"]) {
-      windows += (windows.empty() ? "" : ", ") + w.get<std::string>();
-    }
-    const std::size_t n = a["tasks"].get<std::size_t>();
-    std::cout << fmt::format("  {}. {}  [{}{}]{}  {}{} task{}\n", ++i, a["name"].get<std::string>(),
-                             a["partitioning"].get<std::string>(),
-                             a.contains("body") ? ", " + a["body"].get<std::string>() : "",
-                             deps.empty() ? "" : "  after " + deps,
-                             windows.empty() ? "" : windows + "  ", n, n == 1 ? "" : "s");
+  for (const PlanReport::Step& step : report.steps) {
+    const std::vector<std::string>& deps = step.asset->deps();
+    const std::size_t n = step.tasks;
+    std::cout << fmt::format(
+        "  {}. {}  [{}{}]{}  {}{} task{}\n", ++i, step.asset->name(),
+        describe_partitioning(step.asset->partitioning()),
+        step.definition != nullptr ? ", " + step.definition->body : "",
+        deps.empty() ? "" : "  after " + fmt::format("{}", fmt::join(deps, ", ")),
+        step.windows.empty() ? "" : fmt::format("{}", fmt::join(step.windows, ", ")) + "  ", n,
+        n == 1 ? "" : "s");
   }
-  for (const auto& l : plan["left_out"]) {
-    std::cout << fmt::format("  left out: {} ({})\n", l["asset"].get<std::string>(),
-                             l["reason"].get<std::string>());
+  for (const auto& [name, reason] : *report.left_out) {
+    std::cout << fmt::format("  left out: {} ({})\n", name, reason);
+  }
+}
+
+// The plan as JSON or as text.
+void show_plan(const PlanReport& report, const Args& args) {
+  if (args.json) {
+    std::cout << dump(plan_json(report)) << "\n";
+  } else {
+    print_plan(report);
   }
 }
 
@@ -116,53 +141,40 @@ void report_left_out(const Args& args, const Selection& selection) {
 // ---------------------------------------------------------------------------------------
 // Commands
 
-std::string window_argument(const Project& project, const Args& args) {
-  if (!args.partition.empty()) return args.partition;
-  if (!args.window.empty()) return args.window;
+WindowArgument window_argument(const Project& project, const Args& args) {
+  if (!args.partition.empty()) return WindowArgument::key(args.partition);
+  if (!args.window.empty()) return WindowArgument::window(args.window);
   if (args.lookback > 0) {
-    auto text = lookback_window(*project.dag, args.assets, args.lookback, args.offset,
-                                args.time_zone, SystemClock().now());
-    if (!text) throw UsageError("the lookback window lies entirely before the assets' start");
-    return *text;
+    std::optional<TimePartitionWindow> window = lookback_window(
+        *project.dag, args.assets, args.lookback, args.offset, args.time_zone, SystemClock().now());
+    if (!window) throw UsageError("the lookback window lies entirely before the assets' start");
+    return WindowArgument::from(std::move(*window));
   }
-  return "";
+  return {};
 }
 
 int run_check(const Project& project, const Args& args) {
-  std::string window = window_argument(project, args);
+  const WindowArgument window = window_argument(project, args);
   if (window.empty() && args.assets.empty()) {
     // Without a scope, check the whole DAG: every asset, in order.
     Selection all;
     for (const Asset* asset : project.dag->order()) all.assets.push_back(asset->name());
-    json plan = plan_json("check", project, all, false);
-    if (args.json) {
-      std::cout << dump(plan) << "\n";
-    } else if (!args.quiet) {
-      std::cout << "ok: " << project.dag->size() << " assets\n";
-      print_plan(plan);
-    }
+    const PlanReport report = plan_report("check", project, all, false);
+    if (!args.json && !args.quiet) std::cout << "ok: " << project.dag->size() << " assets\n";
+    if (args.json || !args.quiet) show_plan(report, args);
     return kOk;
   }
-  Selection selection = select(*project.dag, window, args.assets, false, !args.partition.empty());
-  json plan = plan_json("check", project, selection, false);
-  if (args.json) {
-    std::cout << dump(plan) << "\n";
-  } else if (!args.quiet) {
-    std::cout << "ok\n";
-    print_plan(plan);
-  }
+  Selection selection = select(*project.dag, window, args.assets, false);
+  const PlanReport report = plan_report("check", project, selection, false);
+  if (!args.json && !args.quiet) std::cout << "ok\n";
+  if (args.json || !args.quiet) show_plan(report, args);
   return kOk;
 }
 
 // --dry-run: the plan, as JSON or as text.
 int print_dry_run(const char* command, const Project& project, const Selection& selection,
                   bool per_partition, const Args& args) {
-  json plan = plan_json(command, project, selection, per_partition);
-  if (args.json) {
-    std::cout << dump(plan) << "\n";
-  } else {
-    print_plan(plan);
-  }
+  show_plan(plan_report(command, project, selection, per_partition), args);
   return kOk;
 }
 namespace {

@@ -99,8 +99,7 @@ Interrupts watch_interrupts(RunContext& run, const Args& args, const RunRecord& 
 }  // namespace
 
 int run_materialize(const Project& project, const Args& args) {
-  Selection selection = select(*project.dag, window_argument(project, args), args.assets, false,
-                               !args.partition.empty());
+  Selection selection = select(*project.dag, window_argument(project, args), args.assets, false);
   report_left_out(args, selection);
   if (args.dry_run) return print_dry_run("materialize", project, selection, false, args);
   RunContext run;
