@@ -428,4 +428,84 @@ int run_catalog(const Project& project, const Args& args) {
   return kOk;
 }
 
+Command add_check(CLI::App& app, Args& args, const Program& program) {
+  auto* sub = app.add_subcommand("check", "Validate and print the plan without running");
+  add_common(sub, args, program);
+  add_window_options(sub, args, false);
+  sub->footer(
+      fmt::format("Examples:\n  {0} check{1}\n  {0} check{1} --window "
+                  "2026-11-01..2026-11-30 --json",
+                  program.name, program.target()));
+  return {sub, run_check, nullptr};
+}
+
+Command add_status(CLI::App& app, Args& args, const Program& program) {
+  auto* sub = app.add_subcommand("status",
+                                 "Show materialized, failed and missing "
+                                 "partitions");
+  add_common(sub, args, program);
+  sub->add_option("--window", args.window, "The window to report (default: see below)")
+      ->type_name("A..B");
+  sub->add_flag("--all", args.all,
+                "List every range of each state (the text output shows the first five)");
+  sub->add_flag("--verify", args.verify,
+                "Check that partitions recorded as materialized are in the destination; "
+                "exit 1 if some are gone");
+  sub->footer(fmt::format(
+      "Without --window: time assets from their start (or the last 30 periods) to the\n"
+      "current period, list assets over every value. --json prints one object per asset.\n\n"
+      "Examples:\n  {0} status{1} --window 2026-11-01..2026-11-30\n  {0} --json status{1}",
+      program.name, program.target()));
+  auto* queue =
+      sub->add_option("--queue", args.queue.url, "Show the backfills of this queue instead")
+          ->type_name("URL");
+  sub->add_option("--backfill", args.queue.backfill, "With --queue: only this backfill")
+      ->type_name("ID")
+      ->needs(queue);
+  return {sub, run_status, nullptr};
+}
+
+Command add_runs(CLI::App& app, Args& args, const Program& program) {
+  auto* sub = app.add_subcommand("runs", "Show the latest runs from the run history");
+  sub->fallthrough();
+  if (program.yaml) {
+    add_pipeline(sub, args);
+  } else {
+    add_store(sub, args);
+  }
+  sub->add_option("--last", args.last, "How many runs, newest first")
+      ->type_name("N")
+      ->check(whole_number(1, "POSITIVE"))
+      ->default_str("20");
+  sub->footer(fmt::format(
+      "Every materialize and backfill is recorded when it starts and when it ends; a run\n"
+      "stopped by SIGINT or SIGTERM ends as interrupted, and one still shown as running\n"
+      "either runs or was killed outright. The store keeps the newest --keep-runs runs\n"
+      "(1000 unless a run says otherwise).\n\n"
+      "Examples:\n  {0} runs{1}\n  {0} --json runs{1} --last 5",
+      program.name, program.target()));
+  return {sub, run_runs, nullptr};
+}
+
+Command add_catalog(CLI::App& app, Args& args, const Program& program) {
+  auto* sub = app.add_subcommand("catalog", "Print every asset's definition as JSON");
+  sub->fallthrough();
+  if (program.yaml) {
+    add_pipeline(sub, args);
+  } else {
+    sub->add_option("--destination", args.destination,
+                    "Destination URL for assets whose source sets none")
+        ->type_name("URL");
+  }
+  sub->add_flag("--text", args.text,
+                "Print for people: a few lines per asset, one per stored column");
+  sub->footer(fmt::format(
+      "Each asset's stored schema is read from its destination. A partitioned dataset keeps\n"
+      "every column it ever stored; \"retired_columns\" (marked \"retired\" with --text) names\n"
+      "those its latest write did not produce, such as a column the asset renamed.\n\n"
+      "Examples:\n  {0} catalog{1}\n  {0} catalog{1} --text",
+      program.name, program.target()));
+  return {sub, run_catalog, nullptr};
+}
+
 }  // namespace interloper::cli::detail
