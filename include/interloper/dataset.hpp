@@ -122,6 +122,18 @@ class Destination {
   // The schema last written for the dataset, if any.
   virtual std::optional<Schema> schema(const DatasetRef& dataset) = 0;
 
+  // The columns of schema() that the latest write did not produce, in schema order. A
+  // partitioned dataset keeps every column it ever stored (partitions written earlier still
+  // hold them), so a column the asset renamed or stopped producing stays in its schema; this
+  // names it. Empty for a dataset replaced whole, never written, or dropped whole; a write that
+  // brought no columns at all (no rows and nothing declared) keeps the list it found. The
+  // default, for a destination that does not keep the list, is empty. Throws DestinationError
+  // when storage cannot be read.
+  virtual std::vector<std::string> retired_columns(const DatasetRef& dataset) {
+    (void)dataset;
+    return {};
+  }
+
   // Drops what is stored for `window`, so that its partitions read as never written (no rows,
   // `written` false). With `window` nullptr the whole dataset goes: its rows, its partitions
   // and its schema, so the next write may bring any columns and types (what a partitioned

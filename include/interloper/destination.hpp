@@ -46,6 +46,7 @@ class MemoryDestination final : public Destination {
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
                                                const PartitionWindow& window) override;
   std::optional<Schema> schema(const DatasetRef& dataset) override;
+  std::vector<std::string> retired_columns(const DatasetRef& dataset) override;
   void drop(const DatasetRef& dataset, const PartitionWindow* window) override;
 
  private:
@@ -71,6 +72,7 @@ class FileDestination final : public Destination {
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
                                                const PartitionWindow& window) override;
   std::optional<Schema> schema(const DatasetRef& dataset) override;
+  std::vector<std::string> retired_columns(const DatasetRef& dataset) override;
   void drop(const DatasetRef& dataset, const PartitionWindow* window) override;
 
   // The directory component for a partition key: reversible, never "." or "..", no "/".
@@ -134,6 +136,7 @@ class S3Destination final : public Destination {
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
                                                const PartitionWindow& window) override;
   std::optional<Schema> schema(const DatasetRef& dataset) override;
+  std::vector<std::string> retired_columns(const DatasetRef& dataset) override;
   void drop(const DatasetRef& dataset, const PartitionWindow* window) override;
 
   // The keys of the partitions stored for a partitioned dataset, in key order (one listing of
@@ -164,6 +167,7 @@ class SqliteDestination final : public Destination, public QueryableDestination 
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
                                                const PartitionWindow& window) override;
   std::optional<Schema> schema(const DatasetRef& dataset) override;
+  std::vector<std::string> retired_columns(const DatasetRef& dataset) override;
   void drop(const DatasetRef& dataset, const PartitionWindow* window) override;
 
   // Runs one read-only query with named parameters bound (":name" -> value) and returns the
@@ -226,6 +230,7 @@ class PostgresDestination final : public Destination, public QueryableDestinatio
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
                                                const PartitionWindow& window) override;
   std::optional<Schema> schema(const DatasetRef& dataset) override;
+  std::vector<std::string> retired_columns(const DatasetRef& dataset) override;
   void drop(const DatasetRef& dataset, const PartitionWindow* window) override;
 
   // Runs `sql` in a READ ONLY transaction with the schema first on the search path; named

@@ -53,7 +53,6 @@ struct AssetDefinition {
   std::string format;                // "jsonl" or "csv" (command assets)
   std::optional<double> timeout_seconds;
   std::string destination_url;  // resolved (absolute paths, ${VAR} expanded)
-  std::string partitioning;     // PartitionConfig::to_definition() JSON, "" when none
   Schema schema;                // the declared `schema:` (empty when none)
   std::int64_t min_rows = 0;    // `min_rows:`, or 1 for `allow_empty: false`
   std::string version;          // `version:`, bumped by hand to mark stored partitions stale
@@ -95,10 +94,8 @@ class Pipeline {
   // The `jobs:` of the file, in declaration order (docs/schedules.md).
   const std::vector<Job>& jobs() const;
 
-  // The catalog: a JSON array with one object per asset (name, source, deps, enabled, body,
-  // partitioning, destination, schema). With `with_schema`, each asset's last written schema
-  // is read from its destination (null when none); destinations that do not exist yet are
-  // not created. Throws DestinationError when a destination cannot be read.
+  // catalog_json(catalog(dag(), this, with_schema)): the catalog as `interloper catalog`
+  // prints it. Throws DestinationError when a destination cannot be read.
   std::string catalog(bool with_schema = true) const;
 
   struct State;  // the loaded file; defined by the implementation
@@ -107,5 +104,37 @@ class Pipeline {
   explicit Pipeline(std::unique_ptr<State> state);
   std::unique_ptr<State> state_;
 };
+
+// One asset of the catalog, as `interloper catalog` shows it.
+struct CatalogEntry {
+  std::string name;
+  std::string source;
+  std::vector<std::string> deps;
+  bool enabled = true;
+  // What the pipeline file declared (body, command or SQL, declared schema...); nullptr for an
+  // asset built in code. Points into the Pipeline, which must outlive the entry.
+  const AssetDefinition* definition = nullptr;
+  const PartitionConfig* partitioning = nullptr;  // the asset's own; nullptr when unpartitioned
+  std::optional<std::string> destination;         // its URL; nullopt when it has none
+  bool schema_read = false;                       // whether the two below were read
+  std::optional<Schema> schema;                   // as stored; nullopt when never written
+  // The columns of `schema` the latest write did not produce (Destination::retired_columns).
+  std::vector<std::string> retired_columns;
+};
+
+// The catalog of `dag`: in `pipeline`'s declaration order with what it declared, or in the
+// DAG's order (pipeline nullptr). With `with_schema`, each asset's stored schema and retired
+// columns are read from its destination; destinations that do not exist yet are not created.
+// The entries point into `dag` and `pipeline`. Throws DestinationError when a destination
+// cannot be read.
+std::vector<CatalogEntry> catalog(const DAG& dag, const Pipeline* pipeline, bool with_schema);
+// A JSON array with one object per entry: name, source, deps, enabled, body (a pipeline's
+// "command" or "sql" with its fields, or "code"), partitioning (the config's to_definition, or
+// null), destination, declared_schema and min_rows when declared, and, when read, schema (null
+// when never written) and retired_columns.
+std::string catalog_json(const std::vector<CatalogEntry>& entries);
+// The same for people: a line per asset, then its dependencies, destination and, when read,
+// one line per stored column, a retired one marked "(retired: ...)".
+std::string catalog_text(const std::vector<CatalogEntry>& entries);
 
 }  // namespace interloper

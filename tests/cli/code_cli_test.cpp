@@ -4,6 +4,7 @@
 #include <atomic>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,56 @@ TEST_F(CodeCli, ABadDestinationUrlIsBadInputNamedByTheProgram) {
   const std::string no_destination = testing::internal::GetCapturedStderr();
   EXPECT_EQ(no_destination.rfind("shop: error: asset 'orders' has no destination", 0), 0u)
       << no_destination;
+}
+
+// Runs the command line and returns what it printed.
+std::string output_of(const il::DAG& dag, std::vector<std::string> args) {
+  testing::internal::CaptureStdout();
+  const int code = run(dag, std::move(args));
+  std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(code, 0) << out;
+  return out;
+}
+
+TEST_F(CodeCli, CatalogNamesTheColumnsTheLatestWriteDidNotProduce) {
+  using nlohmann::json;
+  bool renamed = false;
+  il::Source shop("shop", std::make_shared<il::MemoryDestination>());
+  shop.asset("orders",
+             [&renamed](il::ExecutionContext& ctx) {
+               il::Table rows;
+               rows.append({{"date", ctx.partition_date()}, {renamed ? "renamed" : "old", 1}});
+               return rows;
+             })
+      .partitioned(il::TimePartitionConfig("date"));
+  const il::DAG dag({shop});
+  ASSERT_EQ(run(dag, {"--quiet", "materialize", "--partition", "2026-11-01", "--store", store_}),
+            0);
+  json entry = json::parse(output_of(dag, {"catalog"}))[0];
+  EXPECT_EQ(entry["retired_columns"], json::array());
+
+  renamed = true;
+  ASSERT_EQ(run(dag, {"--quiet", "materialize", "--partition", "2026-11-02", "--store", store_}),
+            0);
+  entry = json::parse(output_of(dag, {"catalog"}))[0];
+  EXPECT_EQ(entry["schema"].size(), 3u) << entry.dump();
+  EXPECT_EQ(entry["retired_columns"], json({"old"}));
+  const std::string text = output_of(dag, {"catalog", "--text"});
+  EXPECT_NE(text.find("    old      int  (retired: the latest write did not produce it)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("    renamed  int\n"), std::string::npos) << text;
+
+  // Reset drops the dataset with its schema: the next write starts a new one.
+  ASSERT_EQ(run(dag, {"--quiet", "reset", "orders", "--yes", "--store", store_}), 0);
+  entry = json::parse(output_of(dag, {"catalog"}))[0];
+  EXPECT_TRUE(entry["schema"].is_null()) << entry.dump();
+  EXPECT_EQ(entry["retired_columns"], json::array());
+  ASSERT_EQ(run(dag, {"--quiet", "materialize", "--partition", "2026-11-03", "--store", store_}),
+            0);
+  entry = json::parse(output_of(dag, {"catalog"}))[0];
+  EXPECT_EQ(entry["schema"].size(), 2u) << entry.dump();
+  EXPECT_EQ(entry["retired_columns"], json::array());
 }
 
 }  // namespace

@@ -496,6 +496,51 @@ TEST_P(DestinationContract, WindowedAndPerPartitionWritesStoreTheSame) {
   }
 }
 
+TEST_P(DestinationContract, ColumnsTheLatestWriteDidNotProduceAreRetired) {
+  using Names = std::vector<std::string>;
+  il::DatasetRef ref{"ads", "renames", &kDaily};
+  EXPECT_EQ(destination().retired_columns(ref), Names{});
+  auto first = days(1, 1), second = days(2, 2), third = days(3, 3);
+  il::Table before, after, both;
+  before.append({{"date", year{2026} / 1 / 1}, {"old", 1}});
+  after.append({{"date", year{2026} / 1 / 2}, {"renamed", 2}});
+  both.append({{"date", year{2026} / 1 / 3}, {"old", 3}, {"renamed", 3}});
+  destination().write(ref, &first, before);
+  EXPECT_EQ(destination().retired_columns(ref), Names{});
+  // The asset renamed `old`: the stored schema keeps it, and it is retired.
+  destination().write(ref, &second, after);
+  EXPECT_EQ(destination().schema(ref), il::Schema({{"date", il::DataType::date},
+                                                   {"old", il::DataType::int64},
+                                                   {"renamed", il::DataType::int64}}));
+  EXPECT_EQ(destination().retired_columns(ref), Names{"old"});
+  // A write that brings no columns says nothing about them; dropping a window changes nothing.
+  destination().write(ref, &third, il::Table());
+  EXPECT_EQ(destination().retired_columns(ref), Names{"old"});
+  destination().drop(ref, &first);
+  EXPECT_EQ(destination().retired_columns(ref), Names{"old"});
+  // Produced again, it is no longer retired; batches of one write count together.
+  destination().write(ref, &third, both);
+  EXPECT_EQ(destination().retired_columns(ref), Names{});
+  destination().write(ref, &second, after);
+  auto writer = destination().open_writer(ref, &third);
+  writer->append(after.select_rows({}));
+  writer->append(both);
+  writer->commit();
+  EXPECT_EQ(destination().retired_columns(ref), Names{});
+  destination().write(ref, &second, after);
+  EXPECT_EQ(destination().retired_columns(ref), Names{"old"});
+  // A dataset dropped whole starts again with nothing retired.
+  destination().drop(ref, nullptr);
+  EXPECT_EQ(destination().retired_columns(ref), Names{});
+  destination().write(ref, &second, after);
+  EXPECT_EQ(destination().retired_columns(ref), Names{});
+  // A dataset replaced whole has the write's columns and nothing retired.
+  il::DatasetRef whole{"crm", "renames", nullptr};
+  destination().write(whole, nullptr, before);
+  destination().write(whole, nullptr, after);
+  EXPECT_EQ(destination().retired_columns(whole), Names{});
+}
+
 TEST_P(DestinationContract, SchemaIsTheLastWritten) {
   auto w = days(1, 1);
   destination().write(kDailyRef, &w, daily_rows({1}));

@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <mutex>
@@ -88,6 +89,7 @@ struct Args {
   std::string host = "127.0.0.1";  // serve --host
   int port = 8321;                 // serve --port
   bool allow_runs = false;         // serve --allow-runs
+  bool text = false;               // catalog --text
 };
 
 // Everything a run needs besides the window and assets, wired to the output flags.
@@ -97,6 +99,49 @@ struct RunContext {
   std::mutex output_mutex;
   RunOptions options;
 };
+
+// How the command line was started: `interloper` over pipeline files, or a program of the
+// user's over its DAG in code (il::cli::main(argc, argv, dag)).
+struct Program {
+  std::string name;  // "interloper", or the program's file name
+  bool yaml = true;
+  // What help examples put after the command.
+  const char* target() const { return yaml ? " pipeline.yaml" : ""; }
+};
+
+// A command: its subcommand of the app, with its options bound to Args, and what runs it.
+struct Command {
+  CLI::App* sub = nullptr;
+  std::function<int(const Project&, const Args&)> run;
+  std::function<int(const Args&)> run_alone;  // instead of `run`: needs no pipeline or DAG
+};
+
+// Each command registers its subcommand and options (in the file that runs it).
+Command add_materialize(CLI::App& app, Args& args, const Program& program);
+Command add_backfill(CLI::App& app, Args& args, const Program& program);
+Command add_status(CLI::App& app, Args& args, const Program& program);
+Command add_reset(CLI::App& app, Args& args, const Program& program);
+Command add_worker(CLI::App& app, Args& args, const Program& program);
+Command add_cancel(CLI::App& app, Args& args, const Program& program);
+Command add_catalog(CLI::App& app, Args& args, const Program& program);
+Command add_runs(CLI::App& app, Args& args, const Program& program);
+Command add_serve(CLI::App& app, Args& args, const Program& program);
+Command add_check(CLI::App& app, Args& args, const Program& program);
+Command add_jobs(CLI::App& app, Args& args, const Program& program);      // pipelines only
+Command add_schedule(CLI::App& app, Args& args, const Program& program);  // pipelines only
+
+// Options the commands share (options.cpp).
+extern const char* const kInterruptHelp;  // --fail-fast and signals, for help footers
+// A whole number of at least `min`, checked with a message a person reads ("--concurrency:
+// must be a whole number of at least 1, not '0'") instead of CLI11's range text.
+CLI::Validator whole_number(long long min, const std::string& name);
+void add_pipeline(CLI::App* sub, Args& args);  // the PIPELINE positional
+void add_store(CLI::App* sub, Args& args);     // --store
+// The pipeline (or --store and --destination for a DAG in code), and --asset.
+void add_common(CLI::App* sub, Args& args, const Program& program);
+// --partition and --window, and with `lookback` --lookback, --offset and --time-zone.
+void add_window_options(CLI::App* sub, Args& args, bool lookback);
+void add_keep_runs(CLI::App* sub, Args& args);
 
 std::string dump(const json& value, int indent = -1);
 void print_error(const Args& args, const std::string& message);
@@ -108,14 +153,15 @@ std::shared_ptr<MaterializationStore> open_state_store(const std::string& path, 
 void prepare_run(RunContext& run, const Project& project, const Args& args,
                  const Selection& selection);
 void report_left_out(const Args& args, const Selection& selection);
-std::string window_argument(const Project& project, const Args& args);
+// The window --partition, --window or --lookback gives (none when empty).
+WindowArgument window_argument(const Project& project, const Args& args);
 int run_check(const Project& project, const Args& args);
 int print_dry_run(const char* command, const Project& project, const Selection& selection,
                   bool per_partition, const Args& args);
 int run_status(const Project& project, const Args& args);
 int run_runs(const Project& project, const Args& args);
 int run_serve(const Project& project, const Args& args);
-int run_catalog(const Project& project, const Args&);
+int run_catalog(const Project& project, const Args& args);
 int run_reset(const Project& project, const Args& args);
 std::string history_name(const Args& args);
 json run_json(const RunRecord& r);

@@ -279,7 +279,8 @@ class Worker {
     if (it != plans_.end()) return it->second;
     std::optional<queue::BackfillInfo> info = queue_.backfill(backfill);
     if (!info) throw RunError(fmt::format("queue: backfill {} vanished", backfill));
-    Selection selection = select(*project_.dag, info->spec.window, info->spec.assets, true);
+    Selection selection =
+        select(*project_.dag, WindowArgument::window(info->spec.window), info->spec.assets, true);
     auto planned = std::make_shared<const Plan>(plan_backfill(
         *project_.dag, *selection.window, info->spec.assets, false, nullptr));
     plans_.emplace(backfill, planned);

@@ -7,104 +7,123 @@ namespace interloper::cli::detail {
 
 namespace {
 
-// The plan of `selection`, or nullopt when nothing is selected or, without a window, the
-// partitioned assets have no tasks to plan. Throws what plan() throws otherwise.
-std::optional<Plan> plan_of(const Project& project, const Selection& selection, bool backfill) {
+// A check or --dry-run's plan: per asset its share of the window and its task count, never one
+// element per partition. Points into the selection and the project it was made from.
+struct PlanReport {
+  struct Step {
+    const Asset* asset = nullptr;
+    const AssetDefinition* definition = nullptr;  // nullptr for an asset built in code
+    std::vector<std::string> windows;             // its share of the window, as ranges
+    std::size_t tasks = 0;
+  };
+  std::string command;
+  const PartitionWindow* window = nullptr;  // nullptr: a run without a window
+  bool backfill = false;                    // one task per asset and partition, newest first
+  std::size_t tasks = 0;
+  std::vector<Step> steps;  // in the order they run
+  const std::vector<std::pair<std::string, std::string>>* left_out = nullptr;
+};
+
+PlanReport plan_report(const std::string& command, const Project& project,
+                       const Selection& selection, bool backfill) {
+  PlanReport report;
+  report.command = command;
+  report.window = selection.window.get();
+  report.backfill = backfill;
+  report.left_out = &selection.left_out;
   PlanOptions options;
   options.scope = backfill ? TaskScope::per_partition : TaskScope::per_asset;
   options.assets = selection.assets;
+  std::optional<Plan> planned;
   try {
     if (!selection.assets.empty()) {
-      return interloper::plan(*project.dag, selection.window.get(), options);
+      planned = interloper::plan(*project.dag, selection.window.get(), options);
     }
   } catch (const PartitionError&) {
     // `check` of the whole DAG without a window: partitioned assets have no tasks to plan.
     if (selection.window) throw;
   }
-  return std::nullopt;
+  report.tasks = planned ? planned->size() : 0;
+  std::unordered_map<std::string_view, const Plan::Step*> step_of;  // asset name -> its step
+  if (planned) {
+    for (const Plan::Step& step : planned->steps()) step_of.emplace(step.asset->name(), &step);
+  }
+  for (const auto& name : selection.assets) {
+    PlanReport::Step step;
+    step.asset = &project.dag->asset(name);
+    if (project.pipeline != nullptr) step.definition = project.pipeline->definition(name);
+    if (auto it = step_of.find(name); it != step_of.end()) {
+      step.tasks = it->second->tasks;
+      if (it->second->share) step.windows.push_back(it->second->share->to_string());
+    }
+    report.steps.push_back(std::move(step));
+  }
+  return report;
 }
 
-// The plan as JSON: per asset its share of the window as ranges and its task count, never one
-// element per partition.
-json plan_json(const std::string& command, const Project& project, const Selection& selection,
-               bool backfill) {
+json plan_json(const PlanReport& report) {
   json plan;
-  plan["command"] = command;
-  plan["window"] = selection.window ? json(selection.window->to_string()) : json(nullptr);
-  plan["partitions"] = selection.window ? selection.window->size() : 0;
-  std::optional<Plan> planned = plan_of(project, selection, backfill);
-  plan["tasks"] = planned ? planned->size() : 0;
-  plan["order"] = backfill ? "newest first" : "upstream first";
-  std::unordered_map<std::string_view, std::size_t> step_of;  // asset name -> its step
-  if (planned) {
-    for (std::size_t i = 0; i < planned->steps().size(); ++i) {
-      step_of.emplace(planned->steps()[i].asset->name(), i);
-    }
-  }
+  plan["command"] = report.command;
+  plan["window"] = report.window ? json(report.window->to_string()) : json(nullptr);
+  plan["partitions"] = report.window ? report.window->size() : 0;
+  plan["tasks"] = report.tasks;
+  plan["order"] = report.backfill ? "newest first" : "upstream first";
   json assets = json::array();
-  for (const auto& name : selection.assets) {
-    const Asset& asset = project.dag->asset(name);
+  for (const PlanReport::Step& step : report.steps) {
     json entry;
-    entry["name"] = name;
-    entry["source"] = asset.source_name();
-    entry["deps"] = asset.deps();
-    entry["partitioning"] = describe_partitioning(asset.partitioning());
-    if (project.pipeline != nullptr) {
-      if (const AssetDefinition* def = project.pipeline->definition(name))
-        entry["body"] = def->body;
-    }
-    json windows = json::array();
-    std::size_t tasks = 0;
-    if (auto it = step_of.find(name); it != step_of.end()) {
-      const Plan::Step& step = planned->steps()[it->second];
-      tasks = step.tasks;
-      if (step.share) windows.push_back(step.share->to_string());
-    }
-    entry["windows"] = windows;
-    entry["tasks"] = tasks;
+    entry["name"] = step.asset->name();
+    entry["source"] = step.asset->source_name();
+    entry["deps"] = step.asset->deps();
+    entry["partitioning"] = describe_partitioning(step.asset->partitioning());
+    if (step.definition != nullptr) entry["body"] = step.definition->body;
+    entry["windows"] = step.windows;
+    entry["tasks"] = step.tasks;
     assets.push_back(entry);
   }
   plan["assets"] = assets;
   json left_out = json::array();
-  for (const auto& [name, reason] : selection.left_out) {
+  for (const auto& [name, reason] : *report.left_out) {
     left_out.push_back({{"asset", name}, {"reason", reason}});
   }
   plan["left_out"] = left_out;
   return plan;
 }
 
-void print_plan(const json& plan) {
-  std::string window = plan["window"].is_null() ? "(none)" : plan["window"].get<std::string>();
-  std::size_t partitions = plan["partitions"].get<std::size_t>();
-  std::cout << "window: " << window;
+void print_plan(const PlanReport& report) {
+  const std::size_t partitions = report.window ? report.window->size() : 0;
+  std::cout << "window: " << (report.window ? report.window->to_string() : "(none)");
   if (partitions > 0)
     std::cout << " (" << partitions << " partition" << (partitions == 1 ? "" : "s") << ")";
   std::cout << "\n";
-  std::size_t tasks = plan["tasks"].get<std::size_t>();
-  if (plan["command"] == "backfill") {
-    std::cout << "tasks: " << tasks << ", one per asset and partition, newest first\n";
+  if (report.backfill) {
+    std::cout << "tasks: " << report.tasks << ", one per asset and partition, newest first\n";
   } else {
-    std::cout << "tasks: " << tasks << ", one per asset\n";
+    std::cout << "tasks: " << report.tasks << ", one per asset\n";
   }
   std::cout << "assets, in order:\n";
   int i = 0;
-  for (const auto& a : plan["assets"]) {
-    std::string deps;
-    for (const auto& d : a["deps"]) deps += (deps.empty() ? "" : ", ") + d.get<std::string>();
-    std::string windows;
-    for (const auto& w : a["windows"]) {
-      windows += (windows.empty() ? "" : ", ") + w.get<std::string>();
-    }
-    const std::size_t n = a["tasks"].get<std::size_t>();
-    std::cout << fmt::format("  {}. {}  [{}{}]{}  {}{} task{}\n", ++i, a["name"].get<std::string>(),
-                             a["partitioning"].get<std::string>(),
-                             a.contains("body") ? ", " + a["body"].get<std::string>() : "",
-                             deps.empty() ? "" : "  after " + deps,
-                             windows.empty() ? "" : windows + "  ", n, n == 1 ? "" : "s");
+  for (const PlanReport::Step& step : report.steps) {
+    const std::vector<std::string>& deps = step.asset->deps();
+    const std::size_t n = step.tasks;
+    std::cout << fmt::format(
+        "  {}. {}  [{}{}]{}  {}{} task{}\n", ++i, step.asset->name(),
+        describe_partitioning(step.asset->partitioning()),
+        step.definition != nullptr ? ", " + step.definition->body : "",
+        deps.empty() ? "" : "  after " + fmt::format("{}", fmt::join(deps, ", ")),
+        step.windows.empty() ? "" : fmt::format("{}", fmt::join(step.windows, ", ")) + "  ", n,
+        n == 1 ? "" : "s");
   }
-  for (const auto& l : plan["left_out"]) {
-    std::cout << fmt::format("  left out: {} ({})\n", l["asset"].get<std::string>(),
-                             l["reason"].get<std::string>());
+  for (const auto& [name, reason] : *report.left_out) {
+    std::cout << fmt::format("  left out: {} ({})\n", name, reason);
+  }
+}
+
+// The plan as JSON or as text.
+void show_plan(const PlanReport& report, const Args& args) {
+  if (args.json) {
+    std::cout << dump(plan_json(report)) << "\n";
+  } else {
+    print_plan(report);
   }
 }
 
@@ -122,63 +141,40 @@ void report_left_out(const Args& args, const Selection& selection) {
 // ---------------------------------------------------------------------------------------
 // Commands
 
-std::string window_argument(const Project& project, const Args& args) {
-  if (!args.partition.empty()) return args.partition;
-  if (!args.window.empty()) return args.window;
+WindowArgument window_argument(const Project& project, const Args& args) {
+  if (!args.partition.empty()) return WindowArgument::key(args.partition);
+  if (!args.window.empty()) return WindowArgument::window(args.window);
   if (args.lookback > 0) {
-    auto text = lookback_window(*project.dag, args.assets, args.lookback, args.offset,
-                                args.time_zone, SystemClock().now());
-    if (!text) throw UsageError("the lookback window lies entirely before the assets' start");
-    return *text;
+    std::optional<TimePartitionWindow> window = lookback_window(
+        *project.dag, args.assets, args.lookback, args.offset, args.time_zone, SystemClock().now());
+    if (!window) throw UsageError("the lookback window lies entirely before the assets' start");
+    return WindowArgument::from(std::move(*window));
   }
-  return "";
+  return {};
 }
 
 int run_check(const Project& project, const Args& args) {
-  std::string window = window_argument(project, args);
+  const WindowArgument window = window_argument(project, args);
   if (window.empty() && args.assets.empty()) {
     // Without a scope, check the whole DAG: every asset, in order.
     Selection all;
-    all.assets.reserve(project.dag->size());
     for (const Asset* asset : project.dag->order()) all.assets.push_back(asset->name());
-    // Quiet, the plan is checked and nothing is described.
-    if (args.quiet && !args.json) {
-      plan_of(project, all, false);
-      return kOk;
-    }
-    json plan = plan_json("check", project, all, false);
-    if (args.json) {
-      std::cout << dump(plan) << "\n";
-    } else {
-      std::cout << "ok: " << project.dag->size() << " assets\n";
-      print_plan(plan);
-    }
+    const PlanReport report = plan_report("check", project, all, false);
+    if (!args.json && !args.quiet) std::cout << "ok: " << project.dag->size() << " assets\n";
+    if (args.json || !args.quiet) show_plan(report, args);
     return kOk;
   }
-  Selection selection = select(*project.dag, window, args.assets, false, !args.partition.empty());
-  if (args.quiet && !args.json) {
-    plan_of(project, selection, false);
-    return kOk;
-  }
-  json plan = plan_json("check", project, selection, false);
-  if (args.json) {
-    std::cout << dump(plan) << "\n";
-  } else if (!args.quiet) {
-    std::cout << "ok\n";
-    print_plan(plan);
-  }
+  Selection selection = select(*project.dag, window, args.assets, false);
+  const PlanReport report = plan_report("check", project, selection, false);
+  if (!args.json && !args.quiet) std::cout << "ok\n";
+  if (args.json || !args.quiet) show_plan(report, args);
   return kOk;
 }
 
 // --dry-run: the plan, as JSON or as text.
 int print_dry_run(const char* command, const Project& project, const Selection& selection,
                   bool per_partition, const Args& args) {
-  json plan = plan_json(command, project, selection, per_partition);
-  if (args.json) {
-    std::cout << dump(plan) << "\n";
-  } else {
-    print_plan(plan);
-  }
+  show_plan(plan_report(command, project, selection, per_partition), args);
   return kOk;
 }
 namespace {
@@ -422,31 +418,94 @@ int run_runs(const Project& project, const Args& args) {
   return kOk;
 }
 
-int run_catalog(const Project& project, const Args&) {
-  if (project.pipeline != nullptr) {
-    std::cout << project.pipeline->catalog(true) << "\n";
-    return kOk;
+int run_catalog(const Project& project, const Args& args) {
+  const std::vector<CatalogEntry> entries = catalog(*project.dag, project.pipeline, true);
+  if (args.text) {
+    std::cout << catalog_text(entries);
+  } else {
+    std::cout << catalog_json(entries) << "\n";
   }
-  json out = json::array();
-  for (const Asset* asset : project.dag->order()) {
-    json entry;
-    entry["name"] = asset->name();
-    entry["source"] = asset->source_name();
-    entry["deps"] = asset->deps();
-    entry["enabled"] = asset->enabled();
-    entry["body"] = "code";
-    entry["partitioning"] = asset->partitioning() != nullptr
-                                ? json::parse(asset->partitioning()->to_definition())
-                                : json(nullptr);
-    Destination* destination = project.dag->destination_of(*asset);
-    entry["destination"] = destination != nullptr ? json(destination->url()) : json(nullptr);
-    std::optional<Schema> schema =
-        destination != nullptr ? destination->schema(asset->dataset()) : std::nullopt;
-    entry["schema"] = schema ? json::parse(schema_to_json(*schema)) : json(nullptr);
-    out.push_back(entry);
-  }
-  std::cout << dump(out, 2) << "\n";
   return kOk;
+}
+
+Command add_check(CLI::App& app, Args& args, const Program& program) {
+  auto* sub = app.add_subcommand("check", "Validate and print the plan without running");
+  add_common(sub, args, program);
+  add_window_options(sub, args, false);
+  sub->footer(
+      fmt::format("Examples:\n  {0} check{1}\n  {0} check{1} --window "
+                  "2026-11-01..2026-11-30 --json",
+                  program.name, program.target()));
+  return {sub, run_check, nullptr};
+}
+
+Command add_status(CLI::App& app, Args& args, const Program& program) {
+  auto* sub = app.add_subcommand("status",
+                                 "Show materialized, failed and missing "
+                                 "partitions");
+  add_common(sub, args, program);
+  sub->add_option("--window", args.window, "The window to report (default: see below)")
+      ->type_name("A..B");
+  sub->add_flag("--all", args.all,
+                "List every range of each state (the text output shows the first five)");
+  sub->add_flag("--verify", args.verify,
+                "Check that partitions recorded as materialized are in the destination; "
+                "exit 1 if some are gone");
+  sub->footer(fmt::format(
+      "Without --window: time assets from their start (or the last 30 periods) to the\n"
+      "current period, list assets over every value. --json prints one object per asset.\n\n"
+      "Examples:\n  {0} status{1} --window 2026-11-01..2026-11-30\n  {0} --json status{1}",
+      program.name, program.target()));
+  auto* queue =
+      sub->add_option("--queue", args.queue.url, "Show the backfills of this queue instead")
+          ->type_name("URL");
+  sub->add_option("--backfill", args.queue.backfill, "With --queue: only this backfill")
+      ->type_name("ID")
+      ->needs(queue);
+  return {sub, run_status, nullptr};
+}
+
+Command add_runs(CLI::App& app, Args& args, const Program& program) {
+  auto* sub = app.add_subcommand("runs", "Show the latest runs from the run history");
+  sub->fallthrough();
+  if (program.yaml) {
+    add_pipeline(sub, args);
+  } else {
+    add_store(sub, args);
+  }
+  sub->add_option("--last", args.last, "How many runs, newest first")
+      ->type_name("N")
+      ->check(whole_number(1, "POSITIVE"))
+      ->default_str("20");
+  sub->footer(fmt::format(
+      "Every materialize and backfill is recorded when it starts and when it ends; a run\n"
+      "stopped by SIGINT or SIGTERM ends as interrupted, and one still shown as running\n"
+      "either runs or was killed outright. The store keeps the newest --keep-runs runs\n"
+      "(1000 unless a run says otherwise).\n\n"
+      "Examples:\n  {0} runs{1}\n  {0} --json runs{1} --last 5",
+      program.name, program.target()));
+  return {sub, run_runs, nullptr};
+}
+
+Command add_catalog(CLI::App& app, Args& args, const Program& program) {
+  auto* sub = app.add_subcommand("catalog", "Print every asset's definition as JSON");
+  sub->fallthrough();
+  if (program.yaml) {
+    add_pipeline(sub, args);
+  } else {
+    sub->add_option("--destination", args.destination,
+                    "Destination URL for assets whose source sets none")
+        ->type_name("URL");
+  }
+  sub->add_flag("--text", args.text,
+                "Print for people: a few lines per asset, one per stored column");
+  sub->footer(fmt::format(
+      "Each asset's stored schema is read from its destination. A partitioned dataset keeps\n"
+      "every column it ever stored; \"retired_columns\" (marked \"retired\" with --text) names\n"
+      "those its latest write did not produce, such as a column the asset renamed.\n\n"
+      "Examples:\n  {0} catalog{1}\n  {0} catalog{1} --text",
+      program.name, program.target()));
+  return {sub, run_catalog, nullptr};
 }
 
 }  // namespace interloper::cli::detail

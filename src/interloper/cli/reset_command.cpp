@@ -69,4 +69,25 @@ int run_reset(const Project& project, const Args& args) {
   return kOk;
 }
 
+Command add_reset(CLI::App& app, Args& args, const Program& program) {
+  auto* sub = app.add_subcommand("reset", "Drop an asset's stored rows and records");
+  add_common(sub, args, program);
+  sub->remove_option(sub->get_option("--asset"));
+  sub->add_option("asset", args.reset_asset, "The asset to drop")->required()->type_name("ASSET");
+  sub->add_option("--window", args.window,
+                  "Only the partitions of this window (default: the whole dataset)")
+      ->type_name("A..B");
+  sub->add_flag("--yes", args.yes, "Do not ask for confirmation");
+  sub->footer(fmt::format(
+      "Without --window the whole dataset goes: its rows, its partitions and its schema, so\n"
+      "its next write may change column types (what a partitioned asset needs when a type\n"
+      "cannot widen). With --window only those partitions go. Either way the store forgets\n"
+      "them, so they read as missing and `backfill --missing` builds them again. Asks on a\n"
+      "terminal; without one, --yes is required (exit 2 otherwise).\n\n"
+      "Examples:\n  {0} reset{1} events --window 2026-11-01..2026-11-30\n"
+      "  {0} reset{1} events --yes",
+      program.name, program.target()));
+  return {sub, run_reset, nullptr};
+}
+
 }  // namespace interloper::cli::detail

@@ -99,8 +99,7 @@ Interrupts watch_interrupts(RunContext& run, const Args& args, const RunRecord& 
 }  // namespace
 
 int run_materialize(const Project& project, const Args& args) {
-  Selection selection = select(*project.dag, window_argument(project, args), args.assets, false,
-                               !args.partition.empty());
+  Selection selection = select(*project.dag, window_argument(project, args), args.assets, false);
   report_left_out(args, selection);
   if (args.dry_run) return print_dry_run("materialize", project, selection, false, args);
   RunContext run;
@@ -307,6 +306,172 @@ int run_scheduler(const Project& project, const Args& args) {
   s.quiet = args.quiet;
   s.verbose = args.verbose;
   return schedule_command(*project.dag, project.pipeline->jobs(), s);
+}
+
+Command add_materialize(CLI::App& app, Args& args, const Program& program) {
+  auto* sub = app.add_subcommand("materialize",
+                                 "Run the assets once over a partition "
+                                 "or window");
+  add_common(sub, args, program);
+  add_window_options(sub, args, true);
+  sub->add_option("--workers", args.workers, "Assets run at once")
+      ->type_name("N")
+      ->check(whole_number(1, "POSITIVE"))
+      ->default_str("4");
+  sub->add_flag("--dry-run", args.dry_run, "Print the plan without running");
+  sub->add_flag("--fail-fast", args.fail_fast,
+                "After the first failure start no other asset (running ones finish)");
+  add_keep_runs(sub, args);
+  sub->footer(fmt::format(
+      "A window is one task per asset over its own partitions overlapping the window: every\n"
+      "asset with several of them must allow windows.\n"
+      "Without --asset, the assets whose partitioning accepts the window run (unpartitioned\n"
+      "ones only without a window); the others are named in an info line.\n\n"
+      "{2}"
+      "Examples:\n  {0} materialize{1} --partition 2026-11-03\n"
+      "  {0} materialize{1} --window eu..us --asset region_targets\n"
+      "  {0} materialize{1} --lookback 3 --offset 1 --time-zone Europe/Paris\n"
+      "  {0} materialize{1}                      (unpartitioned assets)",
+      program.name, program.target(), kInterruptHelp));
+  return {sub, run_materialize, nullptr};
+}
+
+namespace {
+
+// backfill --queue and the options that go with it.
+void add_queue_options(CLI::App* sub, Args& args) {
+  auto* queue_url = sub->add_option("--queue", args.queue.url,
+                                    "Enqueue the tasks in this PostgreSQL queue for workers "
+                                    "instead of running them")
+                        ->type_name("URL");
+  sub->add_flag("--wait", args.queue.wait, "With --queue: follow it until it ends")
+      ->needs(queue_url);
+  sub->add_option("--max-attempts", args.queue.max_attempts,
+                  "With --queue: runs of a task before it fails")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber)
+      ->default_str("3")
+      ->needs(queue_url);
+}
+
+}  // namespace
+
+Command add_backfill(CLI::App& app, Args& args, const Program& program) {
+  auto* sub = app.add_subcommand("backfill",
+                                 "Run a window asset by asset and partition "
+                                 "by partition, newest first");
+  add_common(sub, args, program);
+  sub->add_option("--window", args.window, "The window: 2026-11-01..2026-11-30")
+      ->type_name("A..B")
+      ->required();
+  sub->add_option("--concurrency", args.concurrency, "Tasks run at once")
+      ->type_name("N")
+      ->check(whole_number(1, "POSITIVE"))
+      ->default_str("1");
+  sub->add_flag("--missing", args.missing,
+                "Skip what the store records as materialized and up to date (resume)");
+  sub->add_flag("--dry-run", args.dry_run, "Print the plan without running");
+  sub->add_flag("--fail-fast", args.fail_fast,
+                "After the first failed task start no other task (running ones finish)");
+  sub->add_option("--claim-lease", args.claim_lease,
+                  "Seconds a claim on a running partition lasts unless renewed")
+      ->type_name("SECONDS")
+      ->check(whole_number(1, "POSITIVE"))
+      ->default_str("60");
+  add_keep_runs(sub, args);
+  add_queue_options(sub, args);
+  sub->footer(
+      fmt::format("Each asset x partition is one task; each asset runs over its own partitions\n"
+                  "overlapping the window (hours, days, months...). A failed task cancels only\n"
+                  "the tasks reading it. --missing reruns what is absent or failed, and what\n"
+                  "reads it.\n\n"
+                  "Before a task runs it is claimed in the store. Tasks another backfill is\n"
+                  "running are skipped, not waited for, with the tasks reading them (counted as\n"
+                  "\"claimed\" in the summary); a run that dies leaves claims that lapse after\n"
+                  "the lease.\n\n"
+                  "{2}"
+                  "Examples:\n  {0} backfill{1} --window 2026-11-01..2026-11-30 --concurrency 4\n"
+                  "  {0} backfill{1} --window 2026-11-01..2026-11-30 --missing",
+                  program.name, program.target(), kInterruptHelp));
+  return {sub, run_backfill, nullptr};
+}
+
+Command add_worker(CLI::App& app, Args& args, const Program& program) {
+  auto* sub = app.add_subcommand("worker", "Claim and run backfill tasks from a queue");
+  add_common(sub, args, program);
+  // A worker runs whatever its pipeline's backfills hold; assets are chosen when enqueueing.
+  sub->remove_option(sub->get_option("--asset"));
+  sub->add_option("--queue", args.queue.url, "The PostgreSQL queue")->required()->type_name("URL");
+  sub->add_option("--concurrency", args.queue.concurrency, "Tasks run at once")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber)
+      ->default_str("1");
+  sub->add_option("--lease", args.queue.lease, "How long a claim lasts unless renewed")
+      ->type_name("DURATION")
+      ->default_str("30s");
+  sub->add_flag("--exit-when-idle", args.queue.exit_when_idle,
+                "Exit once no task of the pipeline is queued or running");
+  sub->footer(
+      "SIGTERM or SIGINT: claim nothing more, finish the running tasks, exit 0. A second\n"
+      "signal kills the running tasks' commands, gives their tasks back to the queue, where\n"
+      "other workers run them at once, and exits 0.\n"
+      "Exit 2 when the queue's backfills were enqueued from another version of the pipeline.");
+  return {sub, run_worker, nullptr};
+}
+
+Command add_cancel(CLI::App& app, Args& args, const Program&) {
+  auto* sub = app.add_subcommand("cancel", "Cancel the tasks of a queued backfill not started");
+  sub->fallthrough();
+  sub->add_option("--queue", args.queue.url, "The PostgreSQL queue")->required()->type_name("URL");
+  sub->add_option("backfill", args.queue.backfill, "The backfill's id")
+      ->required()
+      ->type_name("ID");
+  // It names the backfill in the queue: no pipeline needed.
+  return {sub, nullptr, [](const Args& a) { return queue_cancel(a.queue, a.quiet); }};
+}
+
+Command add_jobs(CLI::App& app, Args& args, const Program&) {
+  auto* sub = app.add_subcommand("jobs", "List the next fires of the pipeline's jobs");
+  sub->fallthrough();
+  add_pipeline(sub, args);
+  sub->add_option("--at", args.at, "Fires after this instant (default: now)")->type_name("INSTANT");
+  sub->add_option("--count", args.count, "Fires per job")
+      ->type_name("N")
+      ->check(whole_number(1, "POSITIVE"))
+      ->default_str("5");
+  sub->footer(
+      "INSTANT is RFC 3339 with an offset or Z. Each line names the job, the fire on the\n"
+      "job's wall clock and in UTC, and the window it runs; --json prints one object per\n"
+      "fire, with \"window\": null when the assets' start leaves nothing to run.\n\n"
+      "Examples:\n  interloper jobs pipeline.yaml --count 3\n"
+      "  interloper --json jobs pipeline.yaml --at 2026-03-28T12:00:00Z");
+  return {sub, run_jobs, nullptr};
+}
+
+Command add_schedule(CLI::App& app, Args& args, const Program&) {
+  auto* sub = app.add_subcommand("schedule", "Run the pipeline's jobs at their fires");
+  sub->fallthrough();
+  add_pipeline(sub, args);
+  sub->add_option("--catch-up", args.catch_up,
+                  "At start, run at most the last N fires missed since the last one")
+      ->type_name("N")
+      ->check(whole_number(0, "NONNEGATIVE"))
+      ->default_str("0");
+  auto* once = sub->add_flag("--once", args.once, "Run what is due now (or at --now) and exit");
+  sub->add_option("--now", args.now, "With --once: the instant to evaluate")
+      ->type_name("INSTANT")
+      ->needs(once);
+  sub->add_option("--concurrency", args.concurrency, "Partitions run at once")
+      ->type_name("N")
+      ->check(whole_number(1, "POSITIVE"))
+      ->default_str("1");
+  sub->footer(
+      "Every fire is recorded in the store (table schedule_fires) before it runs, so a\n"
+      "restarted scheduler, or a second one on the same store, never runs it again.\n"
+      "SIGTERM stops the scheduler between fires. Exit 1 when a fire failed.\n\n"
+      "Examples:\n  interloper schedule pipeline.yaml --catch-up 2\n"
+      "  interloper schedule pipeline.yaml --once --now 2026-03-29T01:00:00Z");
+  return {sub, run_scheduler, nullptr};
 }
 
 }  // namespace interloper::cli::detail

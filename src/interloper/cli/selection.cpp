@@ -97,13 +97,16 @@ std::unique_ptr<PartitionWindow> own_window(const PartitionConfig& config,
   return own;
 }
 
-Selection select(const DAG& dag, const std::string& window_text,
-                 const std::vector<std::string>& explicit_assets, bool need_window,
-                 bool single_key) {
+Selection select(const DAG& dag, const WindowArgument& window,
+                 const std::vector<std::string>& explicit_assets, bool need_window) {
+  const std::string& window_text = window.text;
+  const bool single_key = window.single_key;
   // A time window is read in the granularity its keys have; every time-partitioned asset then
   // runs over its own partitions overlapping its bounds.
   std::unique_ptr<PartitionWindow> time_window;
-  if (!window_text.empty() && window_shape(window_text) != "list") {
+  if (window.computed) {
+    time_window = window.computed->clone();
+  } else if (!window_text.empty() && window_shape(window_text) != "list") {
     try {
       time_window = single_key ? TimePartition::from_key(window_text).as_window()
                                : TimePartitionWindow::parse(window_text).clone();
@@ -113,11 +116,15 @@ Selection select(const DAG& dag, const std::string& window_text,
   }
   auto parse = [&](const PartitionConfig& config) {
     if (time_window && config.kind() == "time") return time_window->clone();
+    if (window.computed) {
+      throw PartitionError(fmt::format("{} partitioning does not take the time window {}",
+                                       config.kind(), window_text));
+    }
     return single_key ? config.partition(window_text)->as_window()
                       : config.parse_window(window_text);
   };
   Selection selection;
-  if (need_window && window_text.empty()) throw UsageError("this command needs --window A..B");
+  if (need_window && window.empty()) throw UsageError("this command needs --window A..B");
   if (!explicit_assets.empty()) {
     check_known(dag, explicit_assets);
     for (const Asset* asset : dag.order()) {
@@ -151,7 +158,9 @@ Selection select(const DAG& dag, const std::string& window_text,
       }
     }
   } else {
-    std::string shape = window_text.empty() ? "" : window_shape(window_text);
+    const std::string shape = window.computed ? std::string(window.computed->granularity().name())
+                              : window_text.empty() ? ""
+                                                    : window_shape(window_text);
     std::vector<std::string> rejections;
     for (const Asset* asset : dag.order()) {
       const PartitionConfig* config = asset->partitioning();
@@ -201,10 +210,10 @@ Selection select(const DAG& dag, const std::string& window_text,
   return selection;
 }
 
-std::optional<std::string> lookback_window(const DAG& dag,
-                                           const std::vector<std::string>& explicit_assets,
-                                           long lookback, long offset, const std::string& time_zone,
-                                           TimePoint now) {
+std::optional<TimePartitionWindow> lookback_window(const DAG& dag,
+                                                   const std::vector<std::string>& explicit_assets,
+                                                   long lookback, long offset,
+                                                   const std::string& time_zone, TimePoint now) {
   check_known(dag, explicit_assets);
   const TimePartitionConfig* config = nullptr;
   for (const Asset* asset : dag.order()) {
@@ -224,8 +233,7 @@ std::optional<std::string> lookback_window(const DAG& dag,
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  if (!window) return std::nullopt;
-  return window->to_string();
+  return window;
 }
 
 }  // namespace interloper::cli

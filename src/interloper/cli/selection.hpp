@@ -27,18 +27,33 @@ struct Selection {
 // Short description of a partitioning: "day", "month", "list(region)", "none".
 std::string describe_partitioning(const PartitionConfig* config);
 
-// Picks the assets and parses the window text (a key or "a..b"; empty: no window) with their
-// partitioning. With `explicit_assets`, those assets are validated strictly; otherwise every
+// The window a command was given: a window text ("a..b"), one partition key (never split at
+// "..", so a list value such as ".." or "a..b" can be named), a window already computed
+// (--lookback), or none.
+struct WindowArgument {
+  std::string text;  // as given; for a computed window, its to_string() (for messages)
+  bool single_key = false;
+  std::optional<TimePartitionWindow> computed;
+
+  static WindowArgument key(std::string key) { return {std::move(key), true, std::nullopt}; }
+  static WindowArgument window(std::string text) { return {std::move(text), false, std::nullopt}; }
+  static WindowArgument from(TimePartitionWindow window) {
+    std::string text = window.to_string();
+    return {std::move(text), false, std::move(window)};
+  }
+  bool empty() const { return text.empty() && !computed; }
+};
+
+// Picks the assets and reads the window with their partitioning (a text is parsed by each
+// partitioning; a computed time window is taken by time partitionings as it is and refused by
+// the others). With `explicit_assets`, those assets are validated strictly; otherwise every
 // enabled asset whose partitioning accepts the window's kind and granularity is chosen
 // (unpartitioned ones only without a window). With `need_window` (backfills, which run one
 // partition at a time) the window is validated partition by partition rather than as one run.
 // Throws UsageError naming the problem, and
 // PartitionError (from validation) listing every asset that cannot serve the window.
-// With `single_key` the text is one partition key, never split at "..", so a list value such as
-// ".." or "a..b" can be named.
-Selection select(const DAG& dag, const std::string& window_text,
-                 const std::vector<std::string>& explicit_assets, bool need_window,
-                 bool single_key = false);
+Selection select(const DAG& dag, const WindowArgument& window,
+                 const std::vector<std::string>& explicit_assets, bool need_window);
 
 // Expands dbt-style selectors: "NAME" is the asset, "NAME+" adds every asset downstream of
 // it, "+NAME" every asset upstream, "+NAME+" both. Duplicates are dropped. Throws UsageError
@@ -52,10 +67,11 @@ std::unique_ptr<PartitionWindow> own_window(const PartitionConfig& config,
                                             const std::string& window_text);
 // The window `--lookback N --offset K --time-zone Z` covers now, for the granularity of the
 // first selected (or enabled) time-partitioned asset. nullopt when nothing is left after
-// clamping to its start.
-std::optional<std::string> lookback_window(const DAG& dag,
-                                           const std::vector<std::string>& explicit_assets,
-                                           long lookback, long offset, const std::string& time_zone,
-                                           TimePoint now);
+// clamping to its start. Throws UsageError when no such asset is selected or the arguments are
+// out of range.
+std::optional<TimePartitionWindow> lookback_window(const DAG& dag,
+                                                   const std::vector<std::string>& explicit_assets,
+                                                   long lookback, long offset,
+                                                   const std::string& time_zone, TimePoint now);
 
 }  // namespace interloper::cli

@@ -40,4 +40,31 @@ int run_serve(const Project& project, const Args& args) {
   return kOk;
 }
 
+Command add_serve(CLI::App& app, Args& args, const Program& program) {
+  auto* sub = app.add_subcommand("serve", "Serve a web page and JSON API over the store");
+  sub->fallthrough();
+  if (program.yaml) {
+    add_pipeline(sub, args);
+  } else {
+    add_store(sub, args);
+  }
+  sub->add_option("--host", args.host, "Address to listen on")->default_str("127.0.0.1");
+  sub->add_option("--port", args.port, "Port to listen on")
+      ->type_name("PORT")
+      ->check(CLI::Range(1, 65535))
+      ->default_str("8321");
+  sub->add_option("--window", args.window, "Window the overview counts over")->type_name("WINDOW");
+  if (program.yaml) {
+    sub->add_flag(
+        "--allow-runs", args.allow_runs,
+        "Allow POST /api/assets/NAME/backfill (token-checked) to backfill what is missing");
+  }
+  sub->footer(fmt::format(
+      "Read-only. Listens on 127.0.0.1 unless --host says otherwise: anyone who can reach\n"
+      "the address sees every asset, destination (passwords redacted) and error text.\n\n"
+      "Example:\n  {0} serve{1} --port 8321",
+      program.name, program.target()));
+  return {sub, run_serve, nullptr};
+}
+
 }  // namespace interloper::cli::detail

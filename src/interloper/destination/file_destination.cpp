@@ -16,6 +16,7 @@
 #include "interloper/data/format.hpp"
 #include "interloper/destination.hpp"
 #include "interloper/destination/file_state.hpp"
+#include "interloper/destination/schema_change.hpp"
 #include "interloper/destination/window_index.hpp"
 #include "interloper/posix/durable_file.hpp"
 
@@ -27,6 +28,7 @@ namespace {
 
 constexpr const char* key_file = detail::file_key_name;
 constexpr const char* schema_file = detail::file_schema_name;
+constexpr const char* retired_file = detail::file_retired_name;
 
 }  // namespace
 
@@ -45,6 +47,37 @@ std::optional<Schema> FileDestination::State::stored_schema(const fs::path& dir)
     throw DestinationError(
         fmt::format("file destination: '{}': {}", (dir / schema_file).string(), e.what()));
   }
+}
+
+std::vector<std::string> FileDestination::State::retired(const fs::path& dir) const {
+  auto text = posix::read_file(dir / retired_file);
+  std::vector<std::string> out;
+  if (!text) return out;
+  try {
+    const Schema retired = schema_from_json(*text);
+    for (const Field& f : retired.fields()) out.push_back(f.name);
+  } catch (const DataError& e) {
+    throw DestinationError(
+        fmt::format("file destination: '{}': {}", (dir / retired_file).string(), e.what()));
+  }
+  return out;
+}
+
+void FileDestination::State::record_retired(const fs::path& dir, const DatasetRef& dataset,
+                                            const Schema& merged, const Schema& incoming) const {
+  const std::vector<std::string> before = retired(dir);
+  const std::vector<std::string> after =
+      detail::retired_columns(dataset, merged, incoming, before);
+  if (after == before) return;
+  if (after.empty()) {
+    std::error_code ec;
+    fs::remove(dir / retired_file, ec);
+    posix::fsync_dir(dir);
+    return;
+  }
+  std::vector<Field> fields;
+  for (const std::string& name : after) fields.push_back(merged.field(*merged.find(name)));
+  posix::replace_file(dir / retired_file, schema_to_json(Schema(std::move(fields))));
 }
 
 std::string FileDestination::State::encode(const Table& table) const {
@@ -286,6 +319,11 @@ std::vector<PartitionCount> FileDestination::partition_counts(const DatasetRef& 
 std::optional<Schema> FileDestination::schema(const DatasetRef& dataset) {
   std::lock_guard lock(state_->mutex);
   return state_->stored_schema(state_->dataset_dir(dataset));
+}
+
+std::vector<std::string> FileDestination::retired_columns(const DatasetRef& dataset) {
+  std::lock_guard lock(state_->mutex);
+  return state_->retired(state_->dataset_dir(dataset));
 }
 
 void FileDestination::drop(const DatasetRef& dataset, const PartitionWindow* window) {

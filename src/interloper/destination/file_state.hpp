@@ -17,6 +17,9 @@ namespace interloper {
 namespace detail {
 inline constexpr const char* file_key_name = "_key";  // a hashed key's own text, beside its data
 inline constexpr const char* file_schema_name = "_schema.json";
+// The stored columns the latest write did not produce (Destination::retired_columns), as a
+// schema; absent when there are none.
+inline constexpr const char* file_retired_name = "_retired.json";
 }  // namespace detail
 
 struct FileDestination::State {
@@ -30,6 +33,11 @@ struct FileDestination::State {
   std::filesystem::path dataset_dir(const DatasetRef& dataset) const;
   // The schema recorded in `dir`'s _schema.json, or nullopt when there is none.
   std::optional<Schema> stored_schema(const std::filesystem::path& dir) const;
+  // The columns recorded in `dir`'s _retired.json (none when it is absent).
+  std::vector<std::string> retired(const std::filesystem::path& dir) const;
+  // Records which columns of `merged` the write of `incoming` did not produce.
+  void record_retired(const std::filesystem::path& dir, const DatasetRef& dataset,
+                      const Schema& merged, const Schema& incoming) const;
   // Rows as this destination's format; an empty table is an empty file.
   std::string encode(const Table& table) const;
   Table decode(const std::filesystem::path& file, const std::string& text,

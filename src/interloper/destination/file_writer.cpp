@@ -135,6 +135,7 @@ class FileDestination::Writer final : public WindowWriter {
       stage_all();
       if (!(stored_ && schema == *stored_))
         posix::replace_file(dir_ / schema_file, schema_to_json(schema));
+      state_.record_retired(dir_, dataset_, schema, schema_);
       if (!index_ && dataset_.partitioning) {
         // The whole dataset is replaced: drop its partitions first.
         for (auto& [key, path] : state_.partition_dirs(dir_, dataset_.partitioning->column())) {

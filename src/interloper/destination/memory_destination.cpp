@@ -30,6 +30,7 @@ struct TimeSlot {
 
 struct StoredDataset {
   std::optional<Schema> schema;
+  std::vector<std::string> retired;    // see Destination::retired_columns
   Table whole;                         // unpartitioned datasets
   std::map<TimePoint, TimeSlot> time;  // time partitions, by start
   std::map<std::string, Table> keyed;  // list (and other) partitions, by key
@@ -293,6 +294,7 @@ void MemoryDestination::Writer::replace(MemoryDestination::State& state, const D
     const std::vector<std::string> keys = window->keys();
     for (std::size_t i = 0; i < keys.size(); ++i) stored.keyed[keys[i]] = std::move(parts[i]);
   }
+  stored.retired = detail::retired_columns(dataset, merged, schema, stored.retired);
   stored.schema = std::move(merged);
 }
 
@@ -413,6 +415,12 @@ std::optional<Schema> MemoryDestination::schema(const DatasetRef& dataset) {
   std::lock_guard lock(state_->mutex);
   StoredDataset* stored = state_->find(dataset);
   return stored == nullptr ? std::nullopt : stored->schema;
+}
+
+std::vector<std::string> MemoryDestination::retired_columns(const DatasetRef& dataset) {
+  std::lock_guard lock(state_->mutex);
+  StoredDataset* stored = state_->find(dataset);
+  return stored == nullptr ? std::vector<std::string>() : stored->retired;
 }
 
 void MemoryDestination::drop(const DatasetRef& dataset, const PartitionWindow* window) {

@@ -112,6 +112,7 @@ class PostgresWindowWriter final : public WindowWriter {
     if (!cleared_) clear_window();
     if (copying_) end_copy();
     record_partitions();
+    if (dataset_.partitioning != nullptr) record_retired();
     tx_.commit();
     return rows_;
   }
@@ -134,7 +135,10 @@ class PostgresWindowWriter final : public WindowWriter {
   void append_batch(const Table& batch) {
     std::vector<std::vector<std::size_t>> parts;
     if (partitioned_) parts = index_->split(dataset_, batch);  // before anything is sent
-    if (batch.num_columns() > 0) evolve(batch.schema());
+    if (batch.num_columns() > 0) {
+      evolve(batch.schema());
+      written_ = written_.empty() ? batch.schema() : Schema::unify(written_, batch.schema());
+    }
     if (!cleared_) clear_window();
     if (batch.num_rows() == 0) return;
     if (!copying_ || copy_columns_ != batch.schema().fields()) start_copy(batch.schema());
@@ -285,6 +289,19 @@ class PostgresWindowWriter final : public WindowWriter {
     conn_->copy_end();
   }
 
+  // Which stored columns this write did not produce; writers of the dataset take turns.
+  void record_retired() {
+    postgres::Params lock;
+    lock.text("interloper ddl " + state_.schema + "." + name_);
+    conn_->exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
+    const Schema stored = detail::pg::stored_schema(*conn_, state_.schema, name_);
+    const std::vector<std::string> before =
+        detail::pg::retired_columns(*conn_, state_.schema, name_);
+    const std::vector<std::string> after =
+        detail::retired_columns(dataset_, stored, written_, before);
+    if (after != before) detail::pg::record_retired(*conn_, state_.schema, name_, after);
+  }
+
   // The registry tells an empty written partition from a missing one.
   void record_partitions() {
     postgres::Params params;
@@ -324,6 +341,7 @@ class PostgresWindowWriter final : public WindowWriter {
   std::optional<detail::WindowIndex> index_;
   std::vector<std::int64_t> counts_;
   Schema stored_;
+  Schema written_;  // the columns of every batch appended
   bool cleared_ = false;
   bool copying_ = false;
   bool broken_ = false;
@@ -529,6 +547,11 @@ std::optional<Schema> PostgresDestination::schema(const DatasetRef& dataset) {
   return std::nullopt;
 }
 
+std::vector<std::string> PostgresDestination::retired_columns(const DatasetRef& dataset) {
+  auto conn = state_->pool.acquire();
+  return detail::pg::retired_columns(*conn, state_->schema, SqliteDestination::table_name(dataset));
+}
+
 void PostgresDestination::drop(const DatasetRef& dataset, const PartitionWindow* window) {
   const std::string name = SqliteDestination::table_name(dataset);
   auto conn = state_->pool.acquire();
@@ -545,6 +568,7 @@ void PostgresDestination::drop(const DatasetRef& dataset, const PartitionWindow*
                params);
     conn->exec("DELETE FROM " + state_->catalog("_interloper_partitions") + " WHERE dataset = $1",
                params);
+    detail::pg::record_retired(*conn, state_->schema, name, {});
     tx.commit();
     return;
   }

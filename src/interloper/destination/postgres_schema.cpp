@@ -61,16 +61,46 @@ void ensure_catalog(postgres::Connection& conn, const std::string& schema) {
   postgres::Params lock;
   lock.text("interloper catalog " + schema);
   conn.exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
-  conn.exec(fmt::format(
-      "CREATE SCHEMA IF NOT EXISTS {0}; "
-      "CREATE TABLE IF NOT EXISTS {0}._interloper_columns (dataset text NOT NULL, "
-      "\"column\" text NOT NULL, type text NOT NULL, position integer NOT NULL, "
-      "PRIMARY KEY (dataset, \"column\")); "
-      "CREATE TABLE IF NOT EXISTS {0}._interloper_partitions (dataset text NOT NULL, "
-      "key text NOT NULL, rows bigint NOT NULL, written_at timestamp NOT NULL, "
-      "PRIMARY KEY (dataset, key))",
-      quote(schema)));
+  conn.exec(
+      fmt::format("CREATE SCHEMA IF NOT EXISTS {0}; "
+                  "CREATE TABLE IF NOT EXISTS {0}._interloper_columns (dataset text NOT NULL, "
+                  "\"column\" text NOT NULL, type text NOT NULL, position integer NOT NULL, "
+                  "PRIMARY KEY (dataset, \"column\")); "
+                  "CREATE TABLE IF NOT EXISTS {0}._interloper_partitions (dataset text NOT NULL, "
+                  "key text NOT NULL, rows bigint NOT NULL, written_at timestamp NOT NULL, "
+                  "PRIMARY KEY (dataset, key)); "
+                  "CREATE TABLE IF NOT EXISTS {0}._interloper_retired (dataset text NOT NULL, "
+                  "\"column\" text NOT NULL, PRIMARY KEY (dataset, \"column\"))",
+                  quote(schema)));
   tx.commit();
+}
+
+std::vector<std::string> retired_columns(postgres::Connection& conn, const std::string& schema,
+                                         const std::string& table) {
+  postgres::Params params;
+  params.text(table);
+  postgres::Result rows = conn.exec(
+      "SELECT r.\"column\" FROM " + qualified(schema, "_interloper_retired") + " r JOIN " +
+          qualified(schema, "_interloper_columns") +
+          " c ON c.dataset = r.dataset AND c.\"column\" = r.\"column\" WHERE r.dataset = $1 "
+          "ORDER BY c.position",
+      params);
+  std::vector<std::string> out;
+  for (int r = 0; r < rows.rows(); ++r) out.emplace_back(rows.value(r, 0));
+  return out;
+}
+
+void record_retired(postgres::Connection& conn, const std::string& schema, const std::string& table,
+                    const std::vector<std::string>& columns) {
+  postgres::Params params;
+  params.text(table);
+  conn.exec("DELETE FROM " + qualified(schema, "_interloper_retired") + " WHERE dataset = $1",
+            params);
+  if (columns.empty()) return;
+  params.text(text_array(columns));
+  conn.exec("INSERT INTO " + qualified(schema, "_interloper_retired") +
+                " (dataset, \"column\") SELECT $1, c FROM unnest($2::text[]) AS u(c)",
+            params);
 }
 
 Schema stored_schema(postgres::Connection& conn, const std::string& schema,

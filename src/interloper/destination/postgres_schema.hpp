@@ -35,6 +35,14 @@ Schema stored_schema(postgres::Connection& conn, const std::string& schema,
 std::optional<Schema> foreign_schema(postgres::Connection& conn, const std::string& schema,
                                      const std::string& table);
 
+// The stored columns of `table` the latest write did not produce, in column order
+// (Destination::retired_columns).
+std::vector<std::string> retired_columns(postgres::Connection& conn, const std::string& schema,
+                                         const std::string& table);
+// Replaces that list.
+void record_retired(postgres::Connection& conn, const std::string& schema, const std::string& table,
+                    const std::vector<std::string>& columns);
+
 // Brings `table` from `stored` to `merged` (create, add columns, widen types), records the
 // columns and indexes the partition column. Runs inside the caller's transaction.
 void change_schema(postgres::Connection& conn, const std::string& schema, const std::string& table,

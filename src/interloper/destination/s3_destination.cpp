@@ -214,6 +214,10 @@ std::optional<Schema> S3Destination::schema(const DatasetRef& dataset) {
   return state_->layout->stored_schema(dataset);
 }
 
+std::vector<std::string> S3Destination::retired_columns(const DatasetRef& dataset) {
+  return state_->layout->retired_columns(dataset);
+}
+
 std::vector<std::string> S3Destination::partition_keys(const DatasetRef& dataset) {
   std::vector<std::string> out;
   if (!dataset.partitioning) return out;

@@ -19,6 +19,8 @@ namespace interloper::detail {
 namespace {
 
 constexpr const char* schema_name = "_schema.json";
+// The stored columns the latest write did not produce, as a schema; absent when none.
+constexpr const char* retired_name = "_retired.json";
 constexpr const char* rows_meta = "rows";
 constexpr const char* key_meta = "partition-key";
 
@@ -110,12 +112,39 @@ std::optional<Schema> S3Layout::stored_schema(const DatasetRef& dataset) {
   }
 }
 
+std::vector<std::string> S3Layout::retired_columns(const DatasetRef& dataset) {
+  const std::string object = dataset_prefix(dataset) + retired_name;
+  auto text = client_.get(object);
+  std::vector<std::string> out;
+  if (!text) return out;
+  try {
+    const Schema retired = schema_from_json(*text);
+    for (const Field& f : retired.fields()) out.push_back(f.name);
+  } catch (const DataError& e) {
+    throw DestinationError(fmt::format("s3 destination: '{}': {}", object, e.what()));
+  }
+  return out;
+}
+
 Schema S3Layout::store_schema(const DatasetRef& dataset, const Schema& written) {
   std::lock_guard lock(schema_mutex_);
   auto stored = stored_schema(dataset);
   Schema merged = detail::evolve_schema(dataset, stored, written);
-  if (stored && merged == *stored) return merged;
-  client_.put(dataset_prefix(dataset) + schema_name, schema_to_json(merged));
+  if (!stored || !(merged == *stored)) {
+    client_.put(dataset_prefix(dataset) + schema_name, schema_to_json(merged));
+  }
+  if (dataset.partitioning == nullptr) return merged;
+  const std::vector<std::string> before = retired_columns(dataset);
+  const std::vector<std::string> after = detail::retired_columns(dataset, merged, written, before);
+  if (after == before) return merged;
+  const std::string object = dataset_prefix(dataset) + retired_name;
+  if (after.empty()) {
+    client_.remove({object});
+  } else {
+    std::vector<Field> fields;
+    for (const std::string& name : after) fields.push_back(merged.field(*merged.find(name)));
+    client_.put(object, schema_to_json(Schema(std::move(fields))));
+  }
   return merged;
 }
 

@@ -95,8 +95,10 @@ class S3Layout {
   S3Metadata metadata(const std::string& key, std::int64_t rows) const;
 
   std::optional<Schema> stored_schema(const DatasetRef& dataset);
-  // Stores the union of the stored schema and `written`; returns it. Throws DestinationError
-  // when the types clash.
+  // The stored columns the latest write did not produce (Destination::retired_columns).
+  std::vector<std::string> retired_columns(const DatasetRef& dataset);
+  // Stores the union of the stored schema and `written`, and which of its columns `written`
+  // lacks; returns the union. Throws DestinationError when the types clash.
   Schema store_schema(const DatasetRef& dataset, const Schema& written);
 
   std::string encode(const Table& table) const;  // in the destination's format

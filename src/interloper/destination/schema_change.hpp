@@ -3,8 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "interloper/data.hpp"
 #include "interloper/dataset.hpp"
@@ -40,6 +42,24 @@ inline Schema evolve_schema(const DatasetRef& dataset, const std::optional<Schem
     }
   }
   return Schema::unify(*stored, incoming);  // not reached: some column failed to widen
+}
+
+// The columns of `merged` (the schema after a write, see evolve_schema) that the write did not
+// produce: a partitioned dataset keeps every column it ever stored, so a column the asset renamed
+// or stopped producing lingers there. A write that brought no columns at all (no rows, nothing
+// declared) says nothing about them and keeps `previous`. A dataset replaced whole has none.
+inline std::vector<std::string> retired_columns(const DatasetRef& dataset, const Schema& merged,
+                                                const Schema& incoming,
+                                                const std::vector<std::string>& previous) {
+  std::vector<std::string> out;
+  if (dataset.partitioning == nullptr) return out;
+  for (const Field& f : merged.fields()) {
+    const bool retired = incoming.empty()
+                             ? std::find(previous.begin(), previous.end(), f.name) != previous.end()
+                             : !incoming.find(f.name);
+    if (retired) out.push_back(f.name);
+  }
+  return out;
 }
 
 }  // namespace interloper::detail

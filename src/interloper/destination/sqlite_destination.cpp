@@ -262,6 +262,12 @@ std::optional<Schema> SqliteDestination::schema(const DatasetRef& dataset) {
   return std::nullopt;
 }
 
+std::vector<std::string> SqliteDestination::retired_columns(const DatasetRef& dataset) {
+  const std::string name = table_name(dataset);
+  std::lock_guard lock(state_->mutex);
+  return state_->retired(name);
+}
+
 void SqliteDestination::drop(const DatasetRef& dataset, const PartitionWindow* window) {
   const std::string name = table_name(dataset);
   std::lock_guard lock(state_->mutex);

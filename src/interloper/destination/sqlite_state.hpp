@@ -57,7 +57,9 @@ struct SqliteDestination::State {
         "PRIMARY KEY (dataset, \"column\"));"
         "CREATE TABLE IF NOT EXISTS _interloper_partitions (dataset TEXT NOT NULL, "
         "key TEXT NOT NULL, rows INTEGER NOT NULL, written_at TEXT NOT NULL, "
-        "PRIMARY KEY (dataset, key));");
+        "PRIMARY KEY (dataset, key));"
+        "CREATE TABLE IF NOT EXISTS _interloper_retired (dataset TEXT NOT NULL, "
+        "\"column\" TEXT NOT NULL, PRIMARY KEY (dataset, \"column\"));");
   }
 
   std::string path;
@@ -111,7 +113,33 @@ struct SqliteDestination::State {
     return schema;
   }
 
-  // Creates the table or adds the columns `incoming` brings; widens remembered types.
+  // The stored columns the latest write did not produce (see Destination::retired_columns).
+  std::vector<std::string> retired(const std::string& table) {
+    auto stmt = db.cached(
+        "SELECT r.\"column\" FROM _interloper_retired r JOIN _interloper_columns c "
+        "ON c.dataset = r.dataset AND c.\"column\" = r.\"column\" WHERE r.dataset = ? "
+        "ORDER BY c.position");
+    stmt->bind_text(1, table, false);
+    std::vector<std::string> out;
+    while (stmt->step()) out.push_back(stmt->column_text(0));
+    return out;
+  }
+
+  void record_retired(const std::string& table, const std::vector<std::string>& columns) {
+    auto clear = db.cached("DELETE FROM _interloper_retired WHERE dataset = ?");
+    clear->bind_text(1, table, false);
+    clear->step();
+    auto insert = db.cached("INSERT INTO _interloper_retired (dataset, \"column\") VALUES (?, ?)");
+    for (const std::string& column : columns) {
+      insert->reset();
+      insert->bind_text(1, table, false);
+      insert->bind_text(2, column, false);
+      insert->step();
+    }
+  }
+
+  // Creates the table or adds the columns `incoming` brings; widens remembered types; records
+  // which stored columns `incoming` lacks.
   Schema ensure_table(const DatasetRef& dataset, const std::string& table,
                       const Schema& incoming, const std::string& partition_column) {
     Schema stored = columns(table);
@@ -161,6 +189,12 @@ struct SqliteDestination::State {
       }
     }
     known_schemas[table] = merged;
+    if (dataset.partitioning != nullptr) {
+      const std::vector<std::string> before = retired(table);
+      const std::vector<std::string> after =
+          detail::retired_columns(dataset, merged, incoming, before);
+      if (after != before) record_retired(table, after);
+    }
     return merged;
   }
 
@@ -233,6 +267,7 @@ struct SqliteDestination::State {
     auto clear = db.cached("DELETE FROM _interloper_columns WHERE dataset = ?");
     clear->bind_text(1, table, false);
     clear->step();
+    record_retired(table, {});
     known_schemas.erase(table);
     for (auto it = known_indexes.begin(); it != known_indexes.end();) {
       it = it->rfind(table + '\0', 0) == 0 ? known_indexes.erase(it) : std::next(it);

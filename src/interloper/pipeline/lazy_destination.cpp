@@ -80,6 +80,14 @@ std::optional<Schema> LazyDestination::schema(const DatasetRef& dataset) {
   return target().schema(dataset);
 }
 
+std::vector<std::string> LazyDestination::retired_columns(const DatasetRef& dataset) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!target_ && !exists()) return {};
+  }
+  return target().retired_columns(dataset);
+}
+
 void LazyDestination::drop(const DatasetRef& dataset, const PartitionWindow* window) {
   {
     std::lock_guard lock(mutex_);

@@ -26,6 +26,8 @@ class LazyDestination final : public Destination {
                                                const PartitionWindow& window) override;
   // nullopt without opening when the storage does not exist yet.
   std::optional<Schema> schema(const DatasetRef& dataset) override;
+  // Empty without opening when the storage does not exist yet.
+  std::vector<std::string> retired_columns(const DatasetRef& dataset) override;
   // Does nothing without opening when the storage does not exist yet.
   void drop(const DatasetRef& dataset, const PartitionWindow* window) override;
 

@@ -1,9 +1,6 @@
 // Pipeline: a loaded pipeline file, what it declares and the DAG built from it.
 #include "interloper/pipeline.hpp"
 
-#include <nlohmann/json.hpp>
-
-#include "interloper/data.hpp"
 #include "interloper/pipeline/loader.hpp"
 
 namespace interloper {
@@ -39,45 +36,6 @@ const std::vector<Job>& Pipeline::jobs() const { return state_->jobs; }
 const AssetDefinition* Pipeline::definition(const std::string& asset) const {
   auto it = state_->definition_index.find(asset);
   return it == state_->definition_index.end() ? nullptr : &state_->definitions[it->second];
-}
-
-std::string Pipeline::catalog(bool with_schema) const {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const auto& def : state_->definitions) {
-    nlohmann::ordered_json entry;
-    entry["name"] = def.name;
-    entry["source"] = def.source;
-    entry["deps"] = def.deps;
-    entry["enabled"] = def.enabled;
-    entry["body"] = def.body;
-    if (def.body == "command") {
-      entry["command"] = def.command;
-      entry["format"] = def.format;
-      entry["timeout"] = def.timeout_seconds ? nlohmann::ordered_json(*def.timeout_seconds)
-                                             : nlohmann::ordered_json(nullptr);
-    } else {
-      entry["sql"] = def.sql;
-    }
-    entry["partitioning"] = def.partitioning.empty()
-                                ? nlohmann::ordered_json(nullptr)
-                                : nlohmann::ordered_json::parse(def.partitioning);
-    entry["destination"] = def.destination_url;
-    if (!def.schema.empty()) {
-      entry["declared_schema"] = nlohmann::ordered_json::parse(schema_to_json(def.schema));
-    }
-    if (def.min_rows > 0) entry["min_rows"] = def.min_rows;
-    if (with_schema) {
-      const Asset& asset = state_->dag->asset(def.name);
-      Destination* destination = state_->dag->destination_of(asset);
-      std::optional<Schema> schema =
-          destination != nullptr ? destination->schema(asset.dataset()) : std::nullopt;
-      entry["schema"] = schema ? nlohmann::ordered_json::parse(schema_to_json(*schema))
-                               : nlohmann::ordered_json(nullptr);
-    }
-    out.push_back(std::move(entry));
-  }
-  // Invalid UTF-8 in the file (names, commands) is replaced rather than fatal.
-  return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 }  // namespace interloper
