@@ -341,9 +341,13 @@ struct UpstreamCase {
 
   il::DAG dag(bool require_upstream, bool with_dims) const {
     il::Source s("s", destination);
+    // One row an hour, for a run of one hour or of a window of them.
     s.asset("events", [](il::ExecutionContext& ctx) {
        il::Table t;
-       t.append({{"ts", ctx.partition_start().seconds()}, {"n", 1}});
+       const il::TimePartitionWindow window = *ctx.time_window();
+       for (const il::TimePartition& hour : window) {
+         t.append({{"ts", hour.value().seconds()}, {"n", 1}});
+       }
        return t;
      }).partitioned(hourly);
     if (with_dims) s.asset("dims", [](il::ExecutionContext&) { return il::Table(); });
