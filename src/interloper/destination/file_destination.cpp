@@ -51,16 +51,9 @@ std::optional<Schema> FileDestination::State::stored_schema(const fs::path& dir)
 
 std::vector<std::string> FileDestination::State::retired(const fs::path& dir) const {
   auto text = posix::read_file(dir / retired_file);
-  std::vector<std::string> out;
-  if (!text) return out;
-  try {
-    const Schema retired = schema_from_json(*text);
-    for (const Field& f : retired.fields()) out.push_back(f.name);
-  } catch (const DataError& e) {
-    throw DestinationError(
-        fmt::format("file destination: '{}': {}", (dir / retired_file).string(), e.what()));
-  }
-  return out;
+  if (!text) return {};
+  return detail::retired_names(
+      *text, fmt::format("file destination: '{}'", (dir / retired_file).string()));
 }
 
 void FileDestination::State::record_retired(const fs::path& dir, const DatasetRef& dataset,

@@ -115,15 +115,8 @@ std::optional<Schema> S3Layout::stored_schema(const DatasetRef& dataset) {
 std::vector<std::string> S3Layout::retired_columns(const DatasetRef& dataset) {
   const std::string object = dataset_prefix(dataset) + retired_name;
   auto text = client_.get(object);
-  std::vector<std::string> out;
-  if (!text) return out;
-  try {
-    const Schema retired = schema_from_json(*text);
-    for (const Field& f : retired.fields()) out.push_back(f.name);
-  } catch (const DataError& e) {
-    throw DestinationError(fmt::format("s3 destination: '{}': {}", object, e.what()));
-  }
-  return out;
+  if (!text) return {};
+  return detail::retired_names(*text, fmt::format("s3 destination: '{}'", object));
 }
 
 Schema S3Layout::store_schema(const DatasetRef& dataset, const Schema& written) {

@@ -62,4 +62,17 @@ inline std::vector<std::string> retired_columns(const DatasetRef& dataset, const
   return out;
 }
 
+// The names in a stored list of retired columns (a schema as JSON text). `where` names the list
+// in the DestinationError a malformed one gives ("file destination: '/w/shop/events/_retired.json'").
+inline std::vector<std::string> retired_names(const std::string& text, const std::string& where) {
+  std::vector<std::string> out;
+  try {
+    const Schema retired = schema_from_json(text);
+    for (const Field& f : retired.fields()) out.push_back(f.name);
+  } catch (const DataError& e) {
+    throw DestinationError(fmt::format("{}: {}", where, e.what()));
+  }
+  return out;
+}
+
 }  // namespace interloper::detail
