@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "interloper/cli/selection.hpp"
+#include "interloper/run/report_json.hpp"
 #include "interloper/store.hpp"
 
 namespace interloper::cli {
@@ -33,16 +34,6 @@ bool digits(const std::string& s, std::size_t at, std::size_t n) {
 std::atomic<bool> g_stop{false};
 
 extern "C" void on_stop_signal(int) { g_stop.store(true); }
-
-json fire_json(const Job& job, TimePoint fire) {
-  const std::optional<TimePartitionWindow> window = job.window(fire);
-  json out;
-  out["job"] = job.name;
-  out["fire"] = to_local_text(fire, job.time_zone);
-  out["fire_utc"] = fire.to_string() + "Z";
-  out["window"] = window ? json(window->to_string()) : json(nullptr);
-  return out;
-}
 
 }  // namespace
 
