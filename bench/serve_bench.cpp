@@ -47,7 +47,9 @@ void BM_GridOfMillionHours(benchmark::State& state) {
     il::TimePartitionWindow one(hour(i), hour(i), il::TimeGranularity::HOUR);
     store->record(dataset, &one, record);
   }
-  il::serve::Api api(dag, store, "bench", "");
+  il::serve::ApiOptions options;
+  options.pipeline = "bench";
+  il::serve::Api api(dag, store, std::move(options));
   const std::string window = all.to_string();
   std::size_t bytes = 0;
   for (auto _ : state) {

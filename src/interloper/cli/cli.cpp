@@ -376,14 +376,18 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
       ->default_str("8321");
   serve->add_option("--window", args.window, "Window the overview counts over")
       ->type_name("WINDOW");
+  serve->add_option("--queue", args.queue.url, "Also show the backfills of this queue")
+      ->type_name("URL");
   if (yaml) {
     serve->add_flag(
         "--allow-runs", args.allow_runs,
         "Allow POST /api/assets/NAME/backfill (token-checked) to backfill what is missing");
   }
   serve->footer(fmt::format(
-      "Read-only. Listens on 127.0.0.1 unless --host says otherwise: anyone who can reach\n"
-      "the address sees every asset, destination (passwords redacted) and error text.\n\n"
+      "Read-only unless --allow-runs. Listens on 127.0.0.1 unless --host says otherwise:\n"
+      "anyone who can reach the address sees every asset, destination (passwords redacted)\n"
+      "and error text. The runs page shows each job's next fires and, with --queue, the\n"
+      "queue's backfills and the tasks its workers run.\n\n"
       "Example:\n  {0} serve{1} --port 8321",
       program, yaml ? " pipeline.yaml" : ""));
 

@@ -3,13 +3,23 @@
 #include <unistd.h>
 
 #include "interloper/cli/cli_internal.hpp"
+#include "interloper/run/queue.hpp"
 #include "interloper/serve/server.hpp"
 
 namespace interloper::cli::detail {
 
 int run_serve(const Project& project, const Args& args) {
   auto store = open_state_store(project.store_path, false);
-  serve::Api api(*project.dag, store, history_name(args), args.window);
+  serve::ApiOptions shown;
+  shown.pipeline = history_name(args);
+  shown.window = args.window;
+  if (project.pipeline != nullptr) shown.jobs = project.pipeline->jobs();
+  if (!args.queue.url.empty()) {
+    // Connects now, so that a queue that cannot be reached stops the server before it starts.
+    shown.queue = std::make_unique<queue::Queue>(args.queue.url);
+    shown.queue_pipeline = queue_project(project, args).name;
+  }
+  serve::Api api(*project.dag, store, std::move(shown));
   serve::ServerOptions options;
   options.host = args.host;
   options.port = args.port;

@@ -51,6 +51,7 @@ pre{white-space:pre-wrap;margin:4px 0;font:12px ui-monospace,monospace;backgroun
 svg a text{fill:var(--ink)} svg rect{fill:#fff;stroke:#8c959f;rx:6}
 svg a:hover rect{stroke:#0969da;stroke-width:2}
 .err{color:var(--f)}
+.fire{display:block;white-space:nowrap}
 </style></head>
 <body>
 <header><b>interloper</b><nav><a href="/" id="nav-overview">Overview</a><a href="/lineage" id="nav-lineage">Lineage</a><a href="/runs" id="nav-runs">Runs</a></nav><span class="pipe" id="pipeline"></span></header>
@@ -206,12 +207,40 @@ async function lineage() {
   }
   return [el("h1", {}, "Lineage"), el("div", {class: "sub"}, "Each asset sits one column right of its deepest dependency."), svg];
 }
+// A table with a header row and one row of `cells(item)` per item, each row of class `cls`.
+function table(headers, items, cls, cells) {
+  return el("table", {}, el("thead", {}, el("tr", {}, ...headers.map(h => el("th", {}, h)))),
+            el("tbody", {}, ...items.map(x => el("tr", {class: cls}, ...cells(x)))));
+}
+function jobsView(jobs) {
+  if (!jobs.length) return [];
+  const fires = j => j.next_fires.map(f => el("span", {class: "fire", title: f.fire_utc}, f.fire + " (" + (f.window || "before start: skipped") + ")"));
+  return [el("h2", {}, "Jobs"), table(["job", "cron", "zone", "assets", "mode", "next fires (window)"], jobs, "job", j => [
+    el("td", {class: "mono"}, j.name), el("td", {class: "mono"}, j.cron), el("td", {}, j.time_zone),
+    el("td", {}, j.assets.join(", ")), el("td", {}, j.mode), el("td", {class: "mono"}, ...fires(j))])];
+}
+function queueView(q) {
+  if (!q) return [];
+  const out = [el("h2", {}, "Queue"), el("div", {class: "sub"}, el("code", {}, q.url), " · backfills of " + q.pipeline + ", newest first")];
+  if (q.error) return [...out, el("p", {class: "err"}, q.error)];
+  out.push(table(["backfill", "window", "assets", "created", "queued", "running", "succeeded", "failed", "canceled"], q.backfills, "backfill", b => [
+    el("td", {class: "mono"}, b.backfill + (b.canceled ? " (canceled)" : "")), el("td", {class: "mono"}, b.window),
+    el("td", {}, b.assets.join(", ")), el("td", {}, b.created), el("td", {class: "num"}, b.queued), el("td", {class: "num"}, b.running),
+    el("td", {class: "num n-m"}, b.succeeded), el("td", {class: "num n-f"}, b.failed), el("td", {class: "num"}, b.canceled_tasks)]));
+  const tasks = q.backfills.flatMap(b => b.running_tasks.map(t => ({backfill: b.backfill, ...t})));
+  out.push(el("h2", {}, "Running tasks"), !tasks.length ? el("div", {class: "sub"}, "none") :
+    table(["backfill", "asset", "partition", "worker", "seconds", "attempt"], tasks, "task", t => [
+      el("td", {class: "mono"}, t.backfill), el("td", {}, t.asset), el("td", {class: "mono"}, t.partition),
+      el("td", {class: "mono worker"}, t.worker), el("td", {class: "num"}, Math.round(t.seconds)), el("td", {class: "num"}, t.attempts)]));
+  return out;
+}
 async function runs() {
   const r = await api("/api/runs");
-  return [el("h1", {}, "Runs"), el("table", {}, el("thead", {}, el("tr", {}, ...["run", "status", "window", "started", "seconds", "partitions", "ok", "failed", "skipped", "command"].map(h => el("th", {}, h)))),
-    el("tbody", {}, ...r.runs.map(x => el("tr", {class: "run"}, el("td", {class: "mono"}, x.run_id), el("td", {}, el("span", {class: "state " + x.status}, x.status)),
-      el("td", {class: "mono"}, x.window || "-"), el("td", {}, x.started), el("td", {class: "num"}, x.seconds), el("td", {class: "num"}, x.partitions),
-      el("td", {class: "num"}, x.succeeded), el("td", {class: "num"}, x.failed), el("td", {class: "num"}, x.skipped), el("td", {class: "mono"}, x.command_line)))))];
+  return [el("h1", {}, "Runs"), table(["run", "status", "window", "started", "seconds", "partitions", "ok", "failed", "skipped", "command"], r.runs, "run", x => [
+    el("td", {class: "mono"}, x.run_id), el("td", {}, el("span", {class: "state " + x.status}, x.status)),
+    el("td", {class: "mono"}, x.window || "-"), el("td", {}, x.started), el("td", {class: "num"}, x.seconds), el("td", {class: "num"}, x.partitions),
+    el("td", {class: "num"}, x.succeeded), el("td", {class: "num"}, x.failed), el("td", {class: "num"}, x.skipped), el("td", {class: "mono"}, x.command_line)]),
+    ...jobsView(r.jobs), ...queueView(r.queue)];
 }
 async function render() {
   const path = location.pathname;
