@@ -177,6 +177,19 @@ TEST_F(Serve, OverviewCountsEveryAssetOverTheWindow) {
   EXPECT_EQ(regions["missing"], 1);
   ASSERT_TRUE(overview["last_run"].is_object());
   EXPECT_EQ(overview["last_run"]["status"], "succeeded");
+  // Per asset, the failure that ended last: the store keeps a run and a time for failed
+  // partitions only.
+  const json& failure = events["last_failure"];
+  ASSERT_TRUE(failure.is_object()) << events;
+  EXPECT_EQ(failure["partitions"], "2026-03-04");
+  const json history = server.get("/api/runs")["runs"];
+  ASSERT_EQ(history.size(), 2u);
+  EXPECT_EQ(failure["run_id"], history[1]["run_id"]);  // the backfill, not the last run
+  EXPECT_GE(failure["finished"].get<std::string>(), history[1]["started"].get<std::string>());
+  EXPECT_NE(failure["error"].get<std::string>().find("upstream lost 2026-03-04"),
+            std::string::npos);
+  EXPECT_TRUE(asset_of(overview, "totals")["last_failure"].is_null());
+  EXPECT_TRUE(regions["last_failure"].is_null());
 }
 
 TEST_F(Serve, GridGivesCellsRangesAndPartitionDetail) {
@@ -299,6 +312,8 @@ TEST_F(Serve, PagesRenderInChromium) {
   const std::string overview = dump("/");
   EXPECT_EQ(occurrences(overview, "<tr class=\"asset\">"), 3u) << overview;
   EXPECT_NE(overview.find("href=\"/assets/events\""), std::string::npos);
+  EXPECT_EQ(occurrences(overview, "<td class=\"last-failure\">"), 3u);
+  EXPECT_NE(overview.find(">2026-03-04 · run-"), std::string::npos) << overview;
 
   const std::string events = dump("/assets/events?window=2026-03-01..2026-03-06");
   EXPECT_EQ(occurrences(events, "class=\"cell materialized\""), 4u) << events;

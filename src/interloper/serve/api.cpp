@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
@@ -136,6 +137,19 @@ json failure_json(const PartitionWindow& window, const FailedRange& f) {
           {"error", f.record.error}};
 }
 
+// The failure of `window` that ended last, or null. Costs what the window's failed stretches
+// cost: the store keeps no time for materialized partitions, only for failed ones.
+json last_failure_json(MaterializationStore& store, const Asset& asset,
+                       const PartitionWindow& window) {
+  const std::vector<FailedRange> failures =
+      store.failures(asset.dataset(), window, std::numeric_limits<std::size_t>::max());
+  const auto last = std::max_element(failures.begin(), failures.end(),
+                                     [](const FailedRange& a, const FailedRange& b) {
+                                       return a.record.finished < b.record.finished;
+                                     });
+  return last == failures.end() ? json(nullptr) : failure_json(window, *last);
+}
+
 std::string unpartitioned_state(const std::optional<MaterializationRecord>& latest) {
   if (!latest) return "missing";
   return latest->status == MaterializationStatus::materialized ? "materialized" : "failed";
@@ -219,13 +233,19 @@ Response Api::overview() {
                {"destination", destination_text(dag_, *asset)}};
     const PartitionConfig* config = asset->partitioning();
     if (config == nullptr) {
-      const std::string state = unpartitioned_state(store_->latest(asset->dataset(), nullptr));
+      const auto latest = store_->latest(asset->dataset(), nullptr);
+      const std::string state = unpartitioned_state(latest);
       entry["partitioning"] = nullptr;
       entry["window"] = nullptr;
       entry["partitions"] = 1;
       entry["materialized"] = state == "materialized" ? 1 : 0;
       entry["failed"] = state == "failed" ? 1 : 0;
       entry["missing"] = state == "missing" ? 1 : 0;
+      entry["last_failure"] = state == "failed" ? json{{"partitions", ""},
+                                                       {"run_id", latest->run_id},
+                                                       {"finished", latest->finished.to_string()},
+                                                       {"error", latest->error}}
+                                                : json(nullptr);
     } else {
       entry["partitioning"] = json::parse(config->to_definition());
       std::unique_ptr<PartitionWindow> window;
@@ -240,6 +260,8 @@ Response Api::overview() {
       entry["materialized"] = status.count(status.materialized);
       entry["failed"] = status.count(status.failed);
       entry["missing"] = status.count(status.missing);
+      entry["last_failure"] =
+          status.failed.empty() ? json(nullptr) : last_failure_json(*store_, *asset, *window);
     }
     assets.push_back(entry);
   }

@@ -89,6 +89,9 @@ function runLine(r) {
             el("code", {}, r.run_id), " " + (r.window || "-") + " · " + r.succeeded + " ok, " +
             r.failed + " failed · " + r.started);
 }
+function failureText(f) {
+  return f ? el("span", {class: "mono", title: f.error}, (f.partitions ? f.partitions + " · " : "") + f.run_id + " · " + f.finished) : "-";
+}
 async function overview() {
   const o = await api("/api/overview");
   const rows = o.assets.map(a => el("tr", {class: "asset"},
@@ -96,11 +99,12 @@ async function overview() {
     el("td", {}, a.source), el("td", {}, partitioningText(a.partitioning)),
     el("td", {class: "mono"}, a.destination || "-"), el("td", {class: "mono"}, a.window || "-"),
     el("td", {class: "num n-m"}, a.materialized), el("td", {class: "num n-f"}, a.failed),
-    el("td", {class: "num n-x"}, a.missing), el("td", {}, bar(a.materialized, a.failed, a.missing))));
+    el("td", {class: "num n-x"}, a.missing), el("td", {}, bar(a.materialized, a.failed, a.missing)),
+    el("td", {class: "last-failure"}, failureText(a.last_failure))));
   return [el("h1", {}, "Assets"),
           el("div", {class: "sub"}, "Last run: ", o.last_run ? runLine(o.last_run) : "none recorded"),
           el("table", {}, el("thead", {}, el("tr", {}, ...["asset", "source", "partitioning",
-             "destination", "window", "materialized", "failed", "missing", ""].map(h => el("th", {}, h)))),
+             "destination", "window", "materialized", "failed", "missing", "", "last failure"].map(h => el("th", {}, h)))),
              el("tbody", {}, ...rows))];
 }
 function legend() {
