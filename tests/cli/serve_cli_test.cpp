@@ -314,12 +314,15 @@ TEST_F(Serve, PagesRenderInChromium) {
   EXPECT_NE(overview.find("href=\"/assets/events\""), std::string::npos);
   EXPECT_EQ(occurrences(overview, "<td class=\"last-failure\">"), 3u);
   EXPECT_NE(overview.find(">2026-03-04 · run-"), std::string::npos) << overview;
+  // Read-only: no button starts a run.
+  EXPECT_EQ(occurrences(overview, "<button"), 0u);
 
   const std::string events = dump("/assets/events?window=2026-03-01..2026-03-06");
   EXPECT_EQ(occurrences(events, "class=\"cell materialized\""), 4u) << events;
   EXPECT_EQ(occurrences(events, "class=\"cell failed\""), 1u);
   EXPECT_EQ(occurrences(events, "class=\"cell missing\""), 1u);
   EXPECT_NE(events.find("upstream lost 2026-03-04"), std::string::npos);
+  EXPECT_EQ(occurrences(events, "<button"), 0u);
 
   const std::string regions = dump("/assets/regions");
   EXPECT_NE(regions.find("&lt;script&gt;x&lt;/script&gt;"), std::string::npos) << regions;
@@ -368,6 +371,37 @@ TEST_F(Serve, AllowRunsBackfillsWithTheTokenOnly) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(grid["counts"]["materialized"], 2) << grid;
+}
+
+// With --allow-runs each asset has a "Run missing partitions" button; clicking it starts the
+// backfill, says so, and the grid fills in as the page refreshes itself.
+TEST_F(Serve, RunMissingButtonBackfillsFromThePage) {
+  if (!have_chromium()) GTEST_SKIP() << "chromium is missing: install Debian's chromium";
+  Server server(dir_, {"serve", "pipeline.yaml", "--allow-runs"});
+  interloper::testing::Chromium browser(interloper::testing::kChromium,
+                                        (dir_ / "chromium").string());
+  const auto patience = std::chrono::seconds(60);
+  browser.open(server.url("/"));
+  EXPECT_TRUE(browser.wait_for(
+      "document.querySelectorAll('tr.asset button.run-missing').length === 3", patience));
+
+  browser.open(server.url("/assets/totals?window=2026-03-01..2026-03-02"));
+  ASSERT_TRUE(
+      browser.wait_for("document.querySelectorAll('.cell.missing').length === 2 && "
+                       "document.querySelectorAll('button.run-missing').length === 1",
+                       patience));
+  browser.evaluate("document.querySelector('button.run-missing').click()");
+  ASSERT_TRUE(
+      browser.wait_for("document.querySelector('.run-outcome').textContent !== ''", patience));
+  EXPECT_EQ(browser.evaluate("document.querySelector('.run-outcome').textContent"),
+            "backfill of the missing partitions of 2026-03-01..2026-03-02 started");
+  EXPECT_TRUE(
+      browser.wait_for("document.querySelectorAll('.cell.materialized').length === 2", patience));
+  EXPECT_EQ(
+      server.get("/api/assets/totals?window=2026-03-01..2026-03-02")["counts"]["materialized"], 2);
+  // The outcome of the click survives the page's refreshes.
+  EXPECT_EQ(browser.evaluate("document.querySelector('.run-outcome').textContent"),
+            "backfill of the missing partitions of 2026-03-01..2026-03-02 started");
 }
 
 TEST_F(Serve, RunsShowEachJobsNextFiresInItsZone) {

@@ -381,7 +381,7 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   if (yaml) {
     serve->add_flag(
         "--allow-runs", args.allow_runs,
-        "Allow POST /api/assets/NAME/backfill (token-checked) to backfill what is missing");
+        "Add a button per asset that backfills its missing partitions (a token-checked POST)");
   }
   serve->footer(fmt::format(
       "Read-only unless --allow-runs. Listens on 127.0.0.1 unless --host says otherwise:\n"

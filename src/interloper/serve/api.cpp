@@ -216,10 +216,23 @@ Response Api::get(const std::string& path, const std::string& window) {
   }
 }
 
-std::string Api::window_of(const std::string& name, const std::string& text) {
+Response Api::backfill(const std::string& name, const std::string& text,
+                       const std::function<void(const std::string&, const std::string&)>& start) {
   std::lock_guard lock(mutex_);
-  const Asset& asset = dag_.asset(name);
-  return asset.partitioning() != nullptr ? shown_window(asset, text, now())->to_string() : "";
+  try {
+    const Asset* asset = dag_.find(name);
+    if (asset == nullptr) return error(400, fmt::format("unknown asset '{}'", name));
+    const std::string window =
+        asset->partitioning() != nullptr ? shown_window(*asset, text, now())->to_string() : "";
+    start(name, window);
+    return ok({{"asset", name}, {"window", window}, {"started", true}});
+  } catch (const PartitionError& e) {
+    return error(400, e.what());
+  } catch (const std::invalid_argument& e) {
+    return error(400, e.what());
+  } catch (const std::exception& e) {
+    return error(500, e.what());
+  }
 }
 
 Response Api::overview() {

@@ -5,6 +5,7 @@
 // of HTTP; the server (server.cpp) maps requests to it.
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -65,9 +66,12 @@ class Api {
   // Thread-safe: requests are answered one at a time.
   Response get(const std::string& path, const std::string& window);
 
-  // The window `text` of a partitioned asset, or its default window when `text` is empty, as
-  // text; "" for an unpartitioned asset. Throws PartitionError for a bad window.
-  std::string window_of(const std::string& asset, const std::string& text);
+  // Checks a request to backfill the missing partitions of `asset` over the window `text` (its
+  // default window when empty) and, when it is good, calls `start(asset, window)` with the
+  // window as text ("" for an unpartitioned asset) and answers {"asset", "window", "started"}.
+  // Unknown asset or bad window: 400, and `start` is not called; what `start` throws: 500.
+  Response backfill(const std::string& asset, const std::string& text,
+                    const std::function<void(const std::string&, const std::string&)>& start);
 
  private:
   Response overview();

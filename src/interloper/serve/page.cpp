@@ -51,6 +51,10 @@ pre{white-space:pre-wrap;margin:4px 0;font:12px ui-monospace,monospace;backgroun
 svg a text{fill:var(--ink)} svg rect{fill:#fff;stroke:#8c959f;rx:6}
 svg a:hover rect{stroke:#0969da;stroke-width:2}
 .err{color:var(--f)}
+button.run-missing{font:12px system-ui,sans-serif;padding:2px 8px;border:1px solid #8c959f;border-radius:5px;background:#fff;cursor:pointer}
+button.run-missing:disabled{cursor:progress;opacity:.6}
+.run-outcome{font-size:12px;color:var(--mute);margin-left:6px}
+.run-outcome.refused{color:var(--f)}
 .fire{display:block;white-space:nowrap}
 </style></head>
 <body>
@@ -59,6 +63,9 @@ svg a:hover rect{stroke:#0969da;stroke-width:2}
 <script>
 "use strict";
 const main = document.getElementById("main");
+// The per-server token that allows POSTs; empty unless the server runs with --allow-runs.
+const token = document.querySelector('meta[name="interloper-token"]').content;
+const outcomes = {};  // asset name -> what its last "run missing" click did, kept across refreshes
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
@@ -89,6 +96,30 @@ function runLine(r) {
             el("code", {}, r.run_id), " " + (r.window || "-") + " · " + r.succeeded + " ok, " +
             r.failed + " failed · " + r.started);
 }
+// The "run missing partitions" button of an asset and the outcome of its last click, or nothing
+// when the server does not allow runs.
+function runButton(name, window) {
+  if (!token) return "";
+  const outcome = el("span", {class: "run-outcome", "data-asset": name});
+  const paint = (e, o) => { e.textContent = o.text; e.classList.toggle("refused", !o.ok); };
+  if (outcomes[name]) paint(outcome, outcomes[name]);
+  // The answer may come after a refresh replaced this row: write it wherever the asset is shown.
+  const show = o => { for (const e of document.querySelectorAll(".run-outcome")) if (e.dataset.asset === name) paint(e, o); };
+  const button = el("button", {class: "run-missing", type: "button", "data-asset": name}, "Run missing partitions");
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    let o;
+    try {
+      const r = await fetch("/api/assets/" + encodeURIComponent(name) + "/backfill" + (window ? "?window=" + encodeURIComponent(window) : ""),
+                            {method: "POST", headers: {"X-Interloper-Token": token}});
+      const body = await r.json();
+      o = r.ok ? {ok: true, text: "backfill of the missing partitions of " + (body.window || name) + " started"}
+               : {ok: false, text: "refused: " + (body.error || r.statusText)};
+    } catch (e) { o = {ok: false, text: "failed: " + e.message}; }
+    outcomes[name] = o; show(o); button.disabled = false;
+  });
+  return el("span", {class: "run"}, button, outcome);
+}
 function failureText(f) {
   return f ? el("span", {class: "mono", title: f.error}, (f.partitions ? f.partitions + " · " : "") + f.run_id + " · " + f.finished) : "-";
 }
@@ -100,11 +131,11 @@ async function overview() {
     el("td", {class: "mono"}, a.destination || "-"), el("td", {class: "mono"}, a.window || "-"),
     el("td", {class: "num n-m"}, a.materialized), el("td", {class: "num n-f"}, a.failed),
     el("td", {class: "num n-x"}, a.missing), el("td", {}, bar(a.materialized, a.failed, a.missing)),
-    el("td", {class: "last-failure"}, failureText(a.last_failure))));
+    el("td", {class: "last-failure"}, failureText(a.last_failure)), ...(token ? [el("td", {}, runButton(a.name, a.window))] : [])));
   return [el("h1", {}, "Assets"),
           el("div", {class: "sub"}, "Last run: ", o.last_run ? runLine(o.last_run) : "none recorded"),
           el("table", {}, el("thead", {}, el("tr", {}, ...["asset", "source", "partitioning",
-             "destination", "window", "materialized", "failed", "missing", "", "last failure"].map(h => el("th", {}, h)))),
+             "destination", "window", "materialized", "failed", "missing", "", "last failure", ...(token ? [""] : [])].map(h => el("th", {}, h)))),
              el("tbody", {}, ...rows))];
 }
 function legend() {
@@ -182,6 +213,7 @@ async function assetPage(name) {
        (g.destination || "no destination")), legend()];
   if (g.counts) out.push(el("div", {class: "sub"}, el("span", {class: "n-m"}, g.counts.materialized + " materialized"), " · ",
     el("span", {class: "n-f"}, g.counts.failed + " failed"), " · ", el("span", {class: "n-x"}, g.counts.missing + " missing")));
+  if (token) out.push(el("div", {class: "sub"}, runButton(name, g.window)));
   out.push(...gridView(g, name), el("div", {id: "detail"}, "Click a partition for its details."));
   if (g.failures && g.failures.length) {
     out.push(el("h2", {}, "Failures"), el("table", {}, el("thead", {}, el("tr", {}, ...["partitions", "run", "finished", "error"].map(h => el("th", {}, h)))),

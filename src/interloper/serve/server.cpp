@@ -48,16 +48,9 @@ void run_server(Api& api, const ServerOptions& options) {
                                  "application/json");
             return;
           }
-          const std::string asset = request.matches[1];
           const std::string text =
               request.has_param("window") ? request.get_param_value("window") : "";
-          Response answer = api.get("/api/assets/" + asset, text);  // validates asset and window
-          if (answer.status == 200) {
-            const std::string window = api.window_of(asset, text);
-            options.start_backfill(asset, window);
-            answer.body =
-                fmt::format(R"({{"asset":"{}","window":"{}","started":true}})", asset, window);
-          }
+          const Response answer = api.backfill(request.matches[1], text, options.start_backfill);
           response.status = answer.status;
           response.set_content(answer.body, "application/json");
         });
