@@ -77,6 +77,7 @@ class Server {
   std::string url(const std::string& path) const {
     return fmt::format("http://127.0.0.1:{}{}", port_, path);
   }
+  int port() const { return port_; }
   json get(const std::string& path, int expected = 200) const {
     auto response = client().Get(path);
     if (!response) {
@@ -532,6 +533,16 @@ TEST_F(Serve, RefusesAQueueItCannotReach) {
   EXPECT_EQ(o.code, 1) << o.out;
   EXPECT_NE(o.err.find("127.0.0.1:1"), std::string::npos) << o.err;
   EXPECT_EQ(o.err.find("secret"), std::string::npos) << o.err;
+}
+
+TEST_F(Serve, RefusesAPortAnotherServerHolds) {
+  Server first(dir_, {"serve", "pipeline.yaml"});
+  const auto o = interloper::testing::run_interloper(
+      {"serve", "pipeline.yaml", "--port", std::to_string(first.port())}, dir_.string());
+  EXPECT_EQ(o.code, 1) << o.out;
+  EXPECT_NE(o.err.find(fmt::format("cannot listen on 127.0.0.1:{}", first.port())),
+            std::string::npos)
+      << o.err;
 }
 
 TEST_F(Serve, RefusesAnAddressItCannotBind) {

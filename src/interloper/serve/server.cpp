@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <iostream>
 #include <memory>
@@ -44,6 +45,12 @@ void send_json(httplib::Response& response, Response answer) {
 
 void run_server(Api& api, const ServerOptions& options) {
   httplib::Server server;
+  // cpp-httplib's default options add SO_REUSEPORT, under which a second server of the same
+  // user shares a port already in use instead of failing to bind: keep only SO_REUSEADDR.
+  server.set_socket_options([](int socket) {
+    const int yes = 1;
+    ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   server.Get(R"(/api/.*)", [&api](const httplib::Request& request, httplib::Response& response) {
     const std::string window = request.has_param("window") ? request.get_param_value("window") : "";
     send_json(response, api.get(request.path, window));
