@@ -69,7 +69,10 @@ class MillionHours {
       store.record(dataset, &one, record);
     }
   }
-  ~MillionHours() { fs::remove(path_); }
+  ~MillionHours() {
+    // The servers' connections end with their processes, leaving the WAL files behind.
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path_.string() + suffix);
+  }
   const fs::path& path() const { return path_; }
 
  private:
