@@ -29,6 +29,7 @@
 //   g.parse("2026-05");            // 2026-05-01T00:00:00
 //   il::TimeGranularity::infer("2026-W21");   // WEEK
 //   il::to_local(t, "Europe/Berlin");          // 2026-05-20T02:00:00
+//   il::to_local_text(t, "Europe/Berlin");     // "2026-05-20T02:00:00+02:00"
 //
 // Everything here is a value type without shared state and safe to use from many threads; the
 // time-zone functions keep a per-thread cache.
@@ -171,6 +172,11 @@ std::ostream& operator<<(std::ostream& out, TimeGranularity g);
 // The civil time in `zone` at the UTC instant `utc_instant` (a TimePoint read as UTC).
 // Throws std::invalid_argument naming an unknown zone.
 TimePoint to_local(TimePoint utc_instant, std::string_view zone);
+
+// The same civil time as RFC 3339 text with the zone's UTC offset at that instant:
+// "2026-03-29T03:00:00+02:00" for 01:00 UTC in Europe/Berlin; an offset with seconds (some
+// zones before 1900) adds ":SS". Throws std::invalid_argument naming an unknown zone.
+std::string to_local_text(TimePoint utc_instant, std::string_view zone);
 
 // The UTC instant(s) at which the clocks of a zone show a given civil time.
 struct LocalTime {

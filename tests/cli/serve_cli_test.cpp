@@ -13,9 +13,14 @@
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <thread>
 
+#include "interloper/postgres/postgres.hpp"
+#include "interloper/time.hpp"
+#include "support/chromium.hpp"
 #include "support/cli_process.hpp"
+#include "support/postgres.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -72,6 +77,7 @@ class Server {
   std::string url(const std::string& path) const {
     return fmt::format("http://127.0.0.1:{}{}", port_, path);
   }
+  int port() const { return port_; }
   json get(const std::string& path, int expected = 200) const {
     auto response = client().Get(path);
     if (!response) {
@@ -91,9 +97,14 @@ class Server {
 class Serve : public ::testing::Test {
  protected:
   void SetUp() override {
+    // The day named by $HOLD_DAY creates `held` and waits (at most 60 s) for `release`.
     temp_.write("emit.sh",
                 "#!/bin/sh\n"
                 "if [ \"$1\" = 2026-03-04 ]; then echo \"upstream lost $1\" >&2; exit 3; fi\n"
+                "if [ \"$1\" = \"$HOLD_DAY\" ]; then\n"
+                "  touch held; i=0\n"
+                "  while [ ! -e release ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done\n"
+                "fi\n"
                 "echo \"{\\\"date\\\":\\\"$1\\\",\\\"n\\\":1}\"\n",
                 true);
     temp_.write(
@@ -115,7 +126,14 @@ class Serve : public ::testing::Test {
         "      - name: regions\n"
         "        partitioning: {kind: list, column: region, values: [eu, '<script>x</script>']}\n"
         "        command: [/bin/sh, -c, 'echo "
-        "\"{{\\\"region\\\":\\\"$IL_PARTITION_KEY\\\"}}\"']\n");
+        "\"{{\\\"region\\\":\\\"$IL_PARTITION_KEY\\\"}}\"']\n"
+        "jobs:\n"
+        "  - name: nightly\n"
+        "    cron: \"0 3 * * *\"\n"
+        "    time_zone: Europe/Berlin\n"
+        "    assets: [events]\n"
+        "    lookback: 2\n"
+        "    offset: 1\n");
     auto o = interloper::testing::run_interloper(
         {"backfill", "pipeline.yaml", "--window", "2026-03-01..2026-03-05", "--asset", "events"},
         dir_.string());
@@ -160,6 +178,19 @@ TEST_F(Serve, OverviewCountsEveryAssetOverTheWindow) {
   EXPECT_EQ(regions["missing"], 1);
   ASSERT_TRUE(overview["last_run"].is_object());
   EXPECT_EQ(overview["last_run"]["status"], "succeeded");
+  // Per asset, the failure that ended last: the store keeps a run and a time for failed
+  // partitions only.
+  const json& failure = events["last_failure"];
+  ASSERT_TRUE(failure.is_object()) << events;
+  EXPECT_EQ(failure["partitions"], "2026-03-04");
+  const json history = server.get("/api/runs")["runs"];
+  ASSERT_EQ(history.size(), 2u);
+  EXPECT_EQ(failure["run_id"], history[1]["run_id"]);  // the backfill, not the last run
+  EXPECT_GE(failure["finished"].get<std::string>(), history[1]["started"].get<std::string>());
+  EXPECT_NE(failure["error"].get<std::string>().find("upstream lost 2026-03-04"),
+            std::string::npos);
+  EXPECT_TRUE(asset_of(overview, "totals")["last_failure"].is_null());
+  EXPECT_TRUE(regions["last_failure"].is_null());
 }
 
 TEST_F(Serve, GridGivesCellsRangesAndPartitionDetail) {
@@ -242,6 +273,14 @@ TEST_F(Serve, BadRequestsAnswerJsonErrors) {
   EXPECT_TRUE(server.get("/nothing/here", 404).contains("error"));
 }
 
+// Whether the browser tests can run: a missing Chromium skips them, or fails them under CI.
+bool have_chromium() {
+  if (fs::exists(interloper::testing::kChromium)) return true;
+  const char* ci = std::getenv("CI");
+  if (ci != nullptr && std::string(ci) == "true") ADD_FAILURE() << "chromium is missing";
+  return false;
+}
+
 std::size_t occurrences(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
   for (auto at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
@@ -250,12 +289,8 @@ std::size_t occurrences(const std::string& text, const std::string& needle) {
 
 // The pages after their scripts ran, in headless Chromium.
 TEST_F(Serve, PagesRenderInChromium) {
-  const std::string chromium = "/usr/bin/chromium";
-  if (!fs::exists(chromium)) {
-    const char* ci = std::getenv("CI");
-    if (ci != nullptr && std::string(ci) == "true") FAIL() << "chromium is missing";
-    GTEST_SKIP() << "chromium is missing: install Debian's chromium to run the browser test";
-  }
+  const std::string chromium = interloper::testing::kChromium;
+  if (!have_chromium()) GTEST_SKIP() << "chromium is missing: install Debian's chromium";
   Server server(dir_, {"serve", "pipeline.yaml"});
   auto dump = [&](const std::string& path, const std::string& screenshot = "") {
     std::vector<std::string> argv = {chromium,
@@ -278,12 +313,17 @@ TEST_F(Serve, PagesRenderInChromium) {
   const std::string overview = dump("/");
   EXPECT_EQ(occurrences(overview, "<tr class=\"asset\">"), 3u) << overview;
   EXPECT_NE(overview.find("href=\"/assets/events\""), std::string::npos);
+  EXPECT_EQ(occurrences(overview, "<td class=\"last-failure\">"), 3u);
+  EXPECT_NE(overview.find(">2026-03-04 · run-"), std::string::npos) << overview;
+  // Read-only: no button starts a run.
+  EXPECT_EQ(occurrences(overview, "<button"), 0u);
 
   const std::string events = dump("/assets/events?window=2026-03-01..2026-03-06");
   EXPECT_EQ(occurrences(events, "class=\"cell materialized\""), 4u) << events;
   EXPECT_EQ(occurrences(events, "class=\"cell failed\""), 1u);
   EXPECT_EQ(occurrences(events, "class=\"cell missing\""), 1u);
   EXPECT_NE(events.find("upstream lost 2026-03-04"), std::string::npos);
+  EXPECT_EQ(occurrences(events, "<button"), 0u);
 
   const std::string regions = dump("/assets/regions");
   EXPECT_NE(regions.find("&lt;script&gt;x&lt;/script&gt;"), std::string::npos) << regions;
@@ -293,6 +333,8 @@ TEST_F(Serve, PagesRenderInChromium) {
   EXPECT_EQ(occurrences(lineage, "class=\"node\""), 3u) << lineage;
   const std::string runs = dump("/runs");
   EXPECT_EQ(occurrences(runs, "<tr class=\"run\">"), 2u) << runs;
+  EXPECT_EQ(occurrences(runs, "<tr class=\"job\">"), 1u);
+  EXPECT_EQ(occurrences(runs, "<span class=\"fire\""), 3u);
 
   dump("/", "serve-overview.png");
   dump("/assets/events?window=2026-03-01..2026-03-31", "serve-asset.png");
@@ -330,6 +372,177 @@ TEST_F(Serve, AllowRunsBackfillsWithTheTokenOnly) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(grid["counts"]["materialized"], 2) << grid;
+}
+
+// With --allow-runs each asset has a "Run missing partitions" button; clicking it starts the
+// backfill, says so, and the grid fills in as the page refreshes itself.
+TEST_F(Serve, RunMissingButtonBackfillsFromThePage) {
+  if (!have_chromium()) GTEST_SKIP() << "chromium is missing: install Debian's chromium";
+  Server server(dir_, {"serve", "pipeline.yaml", "--allow-runs"});
+  interloper::testing::Chromium browser(interloper::testing::kChromium,
+                                        (dir_ / "chromium").string());
+  const auto patience = std::chrono::seconds(60);
+  browser.open(server.url("/"));
+  EXPECT_TRUE(browser.wait_for(
+      "document.querySelectorAll('tr.asset button.run-missing').length === 3", patience));
+
+  browser.open(server.url("/assets/totals?window=2026-03-01..2026-03-02"));
+  ASSERT_TRUE(
+      browser.wait_for("document.querySelectorAll('.cell.missing').length === 2 && "
+                       "document.querySelectorAll('button.run-missing').length === 1",
+                       patience));
+  browser.evaluate("document.querySelector('button.run-missing').click()");
+  ASSERT_TRUE(
+      browser.wait_for("document.querySelector('.run-outcome').textContent !== ''", patience));
+  EXPECT_EQ(browser.evaluate("document.querySelector('.run-outcome').textContent"),
+            "backfill of the missing partitions of 2026-03-01..2026-03-02 started");
+  EXPECT_TRUE(
+      browser.wait_for("document.querySelectorAll('.cell.materialized').length === 2", patience));
+  EXPECT_EQ(
+      server.get("/api/assets/totals?window=2026-03-01..2026-03-02")["counts"]["materialized"], 2);
+  // The outcome of the click survives the page's refreshes.
+  EXPECT_EQ(browser.evaluate("document.querySelector('.run-outcome').textContent"),
+            "backfill of the missing partitions of 2026-03-01..2026-03-02 started");
+}
+
+TEST_F(Serve, RunsShowEachJobsNextFiresInItsZone) {
+  const std::int64_t before = std::chrono::duration_cast<std::chrono::seconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  Server server(dir_, {"serve", "pipeline.yaml"});
+  const json runs = server.get("/api/runs");
+  ASSERT_EQ(runs["jobs"].size(), 1u) << runs;
+  const json& job = runs["jobs"][0];
+  EXPECT_EQ(job["name"], "nightly");
+  EXPECT_EQ(job["cron"], "0 3 * * *");
+  EXPECT_EQ(job["time_zone"], "Europe/Berlin");
+  EXPECT_EQ(job["assets"], json::array({"events"}));
+  EXPECT_EQ(job["mode"], "backfill");
+  const json& fires = job["next_fires"];
+  ASSERT_EQ(fires.size(), 3u);
+  for (const json& fire : fires) {
+    // 03:00 on Berlin's wall clock, whatever the offset of the day; the window is the two days
+    // before the fire's day there.
+    const std::string local = fire["fire"];
+    EXPECT_EQ(local.substr(10, 9), "T03:00:00") << fire;
+    EXPECT_TRUE(local.substr(19) == "+01:00" || local.substr(19) == "+02:00") << fire;
+    const auto day = interloper::TimePoint::parse(local.substr(0, 10));
+    const auto& g = interloper::TimeGranularity::DAY;
+    EXPECT_EQ(fire["window"], g.format(g.advance(day, -2)) + ".." + g.format(g.advance(day, -1)));
+  }
+  const auto first =
+      interloper::TimePoint::parse(fires[0]["fire_utc"].get<std::string>().substr(0, 19));
+  EXPECT_GT(first.epoch_seconds(), before);
+  EXPECT_LE(first.epoch_seconds(), before + 25 * 3600);
+  // The fires `interloper jobs` lists from just before the first one, in the same shape.
+  const auto o = interloper::testing::run_interloper(
+      {"--json", "jobs", "pipeline.yaml", "--count", "3", "--at",
+       interloper::TimePoint::from_epoch_seconds(first.epoch_seconds() - 1).to_string() + "Z"},
+      dir_.string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto lines = interloper::testing::lines_of(o.out);
+  ASSERT_EQ(lines.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(json::parse(lines[i]), fires[i]);
+}
+
+std::string fresh_schema() {
+  std::random_device device;
+  return "il_serve_" + std::to_string(device() % 1000000000u);
+}
+
+// With --queue, the runs page shows the queue's backfills and the tasks its workers run, as
+// `status --queue` reports them.
+TEST_F(Serve, RunsShowTheQueuesBackfillsAndRunningTasks) {
+  IL_REQUIRE_POSTGRES(url);
+  const std::string queue = url + "?schema=" + fresh_schema();
+  auto o = interloper::testing::run_interloper(
+      {"backfill", "pipeline.yaml", "--window", "2026-03-06..2026-03-08", "--asset", "events",
+       "--queue", queue},
+      dir_.string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  Server server(dir_, {"serve", "pipeline.yaml", "--queue", queue});
+  json shown = server.get("/api/runs")["queue"];
+  ASSERT_TRUE(shown.is_object());
+  EXPECT_EQ(shown["pipeline"], "pipeline");
+  EXPECT_EQ(shown["url"], interloper::postgres::parse_url(queue, {"schema"}).redacted);
+  ASSERT_EQ(shown["backfills"].size(), 1u) << shown;
+  const json& backfill = shown["backfills"][0];
+  EXPECT_EQ(backfill["backfill"], 1);
+  EXPECT_EQ(backfill["window"], "2026-03-06..2026-03-08");
+  EXPECT_EQ(backfill["assets"], json::array({"events"}));
+  EXPECT_EQ(backfill["queued"], 3);
+  EXPECT_EQ(backfill["running"], 0);
+  o = interloper::testing::run_interloper({"--json", "status", "pipeline.yaml", "--queue", queue},
+                                          dir_.string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_EQ(json::parse(o.out), backfill);
+
+  // A worker holds the newest day while the page looks.
+  interloper::testing::Outcome worked;
+  std::thread worker([&] {
+    worked = interloper::testing::run_interloper(
+        {"worker", "pipeline.yaml", "--queue", queue, "--exit-when-idle"}, dir_.string(),
+        {{"HOLD_DAY", "2026-03-08"}});
+  });
+  // Lets the day go and joins the worker, however the test ends.
+  struct Release {
+    const interloper::testing::TempDir& dir;
+    std::thread& worker;
+    void operator()() const {
+      dir.write("release", "");
+      if (worker.joinable()) worker.join();
+    }
+    ~Release() { (*this)(); }
+  } release{temp_, worker};
+  json task;
+  for (int i = 0; i < 600 && task.is_null(); ++i) {
+    shown = server.get("/api/runs")["queue"];
+    const json& running = shown["backfills"][0]["running_tasks"];
+    if (!running.empty()) task = running[0];
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(task.is_object()) << shown;
+  EXPECT_EQ(task["asset"], "events");
+  EXPECT_EQ(task["partition"], "2026-03-08");
+  EXPECT_EQ(task["attempts"], 1);
+  EXPECT_NE(task["worker"].get<std::string>().find(':'), std::string::npos) << task;
+  EXPECT_EQ(shown["backfills"][0]["running"], 1);
+  if (have_chromium()) {
+    interloper::testing::Chromium browser(interloper::testing::kChromium,
+                                          (dir_ / "chromium").string());
+    browser.open(server.url("/runs"));
+    EXPECT_TRUE(
+        browser.wait_for("document.querySelectorAll('tr.backfill').length === 1 && "
+                         "document.querySelectorAll('tr.task').length === 1",
+                         std::chrono::seconds(60)));
+    EXPECT_EQ(browser.evaluate("document.querySelector('tr.task td.worker').textContent"),
+              task["worker"]);
+  }
+  release();
+  EXPECT_EQ(worked.code, 0) << worked.err;
+  const json done = server.get("/api/runs")["queue"]["backfills"][0];
+  EXPECT_EQ(done["succeeded"], 3) << done;
+  EXPECT_TRUE(done["running_tasks"].empty());
+}
+
+TEST_F(Serve, RefusesAQueueItCannotReach) {
+  const auto o = interloper::testing::run_interloper(
+      {"serve", "pipeline.yaml", "--queue", "postgresql://u:secret@127.0.0.1:1/q", "--port",
+       std::to_string(free_port())},
+      dir_.string());
+  EXPECT_EQ(o.code, 1) << o.out;
+  EXPECT_NE(o.err.find("127.0.0.1:1"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("secret"), std::string::npos) << o.err;
+}
+
+TEST_F(Serve, RefusesAPortAnotherServerHolds) {
+  Server first(dir_, {"serve", "pipeline.yaml"});
+  const auto o = interloper::testing::run_interloper(
+      {"serve", "pipeline.yaml", "--port", std::to_string(first.port())}, dir_.string());
+  EXPECT_EQ(o.code, 1) << o.out;
+  EXPECT_NE(o.err.find(fmt::format("cannot listen on 127.0.0.1:{}", first.port())),
+            std::string::npos)
+      << o.err;
 }
 
 TEST_F(Serve, RefusesAnAddressItCannotBind) {

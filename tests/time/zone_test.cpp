@@ -35,6 +35,26 @@ TEST(ToLocal, FollowsDaylightSaving) {
             at("2026-04-05T01:30:00"));
 }
 
+TEST(ToLocal, TextCarriesTheOffsetOfTheInstant) {
+  EXPECT_EQ(il::to_local_text(at("2026-03-29T00:59:59"), "Europe/Berlin"),
+            "2026-03-29T01:59:59+01:00");
+  EXPECT_EQ(il::to_local_text(at("2026-03-29T01:00:00"), "Europe/Berlin"),
+            "2026-03-29T03:00:00+02:00");
+  // The repeated hour of the fall-back reads the same on the clock; the offset tells them apart.
+  EXPECT_EQ(il::to_local_text(at("2026-10-25T00:30:00"), "Europe/Berlin"),
+            "2026-10-25T02:30:00+02:00");
+  EXPECT_EQ(il::to_local_text(at("2026-10-25T01:30:00"), "Europe/Berlin"),
+            "2026-10-25T02:30:00+01:00");
+  EXPECT_EQ(il::to_local_text(at("2026-01-15T12:00:00"), "America/New_York"),
+            "2026-01-15T07:00:00-05:00");
+  EXPECT_EQ(il::to_local_text(at("2026-05-19T18:15:00"), "Asia/Kathmandu"),
+            "2026-05-20T00:00:00+05:45");
+  EXPECT_EQ(il::to_local_text(at("2026-05-20T12:00:00"), "UTC"), "2026-05-20T12:00:00+00:00");
+  // Amsterdam kept +00:19:32 until 1937.
+  EXPECT_EQ(il::to_local_text(at("1930-06-01T12:00:00"), "Europe/Amsterdam"),
+            "1930-06-01T13:19:32+01:19:32");
+}
+
 TEST(ToLocal, UnknownZoneIsNamed) {
   IL_EXPECT_THROW_WITH(il::to_local(at("2026-05-20"), "Mars/Olympus_Mons"), std::invalid_argument,
                        "'Mars/Olympus_Mons'");

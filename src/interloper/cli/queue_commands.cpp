@@ -21,6 +21,7 @@
 #include "interloper/cli/interrupt.hpp"
 #include "interloper/plan.hpp"
 #include "interloper/run/queue.hpp"
+#include "interloper/run/report_json.hpp"
 
 namespace interloper::cli {
 
@@ -430,23 +431,9 @@ int queue_status(const QueueProject& project, const QueueArgs& args) {
   for (const queue::BackfillStatus& s : found) {
     const queue::Counts& c = s.counts;
     if (project.json) {
-      nlohmann::json line = {{"backfill", s.info.id},     {"window", s.info.spec.window},
-                             {"created", s.info.created}, {"canceled", s.info.canceled},
-                             {"queued", c.queued},        {"running", c.running},
-                             {"succeeded", c.succeeded},  {"failed", c.failed},
-                             {"canceled_tasks", c.canceled}};
-      nlohmann::json tasks = nlohmann::json::array();
-      for (const queue::RunningTask& t : running) {
-        if (t.backfill != s.info.id) continue;
-        tasks.push_back({{"asset", t.asset},
-                         {"partition", t.partition},
-                         {"worker", t.owner},
-                         {"seconds", t.seconds},
-                         {"lease_seconds_left", t.lease_left},
-                         {"attempts", t.attempts}});
-      }
-      line["running_tasks"] = tasks;
-      std::cout << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      const nlohmann::ordered_json line = queue::backfill_json(s, running);
+      std::cout << line.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace)
+                << "\n";
       continue;
     }
     std::cout << fmt::format(

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "interloper/cli/selection.hpp"
+#include "interloper/run/report_json.hpp"
 #include "interloper/store.hpp"
 
 namespace interloper::cli {
@@ -33,16 +34,6 @@ bool digits(const std::string& s, std::size_t at, std::size_t n) {
 std::atomic<bool> g_stop{false};
 
 extern "C" void on_stop_signal(int) { g_stop.store(true); }
-
-json fire_json(const Job& job, TimePoint fire) {
-  const std::optional<TimePartitionWindow> window = job.window(fire);
-  json out;
-  out["job"] = job.name;
-  out["fire"] = local_instant_text(fire, job.time_zone);
-  out["fire_utc"] = fire.to_string() + "Z";
-  out["window"] = window ? json(window->to_string()) : json(nullptr);
-  return out;
-}
 
 }  // namespace
 
@@ -83,17 +74,6 @@ TimePoint parse_instant(const std::string& text) {
   }
   if (at != text.size()) return bad();
   return TimePoint::from_epoch_seconds(civil.epoch_seconds() - offset);
-}
-
-std::string local_instant_text(TimePoint utc, const std::string& zone) {
-  const TimePoint local = to_local(utc, zone);
-  std::int64_t offset = local.epoch_seconds() - utc.epoch_seconds();
-  const char sign = offset < 0 ? '-' : '+';
-  if (offset < 0) offset = -offset;
-  std::string text =
-      fmt::format("{}{}{:02}:{:02}", local.to_string(), sign, offset / 3600, offset / 60 % 60);
-  if (offset % 60 != 0) text += fmt::format(":{:02}", offset % 60);
-  return text;
 }
 
 int jobs_command(const std::vector<Job>& jobs, const std::string& at, long count, bool as_json) {
@@ -159,7 +139,7 @@ int schedule_command(const DAG& dag, const std::vector<Job>& jobs, const Schedul
     if (args.json) {
       json out;
       out["job"] = r.job;
-      out["fire"] = local_instant_text(r.fire, zone);
+      out["fire"] = to_local_text(r.fire, zone);
       out["fire_utc"] = r.fire.to_string() + "Z";
       out["window"] = r.window.empty() ? json(nullptr) : json(r.window);
       out["run_id"] = r.run_id;
@@ -167,7 +147,7 @@ int schedule_command(const DAG& dag, const std::vector<Job>& jobs, const Schedul
       std::cout << dump(out) << "\n";
     } else if (!args.quiet) {
       std::cout << fmt::format("{:<10}{}  {}  {}  {}\n", r.outcome, r.job,
-                               local_instant_text(r.fire, zone), r.window.empty() ? "-" : r.window,
+                               to_local_text(r.fire, zone), r.window.empty() ? "-" : r.window,
                                r.run_id);
     }
     std::cout.flush();

@@ -14,9 +14,6 @@ namespace interloper::cli {
 // dropped), as a UTC TimePoint. Throws UsageError naming the text otherwise.
 TimePoint parse_instant(const std::string& text);
 
-// "2026-03-29T03:00:00+02:00": the wall time of `zone` at the UTC instant `utc`, with its offset.
-std::string local_instant_text(TimePoint utc, const std::string& zone);
-
 // Prints each job's next `count` fires after `at` (text: "" means now) and the window each
 // would run; with `json`, one object per line. Returns the exit code.
 int jobs_command(const std::vector<Job>& jobs, const std::string& at, long count, bool json);

@@ -3,13 +3,23 @@
 #include <unistd.h>
 
 #include "interloper/cli/cli_internal.hpp"
+#include "interloper/run/queue.hpp"
 #include "interloper/serve/server.hpp"
 
 namespace interloper::cli::detail {
 
 int run_serve(const Project& project, const Args& args) {
   auto store = open_state_store(project.store_path, false);
-  serve::Api api(*project.dag, store, history_name(args), args.window);
+  serve::ApiOptions shown;
+  shown.pipeline = history_name(args);
+  shown.window = args.window;
+  if (project.pipeline != nullptr) shown.jobs = project.pipeline->jobs();
+  if (!args.queue.url.empty()) {
+    // Connects now, so that a queue that cannot be reached stops the server before it starts.
+    shown.queue = std::make_unique<queue::Queue>(args.queue.url);
+    shown.queue_pipeline = queue_project(project, args).name;
+  }
+  serve::Api api(*project.dag, store, std::move(shown));
   serve::ServerOptions options;
   options.host = args.host;
   options.port = args.port;
@@ -54,14 +64,18 @@ Command add_serve(CLI::App& app, Args& args, const Program& program) {
       ->check(CLI::Range(1, 65535))
       ->default_str("8321");
   sub->add_option("--window", args.window, "Window the overview counts over")->type_name("WINDOW");
+  sub->add_option("--queue", args.queue.url, "Also show the backfills of this queue")
+      ->type_name("URL");
   if (program.yaml) {
     sub->add_flag(
         "--allow-runs", args.allow_runs,
-        "Allow POST /api/assets/NAME/backfill (token-checked) to backfill what is missing");
+        "Add a button per asset that backfills its missing partitions (a token-checked POST)");
   }
   sub->footer(fmt::format(
-      "Read-only. Listens on 127.0.0.1 unless --host says otherwise: anyone who can reach\n"
-      "the address sees every asset, destination (passwords redacted) and error text.\n\n"
+      "Read-only unless --allow-runs. Listens on 127.0.0.1 unless --host says otherwise:\n"
+      "anyone who can reach the address sees every asset, destination (passwords redacted)\n"
+      "and error text. The runs page shows each job's next fires and, with --queue, the\n"
+      "queue's backfills and the tasks its workers run.\n\n"
       "Example:\n  {0} serve{1} --port 8321",
       program.name, program.target()));
   return {sub, run_serve, nullptr};

@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
 #include "interloper/destination.hpp"
 #include "interloper/postgres/postgres.hpp"
+#include "interloper/run/queue.hpp"
+#include "interloper/run/report_json.hpp"
 
 namespace interloper::serve {
 
@@ -19,6 +22,7 @@ using json = nlohmann::ordered_json;
 constexpr std::size_t kRecent = 90;
 constexpr std::size_t kBuckets = 1000;
 constexpr std::size_t kShownRuns = 50;
+constexpr std::size_t kShownBackfills = 50;
 constexpr std::size_t kShownFailures = 20;
 
 Response error(int status, const std::string& message) {
@@ -54,8 +58,9 @@ json ranges_json(const std::vector<PartitionRange>& ranges) {
   return out;
 }
 
-// The window an asset is shown over: the one asked for, or its default.
-std::unique_ptr<PartitionWindow> shown_window(const Asset& asset, const std::string& text) {
+// The window an asset is shown over: the one asked for, or its default at `now`.
+std::unique_ptr<PartitionWindow> shown_window(const Asset& asset, const std::string& text,
+                                              TimePoint now) {
   const PartitionConfig& config = *asset.partitioning();
   if (!text.empty()) {
     try {
@@ -65,7 +70,7 @@ std::unique_ptr<PartitionWindow> shown_window(const Asset& asset, const std::str
           fmt::format("asset '{}': bad window '{}': {}", asset.name(), text, e.what()));
     }
   }
-  auto window = config.default_window(SystemClock().now(), kRecent);
+  auto window = config.default_window(now, kRecent);
   if (!window) {
     throw PartitionError(
         fmt::format("asset '{}': {} partitioning has no default window; pass window", asset.name(),
@@ -122,19 +127,68 @@ json cells_json(const PartitionWindow& window, const WindowStatus& status) {
   return out;
 }
 
+json failure_json(const PartitionWindow& window, const FailedRange& f) {
+  const std::string first = window.partition_at(f.range.first)->key();
+  return {{"partitions", f.range.first == f.range.last
+                             ? first
+                             : first + ".." + window.partition_at(f.range.last)->key()},
+          {"run_id", f.record.run_id},
+          {"finished", f.record.finished.to_string()},
+          {"error", f.record.error}};
+}
+
+// The failure of `window` that ended last, or null. Costs what the window's failed stretches
+// cost: the store keeps no time for materialized partitions, only for failed ones.
+json last_failure_json(MaterializationStore& store, const Asset& asset,
+                       const PartitionWindow& window) {
+  const std::vector<FailedRange> failures =
+      store.failures(asset.dataset(), window, std::numeric_limits<std::size_t>::max());
+  const auto last = std::max_element(failures.begin(), failures.end(),
+                                     [](const FailedRange& a, const FailedRange& b) {
+                                       return a.record.finished < b.record.finished;
+                                     });
+  return last == failures.end() ? json(nullptr) : failure_json(window, *last);
+}
+
 std::string unpartitioned_state(const std::optional<MaterializationRecord>& latest) {
   if (!latest) return "missing";
   return latest->status == MaterializationStatus::materialized ? "materialized" : "failed";
 }
 
+// The backfills of `pipeline` in `q` (nullptr: no queue), newest first.
+json queue_json(queue::Queue* q, const std::string& pipeline) {
+  if (q == nullptr) return nullptr;
+  json out{{"url", q->display()}, {"pipeline", pipeline}};
+  // The queue lives on another server: when it fails, the page still shows the store's runs.
+  try {
+    const std::vector<queue::BackfillStatus> found = q->status(pipeline);
+    const std::vector<queue::RunningTask> running = q->running(pipeline);
+    json backfills = json::array();
+    for (auto it = found.rbegin(); it != found.rend() && backfills.size() < kShownBackfills; ++it) {
+      backfills.push_back(queue::backfill_json(*it, running));
+    }
+    out["backfills"] = backfills;
+  } catch (const std::exception& e) {
+    out["error"] = e.what();
+  }
+  return out;
+}
+
 }  // namespace
 
-Api::Api(const DAG& dag, std::shared_ptr<MaterializationStore> store, std::string pipeline,
-         std::string window)
-    : dag_(dag),
-      store_(std::move(store)),
-      pipeline_(std::move(pipeline)),
-      window_(std::move(window)) {}
+ApiOptions::ApiOptions() = default;
+ApiOptions::~ApiOptions() = default;
+ApiOptions::ApiOptions(ApiOptions&&) noexcept = default;
+ApiOptions& ApiOptions::operator=(ApiOptions&&) noexcept = default;
+
+Api::Api(const DAG& dag, std::shared_ptr<MaterializationStore> store, ApiOptions options)
+    : dag_(dag), store_(std::move(store)), options_(std::move(options)) {}
+
+Api::~Api() = default;
+
+TimePoint Api::now() const {
+  return options_.clock != nullptr ? options_.clock->now() : SystemClock().now();
+}
 
 Response Api::get(const std::string& path, const std::string& window) {
   std::lock_guard lock(mutex_);
@@ -162,13 +216,27 @@ Response Api::get(const std::string& path, const std::string& window) {
   }
 }
 
-std::string Api::window_of(const std::string& name, const std::string& text) {
+Response Api::backfill(const std::string& name, const std::string& text,
+                       const std::function<void(const std::string&, const std::string&)>& start) {
   std::lock_guard lock(mutex_);
-  const Asset& asset = dag_.asset(name);
-  return asset.partitioning() != nullptr ? shown_window(asset, text)->to_string() : "";
+  try {
+    const Asset* asset = dag_.find(name);
+    if (asset == nullptr) return error(400, fmt::format("unknown asset '{}'", name));
+    const std::string window =
+        asset->partitioning() != nullptr ? shown_window(*asset, text, now())->to_string() : "";
+    start(name, window);
+    return ok({{"asset", name}, {"window", window}, {"started", true}});
+  } catch (const PartitionError& e) {
+    return error(400, e.what());
+  } catch (const std::invalid_argument& e) {
+    return error(400, e.what());
+  } catch (const std::exception& e) {
+    return error(500, e.what());
+  }
 }
 
 Response Api::overview() {
+  const TimePoint at = now();
   json assets = json::array();
   for (const Asset* asset : dag_.order()) {
     json entry{{"name", asset->name()},
@@ -178,20 +246,26 @@ Response Api::overview() {
                {"destination", destination_text(dag_, *asset)}};
     const PartitionConfig* config = asset->partitioning();
     if (config == nullptr) {
+      const auto latest = store_->latest(asset->dataset(), nullptr);
+      const std::string state = unpartitioned_state(latest);
       entry["partitioning"] = nullptr;
       entry["window"] = nullptr;
-      const std::string state = unpartitioned_state(store_->latest(asset->dataset(), nullptr));
       entry["partitions"] = 1;
       entry["materialized"] = state == "materialized" ? 1 : 0;
       entry["failed"] = state == "failed" ? 1 : 0;
       entry["missing"] = state == "missing" ? 1 : 0;
+      entry["last_failure"] = state == "failed" ? json{{"partitions", ""},
+                                                       {"run_id", latest->run_id},
+                                                       {"finished", latest->finished.to_string()},
+                                                       {"error", latest->error}}
+                                                : json(nullptr);
     } else {
       entry["partitioning"] = json::parse(config->to_definition());
       std::unique_ptr<PartitionWindow> window;
       try {
-        window = shown_window(*asset, window_);
+        window = shown_window(*asset, options_.window, at);
       } catch (const PartitionError&) {
-        window = shown_window(*asset, "");  // the window given is another asset's kind
+        window = shown_window(*asset, "", at);  // the window given is another asset's kind
       }
       const WindowStatus status = store_->status(asset->dataset(), *window);
       entry["window"] = window->to_string();
@@ -199,11 +273,13 @@ Response Api::overview() {
       entry["materialized"] = status.count(status.materialized);
       entry["failed"] = status.count(status.failed);
       entry["missing"] = status.count(status.missing);
+      entry["last_failure"] =
+          status.failed.empty() ? json(nullptr) : last_failure_json(*store_, *asset, *window);
     }
     assets.push_back(entry);
   }
-  const std::vector<RunRecord> last = store_->runs(pipeline_, 1);
-  return ok({{"pipeline", pipeline_},
+  const std::vector<RunRecord> last = store_->runs(options_.pipeline, 1);
+  return ok({{"pipeline", options_.pipeline},
              {"assets", assets},
              {"last_run", last.empty() ? json(nullptr) : run_json(last.front())}});
 }
@@ -221,7 +297,7 @@ Response Api::grid(const std::string& name, const std::string& window_text) {
     out["cells"] = json::array({{{"key", ""}, {"state", state}}});
     return ok(out);
   }
-  const std::unique_ptr<PartitionWindow> window = shown_window(*asset, window_text);
+  const std::unique_ptr<PartitionWindow> window = shown_window(*asset, window_text, now());
   const WindowStatus status = store_->status(asset->dataset(), *window);
   const auto time = window->as_time_window();
   out["kind"] = config->kind();
@@ -236,14 +312,7 @@ Response Api::grid(const std::string& name, const std::string& window_text) {
                    {"missing", ranges_json(status.missing)}};
   json failures = json::array();
   for (const FailedRange& f : store_->failures(asset->dataset(), *window, kShownFailures)) {
-    const std::string first = window->partition_at(f.range.first)->key();
-    failures.push_back(
-        {{"partitions", f.range.first == f.range.last
-                            ? first
-                            : first + ".." + window->partition_at(f.range.last)->key()},
-         {"run_id", f.record.run_id},
-         {"finished", f.record.finished.to_string()},
-         {"error", f.record.error}});
+    failures.push_back(failure_json(*window, f));
   }
   out["failures"] = failures;
   if (window->size() <= kMaxCells) {
@@ -253,7 +322,6 @@ Response Api::grid(const std::string& name, const std::string& window_text) {
   }
   return ok(out);
 }
-
 Response Api::partition(const std::string& name, const std::string& key) {
   const Asset* asset = dag_.find(name);
   if (asset == nullptr) return error(400, fmt::format("unknown asset '{}'", name));
@@ -299,9 +367,29 @@ Response Api::lineage() {
 }
 
 Response Api::runs() {
-  json out = json::array();
-  for (const RunRecord& r : store_->runs(pipeline_, kShownRuns)) out.push_back(run_json(r));
-  return ok({{"runs", out}});
+  json history = json::array();
+  for (const RunRecord& r : store_->runs(options_.pipeline, kShownRuns)) {
+    history.push_back(run_json(r));
+  }
+  const TimePoint at = now();
+  json jobs = json::array();
+  for (const Job& job : options_.jobs) {
+    json fires = json::array();
+    TimePoint fire = at;
+    for (std::size_t i = 0; i < kShownFires; ++i) {
+      fire = job.next_fire(fire);
+      fires.push_back(fire_json(job, fire));
+    }
+    jobs.push_back({{"name", job.name},
+                    {"cron", job.cron.text()},
+                    {"time_zone", job.time_zone},
+                    {"assets", job.assets},
+                    {"mode", job_mode_name(job.mode)},
+                    {"next_fires", fires}});
+  }
+  return ok({{"runs", history},
+             {"jobs", jobs},
+             {"queue", queue_json(options_.queue.get(), options_.queue_pipeline)}});
 }
 
 }  // namespace interloper::serve

@@ -1,15 +1,23 @@
 #pragma once
 
 // The JSON API of `interloper serve`: answers the pages' requests from the DAG and the
-// materialization store. Knows nothing of HTTP; the server (server.cpp) maps requests to it.
+// materialization store, the pipeline's jobs and, when given, the backfill queue. Knows nothing
+// of HTTP; the server (server.cpp) maps requests to it.
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "interloper/dag.hpp"
+#include "interloper/schedule.hpp"
 #include "interloper/store.hpp"
+
+namespace interloper::queue {
+class Queue;
+}
 
 namespace interloper::serve {
 
@@ -21,22 +29,49 @@ struct Response {
 
 // Cells of a grid answered one per partition up to this many; larger windows come in buckets.
 inline constexpr std::size_t kMaxCells = 10000;
+// Next fires shown per job.
+inline constexpr std::size_t kShownFires = 3;
+
+// What the API reads besides the DAG and the store.
+struct ApiOptions {
+  ApiOptions();
+  ~ApiOptions();  // out of line: queue::Queue is incomplete here
+  ApiOptions(ApiOptions&&) noexcept;
+  ApiOptions& operator=(ApiOptions&&) noexcept;
+
+  // The name the run history files the pipeline's runs under (as `interloper runs` reads it).
+  std::string pipeline;
+  // The window the overview counts over; "" for each asset's default window.
+  std::string window;
+  // The pipeline's jobs: /api/runs gives each one's next fires.
+  std::vector<Job> jobs;
+  // The queue whose backfills /api/runs shows (nullptr: none), and the name the pipeline's
+  // backfills are filed under in it.
+  std::unique_ptr<queue::Queue> queue;
+  std::string queue_pipeline;
+  // Where "now" comes from (default windows, next fires); nullptr: the system clock. Not owned.
+  const Clock* clock = nullptr;
+};
 
 class Api {
  public:
-  // `pipeline` names the run history to show (as `interloper runs` does); `window`, when not
-  // empty, is the window the overview counts over instead of each asset's default one.
-  Api(const DAG& dag, std::shared_ptr<MaterializationStore> store, std::string pipeline,
-      std::string window);
+  Api(const DAG& dag, std::shared_ptr<MaterializationStore> store, ApiOptions options);
+  ~Api();
+  Api(const Api&) = delete;
+  Api& operator=(const Api&) = delete;
 
   // Answers GET `path` (starting with /api/) with the query parameter `window` ("" when
-  // absent). Unknown asset or bad window: 400 with {"error": ...}; unknown path: 404.
+  // absent). Unknown asset or bad window: 400 with {"error": ...}; unknown path: 404; a store
+  // that fails: 500 with {"error": ...} (a queue that fails shows in /api/runs as its "error").
   // Thread-safe: requests are answered one at a time.
   Response get(const std::string& path, const std::string& window);
 
-  // The window `text` of a partitioned asset, or its default window when `text` is empty, as
-  // text; "" for an unpartitioned asset. Throws PartitionError for a bad window.
-  std::string window_of(const std::string& asset, const std::string& text);
+  // Checks a request to backfill the missing partitions of `asset` over the window `text` (its
+  // default window when empty) and, when it is good, calls `start(asset, window)` with the
+  // window as text ("" for an unpartitioned asset) and answers {"asset", "window", "started"}.
+  // Unknown asset or bad window: 400, and `start` is not called; what `start` throws: 500.
+  Response backfill(const std::string& asset, const std::string& text,
+                    const std::function<void(const std::string&, const std::string&)>& start);
 
  private:
   Response overview();
@@ -44,11 +79,11 @@ class Api {
   Response partition(const std::string& asset, const std::string& key);
   Response lineage();
   Response runs();
+  TimePoint now() const;
 
   const DAG& dag_;
   std::shared_ptr<MaterializationStore> store_;
-  std::string pipeline_;
-  std::string window_;
+  ApiOptions options_;
   std::mutex mutex_;
 };
 

@@ -51,6 +51,11 @@ pre{white-space:pre-wrap;margin:4px 0;font:12px ui-monospace,monospace;backgroun
 svg a text{fill:var(--ink)} svg rect{fill:#fff;stroke:#8c959f;rx:6}
 svg a:hover rect{stroke:#0969da;stroke-width:2}
 .err{color:var(--f)}
+button.run-missing{font:12px system-ui,sans-serif;padding:2px 8px;border:1px solid #8c959f;border-radius:5px;background:#fff;cursor:pointer}
+button.run-missing:disabled{cursor:progress;opacity:.6}
+.run-outcome{font-size:12px;color:var(--mute);margin-left:6px}
+.run-outcome.refused{color:var(--f)}
+.fire{display:block;white-space:nowrap}
 </style></head>
 <body>
 <header><b>interloper</b><nav><a href="/" id="nav-overview">Overview</a><a href="/lineage" id="nav-lineage">Lineage</a><a href="/runs" id="nav-runs">Runs</a></nav><span class="pipe" id="pipeline"></span></header>
@@ -58,6 +63,9 @@ svg a:hover rect{stroke:#0969da;stroke-width:2}
 <script>
 "use strict";
 const main = document.getElementById("main");
+// The per-server token that allows POSTs; empty unless the server runs with --allow-runs.
+const token = document.querySelector('meta[name="interloper-token"]').content;
+const outcomes = {};  // asset name -> what its last "run missing" click did, kept across refreshes
 function el(tag, attrs, ...children) {
   const e = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
@@ -88,6 +96,33 @@ function runLine(r) {
             el("code", {}, r.run_id), " " + (r.window || "-") + " · " + r.succeeded + " ok, " +
             r.failed + " failed · " + r.started);
 }
+// The "run missing partitions" button of an asset and the outcome of its last click, or nothing
+// when the server does not allow runs.
+function runButton(name, window) {
+  if (!token) return "";
+  const outcome = el("span", {class: "run-outcome", "data-asset": name});
+  const paint = (e, o) => { e.textContent = o.text; e.classList.toggle("refused", !o.ok); };
+  if (outcomes[name]) paint(outcome, outcomes[name]);
+  // The answer may come after a refresh replaced this row: write it wherever the asset is shown.
+  const show = o => { for (const e of document.querySelectorAll(".run-outcome")) if (e.dataset.asset === name) paint(e, o); };
+  const button = el("button", {class: "run-missing", type: "button", "data-asset": name}, "Run missing partitions");
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    let o;
+    try {
+      const r = await fetch("/api/assets/" + encodeURIComponent(name) + "/backfill" + (window ? "?window=" + encodeURIComponent(window) : ""),
+                            {method: "POST", headers: {"X-Interloper-Token": token}});
+      const body = await r.json();
+      o = r.ok ? {ok: true, text: "backfill of the missing partitions of " + (body.window || name) + " started"}
+               : {ok: false, text: "refused: " + (body.error || r.statusText)};
+    } catch (e) { o = {ok: false, text: "failed: " + e.message}; }
+    outcomes[name] = o; show(o); button.disabled = false;
+  });
+  return el("span", {class: "run"}, button, outcome);
+}
+function failureText(f) {
+  return f ? el("span", {class: "mono", title: f.error}, (f.partitions ? f.partitions + " · " : "") + f.run_id + " · " + f.finished) : "-";
+}
 async function overview() {
   const o = await api("/api/overview");
   const rows = o.assets.map(a => el("tr", {class: "asset"},
@@ -95,11 +130,12 @@ async function overview() {
     el("td", {}, a.source), el("td", {}, partitioningText(a.partitioning)),
     el("td", {class: "mono"}, a.destination || "-"), el("td", {class: "mono"}, a.window || "-"),
     el("td", {class: "num n-m"}, a.materialized), el("td", {class: "num n-f"}, a.failed),
-    el("td", {class: "num n-x"}, a.missing), el("td", {}, bar(a.materialized, a.failed, a.missing))));
+    el("td", {class: "num n-x"}, a.missing), el("td", {}, bar(a.materialized, a.failed, a.missing)),
+    el("td", {class: "last-failure"}, failureText(a.last_failure)), ...(token ? [el("td", {}, runButton(a.name, a.window))] : [])));
   return [el("h1", {}, "Assets"),
           el("div", {class: "sub"}, "Last run: ", o.last_run ? runLine(o.last_run) : "none recorded"),
           el("table", {}, el("thead", {}, el("tr", {}, ...["asset", "source", "partitioning",
-             "destination", "window", "materialized", "failed", "missing", ""].map(h => el("th", {}, h)))),
+             "destination", "window", "materialized", "failed", "missing", "", "last failure", ...(token ? [""] : [])].map(h => el("th", {}, h)))),
              el("tbody", {}, ...rows))];
 }
 function legend() {
@@ -177,6 +213,7 @@ async function assetPage(name) {
        (g.destination || "no destination")), legend()];
   if (g.counts) out.push(el("div", {class: "sub"}, el("span", {class: "n-m"}, g.counts.materialized + " materialized"), " · ",
     el("span", {class: "n-f"}, g.counts.failed + " failed"), " · ", el("span", {class: "n-x"}, g.counts.missing + " missing")));
+  if (token) out.push(el("div", {class: "sub"}, runButton(name, g.window)));
   out.push(...gridView(g, name), el("div", {id: "detail"}, "Click a partition for its details."));
   if (g.failures && g.failures.length) {
     out.push(el("h2", {}, "Failures"), el("table", {}, el("thead", {}, el("tr", {}, ...["partitions", "run", "finished", "error"].map(h => el("th", {}, h)))),
@@ -206,12 +243,40 @@ async function lineage() {
   }
   return [el("h1", {}, "Lineage"), el("div", {class: "sub"}, "Each asset sits one column right of its deepest dependency."), svg];
 }
+// A table with a header row and one row of `cells(item)` per item, each row of class `cls`.
+function table(headers, items, cls, cells) {
+  return el("table", {}, el("thead", {}, el("tr", {}, ...headers.map(h => el("th", {}, h)))),
+            el("tbody", {}, ...items.map(x => el("tr", {class: cls}, ...cells(x)))));
+}
+function jobsView(jobs) {
+  if (!jobs.length) return [];
+  const fires = j => j.next_fires.map(f => el("span", {class: "fire", title: f.fire_utc}, f.fire + " (" + (f.window || "before start: skipped") + ")"));
+  return [el("h2", {}, "Jobs"), table(["job", "cron", "zone", "assets", "mode", "next fires (window)"], jobs, "job", j => [
+    el("td", {class: "mono"}, j.name), el("td", {class: "mono"}, j.cron), el("td", {}, j.time_zone),
+    el("td", {}, j.assets.join(", ")), el("td", {}, j.mode), el("td", {class: "mono"}, ...fires(j))])];
+}
+function queueView(q) {
+  if (!q) return [];
+  const out = [el("h2", {}, "Queue"), el("div", {class: "sub"}, el("code", {}, q.url), " · backfills of " + q.pipeline + ", newest first")];
+  if (q.error) return [...out, el("p", {class: "err"}, q.error)];
+  out.push(table(["backfill", "window", "assets", "created", "queued", "running", "succeeded", "failed", "canceled"], q.backfills, "backfill", b => [
+    el("td", {class: "mono"}, b.backfill + (b.canceled ? " (canceled)" : "")), el("td", {class: "mono"}, b.window),
+    el("td", {}, b.assets.join(", ")), el("td", {}, b.created), el("td", {class: "num"}, b.queued), el("td", {class: "num"}, b.running),
+    el("td", {class: "num n-m"}, b.succeeded), el("td", {class: "num n-f"}, b.failed), el("td", {class: "num"}, b.canceled_tasks)]));
+  const tasks = q.backfills.flatMap(b => b.running_tasks.map(t => ({backfill: b.backfill, ...t})));
+  out.push(el("h2", {}, "Running tasks"), !tasks.length ? el("div", {class: "sub"}, "none") :
+    table(["backfill", "asset", "partition", "worker", "seconds", "attempt"], tasks, "task", t => [
+      el("td", {class: "mono"}, t.backfill), el("td", {}, t.asset), el("td", {class: "mono"}, t.partition),
+      el("td", {class: "mono worker"}, t.worker), el("td", {class: "num"}, Math.round(t.seconds)), el("td", {class: "num"}, t.attempts)]));
+  return out;
+}
 async function runs() {
   const r = await api("/api/runs");
-  return [el("h1", {}, "Runs"), el("table", {}, el("thead", {}, el("tr", {}, ...["run", "status", "window", "started", "seconds", "partitions", "ok", "failed", "skipped", "command"].map(h => el("th", {}, h)))),
-    el("tbody", {}, ...r.runs.map(x => el("tr", {class: "run"}, el("td", {class: "mono"}, x.run_id), el("td", {}, el("span", {class: "state " + x.status}, x.status)),
-      el("td", {class: "mono"}, x.window || "-"), el("td", {}, x.started), el("td", {class: "num"}, x.seconds), el("td", {class: "num"}, x.partitions),
-      el("td", {class: "num"}, x.succeeded), el("td", {class: "num"}, x.failed), el("td", {class: "num"}, x.skipped), el("td", {class: "mono"}, x.command_line)))))];
+  return [el("h1", {}, "Runs"), table(["run", "status", "window", "started", "seconds", "partitions", "ok", "failed", "skipped", "command"], r.runs, "run", x => [
+    el("td", {class: "mono"}, x.run_id), el("td", {}, el("span", {class: "state " + x.status}, x.status)),
+    el("td", {class: "mono"}, x.window || "-"), el("td", {}, x.started), el("td", {class: "num"}, x.seconds), el("td", {class: "num"}, x.partitions),
+    el("td", {class: "num"}, x.succeeded), el("td", {class: "num"}, x.failed), el("td", {class: "num"}, x.skipped), el("td", {class: "mono"}, x.command_line)]),
+    ...jobsView(r.jobs), ...queueView(r.queue)];
 }
 async function render() {
   const path = location.pathname;
@@ -226,6 +291,8 @@ async function render() {
     const keep = document.getElementById("detail");
     main.replaceChildren(...children);
     if (keep && document.getElementById("detail")) document.getElementById("detail").replaceWith(keep);
+    // When the first view was laid out, in ms since navigation started (read by the bench).
+    if (!main.dataset.renderedMs) { void main.offsetHeight; main.dataset.renderedMs = Math.round(performance.now()); }
   } catch (e) { main.replaceChildren(el("p", {class: "err"}, e.message)); }
 }
 render();

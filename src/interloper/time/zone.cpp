@@ -3,6 +3,7 @@
 // instants after 2037 convert as exactly as earlier ones.
 #include <absl/time/civil_time.h>
 #include <absl/time/time.h>
+#include <fmt/format.h>
 
 #include <limits>
 #include <stdexcept>
@@ -97,6 +98,17 @@ TimePoint to_local(TimePoint utc_instant, std::string_view zone) {
   const std::int64_t s = utc_instant.epoch_seconds();
   if (!(c.begin <= s && s < c.end)) load_interval(c, s);
   return TimePoint::from_epoch_seconds(s + c.offset);
+}
+
+std::string to_local_text(TimePoint utc_instant, std::string_view zone) {
+  const TimePoint local = to_local(utc_instant, zone);
+  std::int64_t offset = local.epoch_seconds() - utc_instant.epoch_seconds();
+  const char sign = offset < 0 ? '-' : '+';
+  if (offset < 0) offset = -offset;
+  std::string text =
+      fmt::format("{}{}{:02}:{:02}", local.to_string(), sign, offset / 3600, offset / 60 % 60);
+  if (offset % 60 != 0) text += fmt::format(":{:02}", offset % 60);
+  return text;
 }
 
 LocalTime from_local(TimePoint civil, std::string_view zone) {
