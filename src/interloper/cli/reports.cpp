@@ -251,140 +251,206 @@ std::vector<PartitionRange> gone_partitions(const DAG& dag, const Asset& asset,
 
 }  // namespace
 
+namespace {
+
+// One asset's state over its window, as `status` prints it as text or JSON. Built once, from the
+// store's ranges; the renderers only format it.
+struct StatusReport {
+  const Asset* asset = nullptr;
+  // Unpartitioned assets: one state (missing, stale, materialized or failed) and its error.
+  std::string state;
+  std::string error;
+  // Partitioned assets: the window and the ranges of each state in it.
+  std::unique_ptr<PartitionWindow> window;
+  WindowStatus status;
+  std::vector<PartitionRange> stale;                // materialized by an older definition
+  std::vector<FailedRange> failures;                // every one, or the first ones for text
+  bool more_failures = false;                       // text only: failures beyond those kept
+  std::optional<std::vector<PartitionRange>> gone;  // with --verify
+};
+
+constexpr std::size_t kShownFailures = 5;
+constexpr std::size_t kShownRanges = 5;
+
+StatusReport unpartitioned_status(MaterializationStore& store, const Asset& asset) {
+  StatusReport report;
+  report.asset = &asset;
+  const auto latest = store.latest(asset.dataset(), nullptr);
+  if (!latest) {
+    report.state = "missing";
+  } else if (latest->status == MaterializationStatus::failed) {
+    report.state = "failed";
+    report.error = latest->error;
+  } else if (!latest->definition.empty() && latest->definition != asset.definition_fingerprint()) {
+    report.state = "stale";
+  } else {
+    report.state = "materialized";
+  }
+  return report;
+}
+
+// The window `status` reports an asset over: --window if its partitioning accepts it (nullptr if
+// not and no --asset named it), else from its start (or the last 30 periods) to now for time and
+// every value for a list.
+std::unique_ptr<PartitionWindow> status_window(const Asset& asset, const Args& args,
+                                               TimePoint now) {
+  const PartitionConfig& config = *asset.partitioning();
+  if (args.window.empty()) {
+    auto window = config.default_window(now, 30);
+    if (!window) {
+      throw UsageError(
+          fmt::format("asset '{}': {} partitioning has no default window; pass --window",
+                      asset.name(), config.kind()));
+    }
+    return window;
+  }
+  try {
+    return own_window(config, args.window);
+  } catch (const std::exception& e) {
+    if (!args.assets.empty()) {
+      throw UsageError(
+          fmt::format("asset '{}': bad window '{}': {}", asset.name(), args.window, e.what()));
+    }
+    return nullptr;  // another kind or granularity: not this asset's window
+  }
+}
+
+StatusReport partitioned_status(MaterializationStore& store, const DAG& dag, const Asset& asset,
+                                std::unique_ptr<PartitionWindow> window, const Args& args) {
+  StatusReport report;
+  report.asset = &asset;
+  report.window = std::move(window);
+  const PartitionWindow& w = *report.window;
+  report.status = store.status(asset.dataset(), w);
+  report.stale = report.status.stale(asset.definition_fingerprint());
+  const bool every_failure = args.json || args.all;
+  report.failures =
+      store.failures(asset.dataset(), w, every_failure ? SIZE_MAX : kShownFailures + 1);
+  if (!every_failure && report.failures.size() > kShownFailures) {
+    report.more_failures = true;
+    report.failures.resize(kShownFailures);
+  }
+  if (args.verify) report.gone = gone_partitions(dag, asset, w, report.status.materialized);
+  return report;
+}
+
+json status_json(const StatusReport& r) {
+  json entry;
+  entry["asset"] = r.asset->name();
+  if (!r.window) {
+    entry["window"] = nullptr;
+    entry["state"] = r.state;
+    if (r.state == "failed") entry["error"] = r.error;
+    return entry;
+  }
+  const PartitionWindow& w = *r.window;
+  entry["window"] = w.to_string();
+  entry["partitions"] = w.size();
+  entry["materialized"] = ranges_json(w, r.status.materialized);
+  entry["failed"] = ranges_json(w, r.status.failed);
+  entry["missing"] = ranges_json(w, r.status.missing);
+  entry["stale"] = ranges_json(w, r.stale);
+  json failures = json::array();
+  for (const FailedRange& f : r.failures) {
+    failures.push_back({{"partitions", ranges_json(w, {f.range})[0]},
+                        {"run_id", f.record.run_id},
+                        {"finished", f.record.finished.to_string()},
+                        {"error", f.record.error}});
+  }
+  entry["failures"] = failures;
+  if (r.gone) entry["gone"] = ranges_json(w, *r.gone);
+  return entry;
+}
+
+// The first ranges as keys, unless --all: a long history has thousands of them.
+std::string ranges_text(const PartitionWindow& window, const std::vector<PartitionRange>& ranges,
+                        bool all) {
+  const json keys = ranges_json(window, ranges);
+  std::string s;
+  std::size_t shown = 0;
+  for (const auto& key : keys) {
+    if (!all && shown == kShownRanges) {
+      s += fmt::format(", ... {} more ranges (--all lists them)", keys.size() - shown);
+      break;
+    }
+    s += (s.empty() ? "" : ", ") + key.get<std::string>();
+    ++shown;
+  }
+  return s.empty() ? std::string("-") : s;
+}
+
+void print_status(const StatusReport& r, const Args& args, bool terminal) {
+  const std::string& name = r.asset->name();
+  if (!r.window) {
+    std::cout << fmt::format("{}  (unpartitioned)  {}{}\n", name, r.state,
+                             r.state == "failed" ? ": " + error_excerpt(r.error) : "");
+    return;
+  }
+  const PartitionWindow& w = *r.window;
+  const WindowStatus& status = r.status;
+  auto line = [&](std::string_view label, const std::vector<PartitionRange>& ranges) {
+    std::cout << fmt::format("  {:<12} {:>6}  {}\n", label, status.count(ranges),
+                             ranges_text(w, ranges, args.all));
+  };
+  std::cout << fmt::format("{}  {}  ({} partition{})\n", name, w.to_string(), w.size(),
+                           w.size() == 1 ? "" : "s");
+  line("materialized", status.materialized);
+  if (!r.stale.empty()) {
+    std::cout << fmt::format(
+        "    stale      {:>6}  {}  (written by an older definition; "
+        "backfill --missing runs them again)\n",
+        status.count(r.stale), ranges_text(w, r.stale, args.all));
+  }
+  line("failed", status.failed);
+  for (const FailedRange& f : r.failures) {
+    std::cout << fmt::format("    {}  {}\n", ranges_json(w, {f.range})[0].get<std::string>(),
+                             error_excerpt(f.record.error));
+  }
+  if (r.more_failures) std::cout << "    ... more failures (--all or --json shows every one)\n";
+  line("missing", status.missing);
+  if (r.gone) line("gone", *r.gone);
+  if (terminal) std::cout << "  " << strip(w, status, terminal_width() - 4) << "\n";
+}
+
+// The assets `status` reports on: --asset's, checked, or every asset in order.
+std::vector<const Asset*> status_assets(const DAG& dag, const Args& args) {
+  std::vector<const Asset*> assets;
+  if (args.assets.empty()) return dag.order();
+  for (const auto& name : args.assets) {
+    const Asset* asset = dag.find(name);
+    if (asset == nullptr) throw UsageError(fmt::format("unknown asset '{}'", name));
+    assets.push_back(asset);
+  }
+  return assets;
+}
+
+}  // namespace
+
 int run_status(const Project& project, const Args& args) {
   if (!args.queue.url.empty()) return queue_status(queue_project(project, args), args.queue);
-  std::vector<std::string> names = args.assets;
-  if (names.empty()) {
-    for (const Asset* a : project.dag->order()) names.push_back(a->name());
-  } else {
-    for (const auto& name : names) {
-      if (project.dag->find(name) == nullptr) {
-        throw UsageError(fmt::format("unknown asset '{}'", name));
-      }
-    }
-  }
+  const std::vector<const Asset*> assets = status_assets(*project.dag, args);
   auto store = open_state_store(project.store_path, false);
-  TimePoint now = SystemClock().now();
+  const TimePoint now = SystemClock().now();
+  const bool terminal = !args.json && stdout_is_terminal();
   json out = json::array();
   bool any_window_accepted = args.window.empty();
   bool any_gone = false;
-  const bool terminal = !args.json && stdout_is_terminal();
-  for (const auto& name : names) {
-    const Asset& asset = project.dag->asset(name);
-    const PartitionConfig* config = asset.partitioning();
-    json entry;
-    entry["asset"] = name;
-    if (config == nullptr) {
-      auto latest = store->latest(asset.dataset(), nullptr);
-      entry["window"] = nullptr;
-      const std::string current = asset.definition_fingerprint();
-      const bool stale = latest && latest->status == MaterializationStatus::materialized &&
-                         !latest->definition.empty() && latest->definition != current;
-      entry["state"] = !latest                                                 ? "missing"
-                       : stale                                                 ? "stale"
-                       : latest->status == MaterializationStatus::materialized ? "materialized"
-                                                                               : "failed";
-      const bool failed = latest && latest->status == MaterializationStatus::failed;
-      if (failed) entry["error"] = latest->error;
-      out.push_back(entry);
-      if (!args.json) {
-        std::cout << fmt::format("{}  (unpartitioned)  {}{}\n", name,
-                                 entry["state"].get<std::string>(),
-                                 failed ? ": " + error_excerpt(latest->error) : "");
-      }
-      continue;
-    }
-    std::unique_ptr<PartitionWindow> window;
-    if (!args.window.empty()) {
-      try {
-        window = own_window(*config, args.window);
-      } catch (const std::exception& e) {
-        if (!args.assets.empty()) {
-          throw UsageError(
-              fmt::format("asset '{}': bad window '{}': {}", name, args.window, e.what()));
-        }
-        continue;  // another kind or granularity: not this asset's window
-      }
-      any_window_accepted = true;
+  for (const Asset* asset : assets) {
+    StatusReport report;
+    if (asset->partitioning() == nullptr) {
+      report = unpartitioned_status(*store, *asset);
     } else {
-      // From the start (or the last 30 periods) to now for time, every value for a list.
-      window = config->default_window(now, 30);
-      if (!window) {
-        throw UsageError(
-            fmt::format("asset '{}': {} partitioning has no default window; pass --window", name,
-                        config->kind()));
-      }
+      auto window = status_window(*asset, args, now);
+      if (!window) continue;
+      any_window_accepted = true;
+      report = partitioned_status(*store, *project.dag, *asset, std::move(window), args);
+      any_gone = any_gone || (report.gone && !report.gone->empty());
     }
-    WindowStatus status = store->status(asset.dataset(), *window);
-    entry["window"] = window->to_string();
-    entry["partitions"] = window->size();
-    entry["materialized"] = ranges_json(*window, status.materialized);
-    entry["failed"] = ranges_json(*window, status.failed);
-    entry["missing"] = ranges_json(*window, status.missing);
-    // Materialized by an older definition of the asset (among the materialized ones).
-    const std::vector<PartitionRange> stale = status.stale(asset.definition_fingerprint());
-    entry["stale"] = ranges_json(*window, stale);
-    // Failed stretches with their errors: all of them in JSON, the first ones in text.
-    constexpr std::size_t kShownFailures = 5;
-    const bool every_failure = args.json || args.all;
-    std::vector<FailedRange> failures =
-        store->failures(asset.dataset(), *window, every_failure ? SIZE_MAX : kShownFailures + 1);
-    const bool more_failures = !every_failure && failures.size() > kShownFailures;
-    if (more_failures) failures.resize(kShownFailures);
-    json failures_json = json::array();
-    for (const FailedRange& f : failures) {
-      failures_json.push_back({{"partitions", ranges_json(*window, {f.range})[0]},
-                               {"run_id", f.record.run_id},
-                               {"finished", f.record.finished.to_string()},
-                               {"error", f.record.error}});
+    if (args.json) {
+      out.push_back(status_json(report));
+    } else {
+      print_status(report, args, terminal);
     }
-    entry["failures"] = failures_json;
-    std::vector<PartitionRange> gone;
-    if (args.verify) {
-      gone = gone_partitions(*project.dag, asset, *window, status.materialized);
-      entry["gone"] = ranges_json(*window, gone);
-      any_gone = any_gone || !gone.empty();
-    }
-    out.push_back(entry);
-    if (args.json) continue;
-    // The first ranges of each state, unless --all: a long history has thousands of them.
-    constexpr std::size_t kShownRanges = 5;
-    auto list = [&args](const json& ranges) {
-      std::string s;
-      std::size_t shown = 0;
-      for (const auto& r : ranges) {
-        if (!args.all && shown == kShownRanges) {
-          s += fmt::format(", ... {} more ranges (--all lists them)", ranges.size() - shown);
-          break;
-        }
-        s += (s.empty() ? "" : ", ") + r.get<std::string>();
-        ++shown;
-      }
-      return s.empty() ? std::string("-") : s;
-    };
-    std::cout << fmt::format("{}  {}  ({} partition{})\n", name, window->to_string(),
-                             window->size(), window->size() == 1 ? "" : "s");
-    std::cout << fmt::format("  materialized {:>6}  {}\n", status.count(status.materialized),
-                             list(entry["materialized"]));
-    if (!stale.empty()) {
-      std::cout << fmt::format("    stale      {:>6}  {}  (written by an older definition; "
-                               "backfill --missing runs them again)\n",
-                               status.count(stale), list(entry["stale"]));
-    }
-    std::cout << fmt::format("  failed       {:>6}  {}\n", status.count(status.failed),
-                             list(entry["failed"]));
-    for (const auto& f : failures_json) {
-      std::cout << fmt::format("    {}  {}\n", f["partitions"].get<std::string>(),
-                               error_excerpt(f["error"].get<std::string>()));
-    }
-    if (more_failures) std::cout << "    ... more failures (--all or --json shows every one)\n";
-    std::cout << fmt::format("  missing      {:>6}  {}\n", status.count(status.missing),
-                             list(entry["missing"]));
-    if (args.verify) {
-      std::cout << fmt::format("  gone         {:>6}  {}\n", status.count(gone),
-                               list(entry["gone"]));
-    }
-    if (terminal) std::cout << "  " << strip(*window, status, terminal_width() - 4) << "\n";
   }
   if (!any_window_accepted) {
     throw UsageError(fmt::format("no asset accepts window '{}'", args.window));
