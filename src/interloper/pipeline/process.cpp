@@ -101,7 +101,6 @@ std::vector<std::string> child_environment(
   return out;
 }
 
-
 // The children being run, so that an interrupt reaches them. An entry lives from the spawn until
 // just before the child is reaped: until then its pid, which is its group's id, cannot be reused.
 struct Running {
@@ -234,10 +233,182 @@ std::string too_large(const ProcessSpec& spec, const std::vector<std::string>& e
 }
 
 int milliseconds_until(std::chrono::steady_clock::time_point t) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      t - std::chrono::steady_clock::now());
+  auto left =
+      std::chrono::duration_cast<std::chrono::milliseconds>(t - std::chrono::steady_clock::now());
   // Round up, so that a wake-up never comes before the deadline it waits for.
   return static_cast<int>(std::clamp<long long>(left.count() + 1, 0, 1 << 30));
+}
+
+// Starts `spec` with stdin from /dev/null and stdout and stderr into the pipes' write ends, in a
+// process group of its own (so that a timeout or an interrupt reaches everything it starts), with
+// SIGPIPE, SIGINT and SIGTERM at their defaults and no signal blocked.
+pid_t spawn(const ProcessSpec& spec, const Pipe& out, const Pipe& err) {
+  SpawnActions actions;
+  posix_spawn_file_actions_addopen(actions.get(), 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(actions.get(), out.write.get(), 1);
+  posix_spawn_file_actions_adddup2(actions.get(), err.write.get(), 2);
+  if (!spec.working_directory.empty()) {
+    posix_spawn_file_actions_addchdir_np(actions.get(), spec.working_directory.c_str());
+  }
+  SpawnAttributes attributes;
+  posix_spawnattr_setpgroup(attributes.get(), 0);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  posix_spawnattr_setsigdefault(attributes.get(), &defaults);
+  // Signals the caller blocks (a thread that watches for them, say) are unblocked in the child.
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(attributes.get(), &none);
+  posix_spawnattr_setflags(attributes.get(),
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+
+  std::vector<char*> argv;
+  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<std::string> env_strings = child_environment(spec.env, spec.unset_env);
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  pid_t pid = 0;
+  const int rc =
+      ::posix_spawnp(&pid, argv[0], actions.get(), attributes.get(), argv.data(), envp.data());
+  if (rc == E2BIG) throw PipelineError(too_large(spec, env_strings));
+  if (rc != 0) {
+    throw PipelineError(fmt::format("cannot run '{}': {}", spec.argv.front(), std::strerror(rc)));
+  }
+  return pid;
+}
+
+// Drains a child's stdout and stderr as they fill, without blocking: stdout goes to the spec's
+// consumer (or into the result), stderr line by line to the spec's consumer and a bounded tail.
+class OutputReader {
+ public:
+  OutputReader(const ProcessSpec& spec, std::size_t tail_lines, int out, int err,
+               ProcessResult& result)
+      : spec_(spec), tail_lines_(tail_lines), out_(out), err_(err), result_(result) {
+    ::fcntl(out_, F_SETFL, O_NONBLOCK);
+    ::fcntl(err_, F_SETFL, O_NONBLOCK);
+  }
+
+  bool open() const { return out_open_ || err_open_; }
+
+  // Adds the pipes still open to a poll set.
+  void watch(pollfd* fds, nfds_t& n) const {
+    if (out_open_) fds[n++] = {out_, POLLIN, 0};
+    if (err_open_) fds[n++] = {err_, POLLIN, 0};
+  }
+
+  // Reads what the pipes hold now.
+  void read_ready() {
+    if (out_open_) out_open_ = read_from(out_, true);
+    if (err_open_) err_open_ = read_from(err_, false);
+  }
+
+  // Passes on a last stderr line without its newline and keeps the tail in the result.
+  void finish() {
+    if (!err_pending_.empty()) stderr_line(std::move(err_pending_));
+    result_.stderr_tail.assign(tail_.begin(), tail_.end());
+  }
+
+ private:
+  // Reads what `fd` holds now; false once it is closed.
+  bool read_from(int fd, bool is_out) {
+    while (true) {
+      const ssize_t got = ::read(fd, buffer_, sizeof buffer_);
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0 && errno == EAGAIN) return true;
+      if (got <= 0) return false;
+      const std::string_view chunk(buffer_, static_cast<std::size_t>(got));
+      if (!is_out) {
+        stderr_chunk(chunk);
+      } else if (!spec_.on_stdout) {
+        result_.out.append(chunk);
+      } else {
+        // When the consumer gives up (bad output, too much output), nothing more is wanted
+        // from the child: its Child kills the group and reaps it as the exception leaves.
+        spec_.on_stdout(chunk);
+      }
+      if (static_cast<std::size_t>(got) < sizeof buffer_) return true;
+    }
+  }
+
+  void stderr_chunk(std::string_view chunk) {
+    err_pending_.append(chunk);
+    std::size_t start = 0, nl;
+    while ((nl = err_pending_.find('\n', start)) != std::string::npos) {
+      stderr_line(err_pending_.substr(start, nl - start));
+      start = nl + 1;
+    }
+    err_pending_.erase(0, start);
+  }
+
+  void stderr_line(std::string line) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (spec_.on_stderr_line) spec_.on_stderr_line(line);
+    tail_.push_back(std::move(line));
+    while (tail_.size() > tail_lines_) tail_.pop_front();
+  }
+
+  const ProcessSpec& spec_;
+  std::size_t tail_lines_;
+  int out_, err_;
+  ProcessResult& result_;
+  bool out_open_ = true, err_open_ = true;
+  std::deque<std::string> tail_;
+  std::string err_pending_;
+  char buffer_[65536];
+};
+
+using Clock = std::chrono::steady_clock;
+
+Clock::time_point after(double seconds) {
+  return Clock::now() +
+         std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+// Reads the child's output until both pipes close after it exited, its timeout passes (the group
+// is killed), or it exited and what it started still holds a pipe after the linger period (the
+// group is killed, what the pipes hold is kept).
+void follow(Child& child, pid_t group, const ProcessSpec& spec, OutputReader& output,
+            ProcessResult& result) {
+  const bool limited = spec.timeout_seconds > 0;
+  const auto deadline = after(limited ? spec.timeout_seconds : 0);
+  std::optional<Clock::time_point> linger_until;  // set once the program has exited
+  while (true) {
+    if (!linger_until && child.exited()) linger_until = after(spec.linger_seconds);
+    if (linger_until && !output.open()) return;
+    if (linger_until && Clock::now() >= *linger_until) {
+      result.left_processes = true;
+      ::kill(-group, SIGKILL);
+      output.read_ready();
+      return;
+    }
+    if (!linger_until && limited && Clock::now() >= deadline) {
+      result.timed_out = true;
+      ::kill(-group, SIGKILL);
+      return;
+    }
+    pollfd fds[3];
+    nfds_t n = 0;
+    output.watch(fds, n);
+    int wait_ms = -1;
+    if (linger_until) {
+      wait_ms = milliseconds_until(*linger_until);
+    } else {
+      if (child.pidfd() >= 0) fds[n++] = {child.pidfd(), POLLIN, 0};
+      if (limited) wait_ms = milliseconds_until(deadline);
+      if (child.pidfd() < 0) wait_ms = wait_ms < 0 ? 50 : std::min(wait_ms, 50);
+    }
+    if (::poll(fds, n, wait_ms) < 0 && errno != EINTR) {
+      ::kill(-group, SIGKILL);
+      return;
+    }
+    output.read_ready();
+  }
 }
 
 }  // namespace
@@ -270,144 +441,17 @@ ProcessResult run_process(const ProcessSpec& spec, std::size_t tail_lines) {
   Pipe out, err;
   open_pipe(out);
   open_pipe(err);
-
-  SpawnActions actions;
-  posix_spawn_file_actions_addopen(actions.get(), 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(actions.get(), out.write.get(), 1);
-  posix_spawn_file_actions_adddup2(actions.get(), err.write.get(), 2);
-  if (!spec.working_directory.empty()) {
-    posix_spawn_file_actions_addchdir_np(actions.get(), spec.working_directory.c_str());
-  }
-  SpawnAttributes attributes;
-  // A process group of its own: a timeout kills the child and everything it started.
-  posix_spawnattr_setpgroup(attributes.get(), 0);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  posix_spawnattr_setsigdefault(attributes.get(), &defaults);
-  // Signals the caller blocks (a thread that watches for them, say) are unblocked in the child.
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(attributes.get(), &none);
-  posix_spawnattr_setflags(attributes.get(),
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-
-  std::vector<char*> argv;
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::vector<std::string> env_strings = child_environment(spec.env, spec.unset_env);
-  std::vector<char*> envp;
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  pid_t pid = 0;
-  int rc = ::posix_spawnp(&pid, argv[0], actions.get(), attributes.get(), argv.data(), envp.data());
-  if (rc == E2BIG) throw PipelineError(too_large(spec, env_strings));
-  if (rc != 0) {
-    throw PipelineError(fmt::format("cannot run '{}': {}", spec.argv.front(), std::strerror(rc)));
-  }
+  const pid_t pid = spawn(spec, out, err);
   Child child(pid);
   out.write.reset();
   err.write.reset();
-  // Non-blocking reads, so that what the pipes hold can be drained without waiting.
-  ::fcntl(out.read.get(), F_SETFL, O_NONBLOCK);
-  ::fcntl(err.read.get(), F_SETFL, O_NONBLOCK);
-  if (spec.on_started) spec.on_started(static_cast<int>(pid));
-
-  using Clock = std::chrono::steady_clock;
-  auto after = [](double seconds) {
-    return Clock::now() +
-           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-  };
-  const bool limited = spec.timeout_seconds > 0;
-  const auto deadline = after(limited ? spec.timeout_seconds : 0);
-  std::optional<Clock::time_point> linger_until;  // set once the program has exited
-
   ProcessResult result;
-  std::deque<std::string> tail;
-  std::string err_pending;
-  auto stderr_line = [&](std::string line) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (spec.on_stderr_line) spec.on_stderr_line(line);
-    tail.push_back(std::move(line));
-    while (tail.size() > tail_lines) tail.pop_front();
-  };
-
-  bool out_open = true, err_open = true;
-  char buffer[65536];
-  // Reads what `fd` holds now; false once it is closed.
-  auto read_from = [&](int fd, bool is_out) {
-    while (true) {
-      ssize_t got = ::read(fd, buffer, sizeof buffer);
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0 && errno == EAGAIN) return true;
-      if (got <= 0) return false;
-      if (is_out) {
-        std::string_view chunk(buffer, static_cast<std::size_t>(got));
-        if (!spec.on_stdout) {
-          result.out.append(chunk);
-        } else {
-          // When the consumer gives up (bad output, too much output), nothing more is wanted
-          // from the child: `child` kills its group and reaps it as the exception leaves.
-          spec.on_stdout(chunk);
-        }
-      } else {
-        err_pending.append(buffer, static_cast<std::size_t>(got));
-        std::size_t start = 0, nl;
-        while ((nl = err_pending.find('\n', start)) != std::string::npos) {
-          stderr_line(err_pending.substr(start, nl - start));
-          start = nl + 1;
-        }
-        err_pending.erase(0, start);
-      }
-      if (static_cast<std::size_t>(got) < sizeof buffer) return true;
-    }
-  };
-  auto read_ready = [&] {
-    if (out_open) out_open = read_from(out.read.get(), true);
-    if (err_open) err_open = read_from(err.read.get(), false);
-  };
-
-  while (true) {
-    if (!linger_until && child.exited()) linger_until = after(spec.linger_seconds);
-    if (linger_until && !out_open && !err_open) break;
-    if (linger_until && Clock::now() >= *linger_until) {
-      // The program is gone but something it started still holds its output: stop that, keep
-      // what the pipes already hold.
-      result.left_processes = true;
-      ::kill(-pid, SIGKILL);
-      read_ready();
-      break;
-    }
-    if (!linger_until && limited && Clock::now() >= deadline) {
-      result.timed_out = true;
-      ::kill(-pid, SIGKILL);
-      break;
-    }
-    pollfd fds[3];
-    nfds_t n = 0;
-    if (out_open) fds[n++] = {out.read.get(), POLLIN, 0};
-    if (err_open) fds[n++] = {err.read.get(), POLLIN, 0};
-    int wait_ms = -1;
-    if (linger_until) {
-      wait_ms = milliseconds_until(*linger_until);
-    } else {
-      if (child.pidfd() >= 0) fds[n++] = {child.pidfd(), POLLIN, 0};
-      if (limited) wait_ms = milliseconds_until(deadline);
-      if (child.pidfd() < 0) wait_ms = wait_ms < 0 ? 50 : std::min(wait_ms, 50);
-    }
-    if (::poll(fds, n, wait_ms) < 0 && errno != EINTR) {
-      ::kill(-pid, SIGKILL);
-      break;
-    }
-    read_ready();
-  }
-  if (!err_pending.empty()) stderr_line(std::move(err_pending));
+  OutputReader output(spec, tail_lines, out.read.get(), err.read.get(), result);
+  if (spec.on_started) spec.on_started(static_cast<int>(pid));
+  follow(child, pid, spec, output, result);
+  output.finish();
   child.finish();
   child.report(result);
-  result.stderr_tail.assign(tail.begin(), tail.end());
   return result;
 }
 
