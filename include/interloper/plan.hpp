@@ -124,6 +124,14 @@ class Plan {
                                               std::size_t other) const;
   bool all_skipped(std::size_t step, PartitionRange range) const;
   bool index_skipped(std::size_t step, std::size_t index) const;
+  // Sets the step's share of the request and returns its shape; throws PartitionError when its
+  // asset cannot serve the request.
+  static Shape share(Step& step, const PartitionWindow* request, bool per_partition);
+  // Fills each step's upstream and downstream steps from its asset's dependencies.
+  void link_steps();
+  // Marks the tasks whose partitions are materialized by the current definitions and read
+  // nothing that runs as skipped.
+  void skip_up_to_date(MaterializationStore& store);
 
   TaskScope scope_ = TaskScope::per_partition;
   std::shared_ptr<const PartitionWindow> request_;

@@ -59,134 +59,140 @@ Plan plan(const DAG& dag, const PartitionWindow* request, const PlanOptions& opt
 
   Plan result;
   result.scope_ = options.scope;
+  if (request != nullptr) result.request_ = request->clone();
   const bool per_partition = options.scope == TaskScope::per_partition;
-  std::shared_ptr<const PartitionWindow> request_copy;
-  if (request != nullptr) request_copy = request->clone();
-  result.request_ = request_copy;
-  const std::optional<TimePartitionWindow> request_time =
-      request ? request->as_time_window() : std::nullopt;
-
-  std::unordered_map<std::string_view, std::size_t> index;
-  std::string failures;
-  auto fail = [&](const std::string& message) {
-    if (!failures.empty()) failures += '\n';
-    failures += message;
-  };
+  std::string failures;  // every asset that cannot serve the request, one per line
   for (const Asset* asset : dag.order()) {
     if (!asset->enabled()) continue;
     if (!chosen.empty() && chosen.count(asset->name()) == 0) continue;
     Plan::Step step;
-    Plan::Shape shape;
     step.asset = asset;
-    step.request = request_copy;
-    const PartitionConfig* config = asset->partitioning();
+    step.request = result.request_;
+    Plan::Shape shape;
     try {
-      if (config == nullptr) {
-        step.tasks = 1;
-      } else if (request == nullptr) {
-        asset->check(nullptr);  // throws: a partitioned asset needs a window
-      } else if (const TimePartitionConfig* time = as_time(config);
-                 time != nullptr && request_time) {
-        std::optional<TimePartitionWindow> share = time_share(*time, request_time->bounds());
-        if (!share) {
-          throw PartitionError(fmt::format("asset '{}': window {} lies entirely before start {}",
-                                           asset->name(), request->to_string(),
-                                           time->start()->to_string()));
-        }
-        if (!per_partition) asset->check(&*share);
-        shape.kind = Plan::Shape::Kind::time;
-        shape.granularity = time->granularity();
-        shape.first = share->start();
-        shape.partitions = share->size();
-        step.share = std::make_shared<TimePartitionWindow>(*share);
-      } else {
-        if (per_partition) {
-          // Each task is one partition: allow_window does not matter; kind and shape do.
-          asset->check(request->partition_at(0)->as_window().get());
-          asset->check(request->partition_at(request->size() - 1)->as_window().get());
-        } else {
-          asset->check(request);
-        }
-        shape.kind = Plan::Shape::Kind::other;
-        shape.partitions = request->size();
-        step.share = request_copy;
-      }
+      shape =
+          Plan::share(step, request == nullptr ? nullptr : result.request_.get(), per_partition);
     } catch (const PartitionError& e) {
-      fail(e.what());
+      failures += (failures.empty() ? "" : "\n") + std::string(e.what());
       continue;
     }
-    if (config != nullptr) step.tasks = per_partition ? shape.partitions : 1;
+    step.tasks = asset->partitioning() == nullptr ? 1 : per_partition ? shape.partitions : 1;
     step.first_task = result.tasks_;
     result.tasks_ += step.tasks;
-    index.emplace(asset->name(), result.steps_.size());
     result.steps_.push_back(std::move(step));
     result.shapes_.push_back(shape);
   }
   if (!failures.empty()) throw PartitionError(failures);
+  result.link_steps();
+  if (options.missing_only) result.skip_up_to_date(*options.store);
+  return result;
+}
 
-  for (std::size_t s = 0; s < result.steps_.size(); ++s) {
-    for (const std::string& dep : result.steps_[s].asset->deps()) {
+Plan::Shape Plan::share(Step& step, const PartitionWindow* request, bool per_partition) {
+  const Asset& asset = *step.asset;
+  const PartitionConfig* config = asset.partitioning();
+  Shape shape;
+  if (config == nullptr) return shape;
+  if (request == nullptr) {
+    asset.check(nullptr);  // throws: a partitioned asset needs a window
+    return shape;
+  }
+  const TimePartitionConfig* time = as_time(config);
+  const std::optional<TimePartitionWindow> request_time = request->as_time_window();
+  if (time != nullptr && request_time) {
+    std::optional<TimePartitionWindow> share = time_share(*time, request_time->bounds());
+    if (!share) {
+      throw PartitionError(fmt::format("asset '{}': window {} lies entirely before start {}",
+                                       asset.name(), request->to_string(),
+                                       time->start()->to_string()));
+    }
+    if (!per_partition) asset.check(&*share);
+    shape.kind = Shape::Kind::time;
+    shape.granularity = time->granularity();
+    shape.first = share->start();
+    shape.partitions = share->size();
+    step.share = std::make_shared<TimePartitionWindow>(*share);
+    return shape;
+  }
+  if (per_partition) {
+    // Each task is one partition: allow_window does not matter; kind and shape do.
+    asset.check(request->partition_at(0)->as_window().get());
+    asset.check(request->partition_at(request->size() - 1)->as_window().get());
+  } else {
+    asset.check(request);
+  }
+  shape.kind = Shape::Kind::other;
+  shape.partitions = request->size();
+  step.share = step.request;
+  return shape;
+}
+
+void Plan::link_steps() {
+  std::unordered_map<std::string_view, std::size_t> index;
+  for (std::size_t s = 0; s < steps_.size(); ++s) index.emplace(steps_[s].asset->name(), s);
+  for (std::size_t s = 0; s < steps_.size(); ++s) {
+    std::vector<std::size_t>& upstream = steps_[s].upstream;
+    for (const std::string& dep : steps_[s].asset->deps()) {
       auto it = index.find(dep);
       if (it == index.end()) continue;  // not in the plan: read as stored
-      if (std::find(result.steps_[s].upstream.begin(), result.steps_[s].upstream.end(),
-                    it->second) != result.steps_[s].upstream.end()) {
-        continue;
-      }
-      result.steps_[s].upstream.push_back(it->second);
-      result.steps_[it->second].downstream.push_back(s);
+      if (std::find(upstream.begin(), upstream.end(), it->second) != upstream.end()) continue;
+      upstream.push_back(it->second);
+      steps_[it->second].downstream.push_back(s);
     }
-    std::sort(result.steps_[s].upstream.begin(), result.steps_[s].upstream.end());
+    std::sort(upstream.begin(), upstream.end());
   }
-  for (Plan::Step& step : result.steps_) std::sort(step.downstream.begin(), step.downstream.end());
+  for (Step& step : steps_) std::sort(step.downstream.begin(), step.downstream.end());
+}
 
-  if (!options.missing_only) return result;
+namespace {
 
-  // Up to date: materialized, and reading nothing that runs. Steps come upstream first, so the
-  // upstream skipped ranges are final when a step is decided.
-  for (std::size_t s = 0; s < result.steps_.size(); ++s) {
-    Plan::Step& step = result.steps_[s];
-    // Materialized by the asset's current definition: partitions a changed definition wrote
-    // are stale and run again.
-    const std::string current = step.asset->definition_fingerprint();
-    std::vector<PartitionRange> materialized;
-    if (step.share == nullptr) {
-      std::optional<MaterializationRecord> latest =
-          options.store->latest(step.asset->dataset(), nullptr);
-      if (latest && latest->status == MaterializationStatus::materialized &&
-          (latest->definition.empty() || latest->definition == current)) {
-        materialized.push_back({0, 0});
-      }
-    } else if (per_partition) {
-      materialized = options.store->status(step.asset->dataset(), *step.share).fresh(current);
-    } else {
-      WindowStatus status = options.store->status(step.asset->dataset(), *step.share);
-      if (status.missing.empty() && status.failed.empty() && status.stale(current).empty()) {
-        materialized.push_back({0, 0});
-      }
+// The tasks of a step (by index) that its asset's current definition materialized: partitions a
+// changed definition wrote are stale and run again.
+std::vector<PartitionRange> materialized_tasks(const Plan::Step& step, TaskScope scope,
+                                               MaterializationStore& store) {
+  const std::string current = step.asset->definition_fingerprint();
+  if (step.share == nullptr) {
+    std::optional<MaterializationRecord> latest = store.latest(step.asset->dataset(), nullptr);
+    if (latest && latest->status == MaterializationStatus::materialized &&
+        (latest->definition.empty() || latest->definition == current)) {
+      return {{0, 0}};
     }
+    return {};
+  }
+  WindowStatus status = store.status(step.asset->dataset(), *step.share);
+  if (scope == TaskScope::per_partition) return status.fresh(current);
+  if (status.missing.empty() && status.failed.empty() && status.stale(current).empty()) {
+    return {{0, 0}};
+  }
+  return {};
+}
+
+}  // namespace
+
+void Plan::skip_up_to_date(MaterializationStore& store) {
+  // Steps come upstream first, so the upstream skipped ranges are final when a step is decided.
+  for (std::size_t s = 0; s < steps_.size(); ++s) {
+    Step& step = steps_[s];
     std::size_t next = 0;
-    for (const PartitionRange& range : materialized) {
+    for (const PartitionRange& range : materialized_tasks(step, scope_, store)) {
       for (std::size_t i = std::max(range.first, next); i <= range.last && i < step.tasks; ++i) {
-        bool fresh = true;
-        for (std::size_t up : step.upstream) {
-          std::optional<PartitionRange> reads = result.related_index(s, i, up);
-          if (reads && !result.all_skipped(up, *reads)) {
-            fresh = false;
-            break;
-          }
-        }
-        if (!fresh) continue;
+        // Up to date unless it reads a task that runs.
+        const bool reads_running =
+            std::any_of(step.upstream.begin(), step.upstream.end(), [&](std::size_t up) {
+              std::optional<PartitionRange> reads = related_index(s, i, up);
+              return reads && !all_skipped(up, *reads);
+            });
+        if (reads_running) continue;
         if (!step.skipped.empty() && step.skipped.back().last + 1 == i) {
           step.skipped.back().last = i;
         } else {
           step.skipped.push_back({i, i});
         }
-        ++result.skipped_;
+        ++skipped_;
       }
       next = range.last + 1;
     }
   }
-  return result;
 }
 
 std::size_t Plan::step_of(std::size_t task) const {
