@@ -73,8 +73,8 @@ std::vector<std::string> expand_selectors(const DAG& dag, const std::vector<std:
     if (down) name.remove_suffix(1);
     const std::string base(name);
     if (dag.find(base) == nullptr) {
-      throw UsageError(fmt::format("unknown asset '{}' in --asset '{}' (known: {})", base,
-                                   selector, fmt::join(asset_names(dag), ", ")));
+      throw UsageError(fmt::format("unknown asset '{}' in --asset '{}' (known: {})", base, selector,
+                                   fmt::join(asset_names(dag), ", ")));
     }
     add(base);
     if (up) walk(base, false);
@@ -97,109 +97,129 @@ std::unique_ptr<PartitionWindow> own_window(const PartitionConfig& config,
   return own;
 }
 
-Selection select(const DAG& dag, const WindowArgument& window,
-                 const std::vector<std::string>& explicit_assets, bool need_window) {
-  const std::string& window_text = window.text;
-  const bool single_key = window.single_key;
-  // A time window is read in the granularity its keys have; every time-partitioned asset then
-  // runs over its own partitions overlapping its bounds.
-  std::unique_ptr<PartitionWindow> time_window;
-  if (window.computed) {
-    time_window = window.computed->clone();
-  } else if (!window_text.empty() && window_shape(window_text) != "list") {
-    try {
-      time_window = single_key ? TimePartition::from_key(window_text).as_window()
-                               : TimePartitionWindow::parse(window_text).clone();
-    } catch (const std::invalid_argument&) {
-      // Malformed: each asset's own parse below names the problem.
+namespace {
+
+// Reads the window argument for one partitioning. A time window is read once, in the
+// granularity its keys have; every time-partitioned asset then runs over its own partitions
+// overlapping its bounds.
+class WindowReader {
+ public:
+  explicit WindowReader(const WindowArgument& window) : window_(window) {
+    if (window.computed) {
+      time_window_ = window.computed->clone();
+    } else if (!window.text.empty() && window_shape(window.text) != "list") {
+      try {
+        time_window_ = window.single_key ? TimePartition::from_key(window.text).as_window()
+                                         : TimePartitionWindow::parse(window.text).clone();
+      } catch (const std::invalid_argument&) {
+        // Malformed: each asset's own parse names the problem.
+      }
     }
   }
-  auto parse = [&](const PartitionConfig& config) {
-    if (time_window && config.kind() == "time") return time_window->clone();
-    if (window.computed) {
+
+  // The window for `config`; throws what its parse throws when it does not take it.
+  std::unique_ptr<PartitionWindow> read(const PartitionConfig& config) const {
+    if (time_window_ && config.kind() == "time") return time_window_->clone();
+    if (window_.computed) {
       throw PartitionError(fmt::format("{} partitioning does not take the time window {}",
-                                       config.kind(), window_text));
+                                       config.kind(), window_.text));
     }
-    return single_key ? config.partition(window_text)->as_window()
-                      : config.parse_window(window_text);
-  };
-  Selection selection;
-  if (need_window && window.empty()) throw UsageError("this command needs --window A..B");
-  if (!explicit_assets.empty()) {
-    check_known(dag, explicit_assets);
-    for (const Asset* asset : dag.order()) {
-      for (const auto& name : explicit_assets) {
-        if (name == asset->name()) {
-          selection.assets.push_back(name);
-          break;
-        }
-      }
+    return window_.single_key ? config.partition(window_.text)->as_window()
+                              : config.parse_window(window_.text);
+  }
+
+  // What the window is ("day", "list", ...), to say why an asset does not take it.
+  std::string shape() const {
+    if (window_.computed) return std::string(window_.computed->granularity().name());
+    return window_.text.empty() ? "" : window_shape(window_.text);
+  }
+
+ private:
+  const WindowArgument& window_;
+  std::unique_ptr<PartitionWindow> time_window_;
+};
+
+// --asset: the named assets in DAG order; the window read by the first partitioned one.
+void select_named(const DAG& dag, const std::vector<std::string>& names, const WindowReader& reader,
+                  const std::string& window_text, Selection& selection) {
+  check_known(dag, names);
+  for (const Asset* asset : dag.order()) {
+    if (std::find(names.begin(), names.end(), asset->name()) != names.end()) {
+      selection.assets.push_back(asset->name());
     }
-    if (!window_text.empty()) {
-      const Asset* first = nullptr;
-      for (const auto& name : selection.assets) {
-        const Asset& asset = dag.asset(name);
-        if (asset.partitioning() != nullptr && asset.enabled()) {
-          first = &asset;
-          break;
-        }
-      }
-      if (first == nullptr) {
-        throw UsageError(
-            fmt::format("window {} given, but none of the selected assets is "
-                        "partitioned (run them without a window)",
-                        window_text));
-      }
+  }
+  if (window_text.empty()) return;
+  const Asset* first = nullptr;
+  for (const auto& name : selection.assets) {
+    const Asset& asset = dag.asset(name);
+    if (asset.partitioning() != nullptr && asset.enabled()) {
+      first = &asset;
+      break;
+    }
+  }
+  if (first == nullptr) {
+    throw UsageError(fmt::format(
+        "window {} given, but none of the selected assets is partitioned (run them without a "
+        "window)",
+        window_text));
+  }
+  try {
+    selection.window = reader.read(*first->partitioning());
+  } catch (const std::exception& e) {
+    throw UsageError(
+        fmt::format("asset '{}': bad window '{}': {}", first->name(), window_text, e.what()));
+  }
+}
+
+// No --asset: every enabled asset that takes the window (the unpartitioned ones when there is
+// none); the others are left out with the reason.
+void select_accepting(const DAG& dag, const WindowReader& reader, const std::string& window_text,
+                      Selection& selection) {
+  std::vector<std::string> rejections;
+  for (const Asset* asset : dag.order()) {
+    const PartitionConfig* config = asset->partitioning();
+    if (!asset->enabled()) {
+      selection.left_out.emplace_back(asset->name(), "disabled");
+    } else if (window_text.empty() && config == nullptr) {
+      selection.assets.push_back(asset->name());
+    } else if (window_text.empty()) {
+      selection.left_out.emplace_back(
+          asset->name(),
+          fmt::format("partitioned by {}, needs a window", describe_partitioning(config)));
+    } else if (config == nullptr) {
+      selection.left_out.emplace_back(asset->name(), "unpartitioned, runs only without a window");
+    } else {
       try {
-        selection.window = parse(*first->partitioning());
-      } catch (const std::exception& e) {
-        throw UsageError(
-            fmt::format("asset '{}': bad window '{}': {}", first->name(), window_text, e.what()));
-      }
-    }
-  } else {
-    const std::string shape = window.computed ? std::string(window.computed->granularity().name())
-                              : window_text.empty() ? ""
-                                                    : window_shape(window_text);
-    std::vector<std::string> rejections;
-    for (const Asset* asset : dag.order()) {
-      const PartitionConfig* config = asset->partitioning();
-      if (!asset->enabled()) {
-        selection.left_out.emplace_back(asset->name(), "disabled");
-        continue;
-      }
-      if (window_text.empty()) {
-        if (config == nullptr) {
-          selection.assets.push_back(asset->name());
-        } else {
-          selection.left_out.emplace_back(
-              asset->name(),
-              fmt::format("partitioned by {}, needs a window", describe_partitioning(config)));
-        }
-        continue;
-      }
-      if (config == nullptr) {
-        selection.left_out.emplace_back(asset->name(), "unpartitioned, runs only without a window");
-        continue;
-      }
-      try {
-        auto parsed = parse(*config);
+        auto parsed = reader.read(*config);
         if (!selection.window) selection.window = std::move(parsed);
         selection.assets.push_back(asset->name());
       } catch (const std::exception& e) {
         selection.left_out.emplace_back(
-            asset->name(),
-            fmt::format("partitioned by {}, not {}", describe_partitioning(config), shape));
+            asset->name(), fmt::format("partitioned by {}, not {}", describe_partitioning(config),
+                                       reader.shape()));
         rejections.push_back(fmt::format("{}: {}", asset->name(), e.what()));
       }
     }
-    if (selection.assets.empty()) {
-      if (window_text.empty()) {
-        throw UsageError("every asset is partitioned: give --partition KEY or --window A..B");
-      }
-      throw UsageError(fmt::format("no asset accepts window '{}' ({})", window_text,
-                                   fmt::join(rejections, "; ")));
-    }
+  }
+  if (!selection.assets.empty()) return;
+  if (window_text.empty()) {
+    throw UsageError("every asset is partitioned: give --partition KEY or --window A..B");
+  }
+  throw UsageError(
+      fmt::format("no asset accepts window '{}' ({})", window_text, fmt::join(rejections, "; ")));
+}
+
+}  // namespace
+
+Selection select(const DAG& dag, const WindowArgument& window,
+                 const std::vector<std::string>& explicit_assets, bool need_window) {
+  if (need_window && window.empty()) throw UsageError("this command needs --window A..B");
+  const WindowReader reader(window);
+  Selection selection;
+  if (!explicit_assets.empty()) {
+    select_named(dag, explicit_assets, reader, window.text, selection);
+  } else {
+    select_accepting(dag, reader, window.text, selection);
   }
   PlanOptions plan_options;
   plan_options.assets = selection.assets;
