@@ -183,6 +183,107 @@ int run_worker(const Project& project, const Args& args) {
   return queue_worker(queue_project(project, args), run.options, args.queue);
 }
 
+namespace {
+
+// What a backfill prints as its tasks end: a line per task when stdout is not a terminal, a
+// counter redrawn in place (with an ETA) when it is, nothing with --json or --quiet.
+class BackfillProgress {
+ public:
+  explicit BackfillProgress(const Args& args)
+      : live_(!args.json && !args.quiet && stdout_is_terminal()),
+        plain_(!args.json && !args.quiet && !live_) {}
+
+  void planned(std::size_t tasks) { total_ = tasks; }
+
+  void task_ended(const TaskResult& task) {
+    ++done_;
+    if (task.status != Status::succeeded) ++failed_;
+    if (plain_) print_line(task);
+    if (live_) redraw();
+    std::cout.flush();
+  }
+
+  // Ends the live counter's line.
+  void finish() const {
+    if (live_) std::cout << "\n";
+  }
+
+ private:
+  static void print_line(const TaskResult& task) {
+    const std::string window = task.window.empty() ? "-" : task.window;
+    switch (task.status) {
+      case Status::succeeded:
+        std::cout << fmt::format("ok        {}  {}  {} rows  {:.3f}s\n", task.asset, window,
+                                 task.rows, task.seconds);
+        break;
+      case Status::failed:
+        std::cout << fmt::format("FAILED    {}  {}  {}\n", task.asset, window,
+                                 one_line(task.error));
+        break;
+      case Status::skipped:
+        std::cout << fmt::format("claimed   {}  {}  {}\n", task.asset, window, task.error);
+        break;
+      default:
+        std::cout << fmt::format("canceled  {}  {}\n", task.asset, window);
+    }
+  }
+
+  // At most ten times a second: a large backfill finishes thousands of tasks a second.
+  void redraw() {
+    const auto now = std::chrono::steady_clock::now();
+    if (done_ < total_ && now - drawn_ < std::chrono::milliseconds(100)) return;
+    drawn_ = now;
+    const double elapsed = std::chrono::duration<double>(now - started_).count();
+    const std::string eta = done_ == 0 ? "?"
+                                       : format_seconds(elapsed / static_cast<double>(done_) *
+                                                        static_cast<double>(total_ - done_));
+    std::cout << fmt::format("\r\033[K{}/{} tasks done  {} failed  ETA {}", done_, total_, failed_,
+                             eta);
+  }
+
+  const bool live_, plain_;
+  std::size_t total_ = 0, done_ = 0, failed_ = 0;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point drawn_;
+};
+
+void print_backfill_summary(const BackfillResult& result, const PartitionWindow& window) {
+  const TaskCounts& t = result.tasks;
+  const std::size_t total = t.succeeded + t.failed + t.canceled + t.skipped + t.claimed;
+  std::cout << fmt::format(
+      "backfill {}: {} task{}, {} succeeded, {} failed, {} canceled, {} skipped",
+      window.to_string(), total, total == 1 ? "" : "s", t.succeeded, t.failed, t.canceled,
+      t.skipped);
+  if (t.claimed > 0) {
+    std::cout << fmt::format(", {} claimed by another run ({} {}{})", t.claimed,
+                             result.claimed.front().asset, result.claimed.front().window,
+                             t.claimed > 1 ? ", ..." : "");
+  }
+  std::cout << "\n";
+}
+
+// The exit code of a finished backfill, with the error line of one that failed or was stopped.
+int backfill_outcome(const BackfillResult& result, const Interrupts& interrupts, const Args& args) {
+  if (interrupts.signal() != 0) {
+    print_error(args, fmt::format("interrupted by {}: {} tasks failed or interrupted, {} not "
+                                  "started",
+                                  signal_name(interrupts.signal()), result.tasks.failed,
+                                  result.tasks.canceled));
+    return interrupts.exit_code();
+  }
+  if (result.ok()) return kOk;
+  std::string first;
+  if (!result.failures.empty()) {
+    const TaskResult& f = result.failures.front();
+    first = fmt::format("{} {}: {}", f.asset, f.window, one_line(f.error));
+  }
+  print_error(args, fmt::format("{} task{} failed, {} canceled; first: {}", result.tasks.failed,
+                                result.tasks.failed == 1 ? "" : "s", result.tasks.canceled, first));
+  return kRunFailed;
+}
+
+}  // namespace
+
 int run_backfill(const Project& project, const Args& args) {
   Selection selection = select(*project.dag, window_argument(project, args), args.assets, true);
   report_left_out(args, selection);
@@ -194,101 +295,27 @@ int run_backfill(const Project& project, const Args& args) {
   }
   RunContext run;
   prepare_run(run, project, args, selection);
-
-  // Progress: counted from task outcomes.
-  struct Progress {
-    std::size_t total = 0, done = 0, failed = 0;
-    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-    std::chrono::steady_clock::time_point drawn;
-  };
-  auto progress = std::make_shared<Progress>();
-  const bool live = !args.json && !args.quiet && stdout_is_terminal();
-  const bool plain = !args.json && !args.quiet && !live;
-
+  auto progress = std::make_shared<BackfillProgress>(args);
   BackfillOptions options;
   options.concurrency = args.concurrency;
   options.missing_only = args.missing;
-  options.run = run.options;
+  options.fail_fast = args.fail_fast;
   options.claim_lease = std::chrono::seconds(args.claim_lease);
-  options.on_plan = [progress](std::size_t planned, std::size_t) { progress->total = planned; };
-  options.on_task = [progress, live, plain](const TaskResult& task) {
-    Progress& p = *progress;
-    ++p.done;
-    if (task.status != Status::succeeded) ++p.failed;
-    if (plain) {
-      const std::string window = task.window.empty() ? "-" : task.window;
-      if (task.status == Status::succeeded) {
-        std::cout << fmt::format("ok        {}  {}  {} rows  {:.3f}s\n", task.asset, window,
-                                 task.rows, task.seconds);
-      } else if (task.status == Status::failed) {
-        std::cout << fmt::format("FAILED    {}  {}  {}\n", task.asset, window,
-                                 one_line(task.error));
-      } else if (task.status == Status::skipped) {
-        std::cout << fmt::format("claimed   {}  {}  {}\n", task.asset, window, task.error);
-      } else {
-        std::cout << fmt::format("canceled  {}  {}\n", task.asset, window);
-      }
-    }
-    if (live) {
-      // Redraw at most ten times a second: a large backfill finishes thousands of tasks a
-      // second.
-      auto now = std::chrono::steady_clock::now();
-      if (p.done < p.total && now - p.drawn < std::chrono::milliseconds(100)) return;
-      p.drawn = now;
-      double elapsed = std::chrono::duration<double>(now - p.started).count();
-      std::string eta = "?";
-      if (p.done > 0)
-        eta = format_seconds(elapsed / static_cast<double>(p.done) *
-                             static_cast<double>(p.total - p.done));
-      std::cout << fmt::format("\r\033[K{}/{} tasks done  {} failed  ETA {}", p.done, p.total,
-                               p.failed, eta);
-    }
-    std::cout.flush();
-  };
+  options.on_plan = [progress](std::size_t planned, std::size_t) { progress->planned(planned); };
+  options.on_task = [progress](const TaskResult& task) { progress->task_ended(task); };
   RunRecord history = start_history(run, args, selection.window.get());
-  options.run.run_id = history.run_id;
+  options.run = run.options;
   Interrupts interrupts = watch_interrupts(run, args, history);
   options.run.stop = &interrupts.stop();
-  options.fail_fast = args.fail_fast;
-  BackfillResult result = backfill(*project.dag, *selection.window, options);
-  if (live) std::cout << "\n";
+  const BackfillResult result = backfill(*project.dag, *selection.window, options);
+  progress->finish();
   history.succeeded = static_cast<std::int64_t>(result.succeeded());
   history.failed = static_cast<std::int64_t>(result.failed());
   history.skipped = static_cast<std::int64_t>(result.tasks.skipped + result.tasks.claimed);
   if (interrupts.signal() != 0) history.state = RunState::interrupted;
   finish_history(run, args, history, json{{"claimed", result.tasks.claimed}});
-  if (!args.json && !args.quiet) {
-    const std::size_t total = result.tasks.succeeded + result.tasks.failed +
-                              result.tasks.canceled + result.tasks.skipped + result.tasks.claimed;
-    std::cout << fmt::format(
-        "backfill {}: {} task{}, {} succeeded, {} failed, {} canceled, {} skipped",
-        selection.window->to_string(), total, total == 1 ? "" : "s", result.tasks.succeeded, result.tasks.failed, result.tasks.canceled, result.tasks.skipped);
-    if (result.tasks.claimed > 0) {
-      std::cout << fmt::format(", {} claimed by another run ({} {}{})", result.tasks.claimed,
-                               result.claimed.front().asset, result.claimed.front().window,
-                               result.tasks.claimed > 1 ? ", ..." : "");
-    }
-    std::cout << "\n";
-  }
-  if (interrupts.signal() != 0) {
-    print_error(args, fmt::format("interrupted by {}: {} tasks failed or interrupted, {} not "
-                                  "started",
-                                  signal_name(interrupts.signal()), result.tasks.failed,
-                                  result.tasks.canceled));
-    return interrupts.exit_code();
-  }
-  if (!result.ok()) {
-    std::string first;
-    if (!result.failures.empty()) {
-      const TaskResult& f = result.failures.front();
-      first = fmt::format("{} {}: {}", f.asset, f.window, one_line(f.error));
-    }
-    print_error(args, fmt::format("{} task{} failed, {} canceled; first: {}", result.tasks.failed,
-                                  result.tasks.failed == 1 ? "" : "s", result.tasks.canceled,
-                                  first));
-    return kRunFailed;
-  }
-  return kOk;
+  if (!args.json && !args.quiet) print_backfill_summary(result, *selection.window);
+  return backfill_outcome(result, interrupts, args);
 }
 
 int run_jobs(const Project& project, const Args& args) {
