@@ -5,6 +5,7 @@
 // back exactly the Value types that were written.
 #include <fmt/format.h>
 
+#include <array>
 #include <cctype>
 #include <unordered_map>
 #include <unordered_set>
@@ -69,6 +70,46 @@ Where where_of(const Filter& filter, Filter::Placeholder style, std::string_view
 void bind_all(Statement& stmt, const std::vector<std::string>& params, int first) {
   for (std::size_t i = 0; i < params.size(); ++i) {
     stmt.bind_text(first + static_cast<int>(i), params[i], false);
+  }
+}
+
+int bind_value(sqlite3_stmt* stmt, int i, const Value& value, char* iso) {
+  switch (value.type()) {
+    case DataType::null:
+      return sqlite3_bind_null(stmt, i);
+    case DataType::boolean:
+      return sqlite3_bind_int(stmt, i, value.as_bool() ? 1 : 0);
+    case DataType::int64:
+      return sqlite3_bind_int64(stmt, i, value.as_int());
+    case DataType::float64:
+      return sqlite3_bind_double(stmt, i, value.as_double());
+    case DataType::string: {
+      const std::string& text = value.as_string();
+      return sqlite3_bind_text(stmt, i, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+    }
+    case DataType::date:
+    case DataType::timestamp: {
+      const char* end =
+          value.type() == DataType::date
+              ? detail::put_date(iso, value.as_date().time_since_epoch().count())
+              : detail::put_timestamp(iso, value.as_timestamp().time_since_epoch().count());
+      return sqlite3_bind_text(stmt, i, iso, static_cast<int>(end - iso), SQLITE_STATIC);
+    }
+  }
+  return SQLITE_MISUSE;
+}
+
+Value read_stored(sqlite3_stmt* stmt, int c) {
+  switch (sqlite3_column_type(stmt, c)) {
+    case SQLITE_INTEGER:
+      return Value(static_cast<long long>(sqlite3_column_int64(stmt, c)));
+    case SQLITE_FLOAT:
+      return Value(sqlite3_column_double(stmt, c));
+    case SQLITE_NULL:
+      return Value();
+    default:
+      return Value(std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, c)),
+                               static_cast<std::size_t>(sqlite3_column_bytes(stmt, c))));
   }
 }
 
@@ -284,8 +325,8 @@ void SqliteDestination::drop(const DatasetRef& dataset, const PartitionWindow* w
         state_->clear(name, schema, window, dataset.partitioning->column(),
                       window->as_time_window().has_value());
       }
-      auto forget = state_->db.cached(
-          "DELETE FROM _interloper_partitions WHERE dataset = ? AND key = ?");
+      auto forget =
+          state_->db.cached("DELETE FROM _interloper_partitions WHERE dataset = ? AND key = ?");
       for (const std::string& key : window->keys()) {
         forget->reset();
         forget->bind_text(1, name, false);
@@ -305,8 +346,8 @@ QueryableDestination::Relation SqliteDestination::relation_of(const DatasetRef& 
                                                               std::string_view prefix) const {
   Relation relation{"SELECT * FROM " + quote(table_name(dataset)), {}};
   if (window == nullptr || dataset.partitioning == nullptr) return relation;
-  Where where = where_of(window->filter(dataset.partitioning->column()),
-                         Filter::Placeholder::named, prefix);
+  Where where =
+      where_of(window->filter(dataset.partitioning->column()), Filter::Placeholder::named, prefix);
   relation.sql += " WHERE " + where.sql;
   for (std::size_t i = 0; i < where.params.size(); ++i) {
     relation.params.emplace_back(":" + std::string(prefix) + std::to_string(i + 1),
@@ -319,6 +360,48 @@ Table SqliteDestination::query(std::string_view sql, const Params& params) {
   return query(sql, params, QueryScope{.asset = "", .datasets = {}, .any_dataset = true});
 }
 
+namespace {
+
+// Binds each named parameter (":name", "@name", "$name", or a bare name taken as ":name").
+// `iso` holds the text of date and timestamp values until the statement has run.
+void bind_params(Statement& stmt, const QueryableDestination::Params& params,
+                 std::vector<std::array<char, detail::kMaxIsoChars>>& iso, const std::string& path,
+                 std::string_view sql) {
+  iso.resize(params.size());
+  std::size_t n = 0;
+  for (const auto& [name, value] : params) {
+    const bool prefixed = !name.empty() && (name[0] == ':' || name[0] == '@' || name[0] == '$');
+    const std::string key = prefixed ? name : ":" + name;
+    const int i = sqlite3_bind_parameter_index(stmt.get(), key.c_str());
+    if (i == 0) {
+      throw DestinationError(
+          fmt::format("sqlite '{}': query has no parameter '{}': {}", path, key, sql));
+    }
+    if (bind_value(stmt.get(), i, value, iso[n++].data()) != SQLITE_OK) {
+      throw DestinationError(fmt::format("sqlite '{}': cannot bind parameter '{}'", path, key));
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::optional<DataType>> SqliteDestination::State::declared_types(Statement& stmt) {
+  const int n = sqlite3_column_count(stmt.get());
+  std::vector<std::optional<DataType>> declared(static_cast<std::size_t>(n));
+  std::unordered_map<std::string, Schema> schemas;
+  for (int c = 0; c < n; ++c) {
+    const char* table = sqlite3_column_table_name(stmt.get(), c);
+    const char* origin = sqlite3_column_origin_name(stmt.get(), c);
+    if (table == nullptr || origin == nullptr) continue;
+    auto it = schemas.find(table);
+    if (it == schemas.end()) it = schemas.emplace(table, columns(table)).first;
+    if (auto f = it->second.find(origin)) {
+      declared[static_cast<std::size_t>(c)] = it->second.field(*f).type;
+    }
+  }
+  return declared;
+}
+
 Table SqliteDestination::query(std::string_view sql, const Params& params,
                                const QueryScope& scope) {
   std::optional<std::unordered_set<std::string>> readable;
@@ -327,89 +410,39 @@ Table SqliteDestination::query(std::string_view sql, const Params& params,
     for (const DatasetRef& dataset : scope.datasets) readable->insert(table_name(dataset));
   }
   std::lock_guard lock(state_->mutex);
-  std::unique_ptr<Statement> prepared = state_->guard().prepare(sql, std::move(readable), scope.asset);
+  std::unique_ptr<Statement> prepared =
+      state_->guard().prepare(sql, std::move(readable), scope.asset);
   Statement& stmt = *prepared;
-  for (const auto& [name, value] : params) {
-    std::string key =
-        (!name.empty() && (name[0] == ':' || name[0] == '@' || name[0] == '$')) ? name : ":" + name;
-    int i = sqlite3_bind_parameter_index(stmt.get(), key.c_str());
-    if (i == 0) {
-      throw DestinationError(
-          fmt::format("sqlite '{}': query has no parameter '{}': {}", state_->path, key, sql));
-    }
-    switch (value.type()) {
-      case DataType::null:
-        stmt.bind_null(i);
-        break;
-      case DataType::boolean:
-        stmt.bind_int(i, value.as_bool() ? 1 : 0);
-        break;
-      case DataType::int64:
-        stmt.bind_int(i, value.as_int());
-        break;
-      case DataType::float64:
-        stmt.bind_double(i, value.as_double());
-        break;
-      case DataType::string:
-        stmt.bind_text(i, value.as_string());
-        break;
-      case DataType::date:
-      case DataType::timestamp:
-        stmt.bind_text(i, value.to_string());
-        break;
-    }
-  }
-  const int n = sqlite3_column_count(stmt.get());
-  // Declared types for result columns that come straight from a dataset's column.
-  std::vector<std::optional<DataType>> declared(static_cast<std::size_t>(n));
+  std::vector<std::array<char, detail::kMaxIsoChars>> iso;
+  bind_params(stmt, params, iso, state_->path, sql);
+  const std::vector<std::optional<DataType>> declared = state_->declared_types(stmt);
   std::vector<Field> fields;
-  std::unordered_map<std::string, Schema> schemas;
-  for (int c = 0; c < n; ++c) {
-    const char* table = sqlite3_column_table_name(stmt.get(), c);
-    const char* origin = sqlite3_column_origin_name(stmt.get(), c);
-    if (table && origin) {
-      auto it = schemas.find(table);
-      if (it == schemas.end()) it = schemas.emplace(table, state_->columns(table)).first;
-      if (auto f = it->second.find(origin))
-        declared[static_cast<std::size_t>(c)] = it->second.field(*f).type;
-    }
-    fields.push_back({sqlite3_column_name(stmt.get(), c),
-                      declared[static_cast<std::size_t>(c)].value_or(DataType::null)});
+  for (std::size_t c = 0; c < declared.size(); ++c) {
+    fields.push_back({sqlite3_column_name(stmt.get(), static_cast<int>(c)),
+                      declared[c].value_or(DataType::null)});
   }
+  auto failed = [&](const DataError& e) {
+    return DestinationError(fmt::format("sqlite '{}': query result: {}", state_->path, e.what()));
+  };
   Table out;
   try {
     out = Table(Schema(fields));
   } catch (const DataError& e) {
-    throw DestinationError(fmt::format("sqlite '{}': query result: {}", state_->path, e.what()));
+    throw failed(e);
   }
   while (stmt.step()) {
     std::vector<Value> row;
-    row.reserve(static_cast<std::size_t>(n));
-    for (int c = 0; c < n; ++c) {
-      auto uc = static_cast<std::size_t>(c);
-      if (declared[uc]) {
-        row.push_back(state_->read_cell(stmt.get(), c, *declared[uc], "query", fields[uc].name));
-        continue;
-      }
-      switch (sqlite3_column_type(stmt.get(), c)) {
-        case SQLITE_INTEGER:
-          row.emplace_back(static_cast<long long>(sqlite3_column_int64(stmt.get(), c)));
-          break;
-        case SQLITE_FLOAT:
-          row.emplace_back(sqlite3_column_double(stmt.get(), c));
-          break;
-        case SQLITE_NULL:
-          row.emplace_back();
-          break;
-        default:
-          row.emplace_back(stmt.column_text(c));
-          break;
-      }
+    row.reserve(fields.size());
+    for (std::size_t c = 0; c < fields.size(); ++c) {
+      const int i = static_cast<int>(c);
+      row.push_back(declared[c]
+                        ? state_->read_cell(stmt.get(), i, *declared[c], "query", fields[c].name)
+                        : read_stored(stmt.get(), i));
     }
     try {
       out.append_row(std::move(row));
     } catch (const DataError& e) {
-      throw DestinationError(fmt::format("sqlite '{}': query result: {}", state_->path, e.what()));
+      throw failed(e);
     }
   }
   return out;

@@ -36,11 +36,18 @@ struct Where {
   std::vector<std::string> params;
 };
 
-Where where_of(const Filter& filter,
-               Filter::Placeholder style = Filter::Placeholder::question,
+Where where_of(const Filter& filter, Filter::Placeholder style = Filter::Placeholder::question,
                std::string_view prefix = "p");
 
 void bind_all(Statement& stmt, const std::vector<std::string>& params, int first = 1);
+
+// The Value <-> SQLite codec of writes, reads and queries. A value binds as its storage class:
+// booleans and integers as INTEGER, floats as REAL, strings as TEXT, dates and timestamps as
+// their ISO text, written into `iso` (kMaxIsoChars bytes), which must outlive the step that
+// reads it; strings are bound without a copy, so they too must outlive it. Returns SQLite's code.
+int bind_value(sqlite3_stmt* stmt, int i, const Value& value, char* iso);
+// A result cell of no declared type, by its storage class: INTEGER, REAL, NULL or TEXT.
+Value read_stored(sqlite3_stmt* stmt, int c);
 
 }  // namespace interloper::detail::sqlite_store
 
@@ -140,8 +147,8 @@ struct SqliteDestination::State {
 
   // Creates the table or adds the columns `incoming` brings; widens remembered types; records
   // which stored columns `incoming` lacks.
-  Schema ensure_table(const DatasetRef& dataset, const std::string& table,
-                      const Schema& incoming, const std::string& partition_column) {
+  Schema ensure_table(const DatasetRef& dataset, const std::string& table, const Schema& incoming,
+                      const std::string& partition_column) {
     Schema stored = columns(table);
     if (incoming.empty() && stored.empty()) return stored;
     Schema merged;
@@ -224,6 +231,10 @@ struct SqliteDestination::State {
     }
     return out;
   }
+
+  // The declared type of each result column of `stmt` that comes straight from a dataset's
+  // column (nullopt for the others: expressions, or tables interloper does not know).
+  std::vector<std::optional<DataType>> declared_types(Statement& stmt);
 
   Value read_cell(sqlite3_stmt* stmt, int c, DataType type, const std::string& table,
                   const std::string& column) {

@@ -23,38 +23,9 @@ void bind_row(sqlite::Database& db, sqlite3_stmt* stmt,
               const std::vector<const std::vector<Value>*>& cells, std::size_t r,
               std::vector<std::array<char, detail::kMaxIsoChars>>& buffers) {
   for (std::size_t c = 0; c < cells.size(); ++c) {
-    const Value& v = (*cells[c])[r];
-    const int i = static_cast<int>(c) + 1;
-    int rc = SQLITE_OK;
-    switch (v.type()) {
-      case DataType::null:
-        rc = sqlite3_bind_null(stmt, i);
-        break;
-      case DataType::boolean:
-        rc = sqlite3_bind_int(stmt, i, v.as_bool() ? 1 : 0);
-        break;
-      case DataType::int64:
-        rc = sqlite3_bind_int64(stmt, i, v.as_int());
-        break;
-      case DataType::float64:
-        rc = sqlite3_bind_double(stmt, i, v.as_double());
-        break;
-      case DataType::string: {
-        const std::string& text = v.as_string();
-        rc = sqlite3_bind_text(stmt, i, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
-        break;
-      }
-      case DataType::date:
-      case DataType::timestamp: {
-        char* out = buffers[c].data();
-        char* end = v.type() == DataType::date
-                        ? detail::put_date(out, v.as_date().time_since_epoch().count())
-                        : detail::put_timestamp(out, v.as_timestamp().time_since_epoch().count());
-        rc = sqlite3_bind_text(stmt, i, out, static_cast<int>(end - out), SQLITE_STATIC);
-        break;
-      }
+    if (bind_value(stmt, static_cast<int>(c) + 1, (*cells[c])[r], buffers[c].data()) != SQLITE_OK) {
+      db.fail("cannot bind a value");
     }
-    if (rc != SQLITE_OK) db.fail("cannot bind a value");
   }
 }
 
