@@ -70,6 +70,8 @@ class CronSchedule {
   // The first matching wall minute strictly after the wall time `civil`, in seconds.
   std::int64_t next_match(std::int64_t civil) const;
   bool day_matches(std::int64_t days) const;
+  // Bit d (1..31) is set for each day d of month `month` of `year` that fires.
+  std::uint64_t days_matching(std::int64_t year, unsigned month) const;
 
   std::string text_;
   std::uint64_t minutes_ = 0;  // bit m: minute m

@@ -234,6 +234,19 @@ bool CronSchedule::matches(TimePoint civil) const {
   return day_matches(days) && (hours_ >> (of_day / 60) & 1) && (minutes_ >> (of_day % 60) & 1);
 }
 
+std::uint64_t CronSchedule::days_matching(std::int64_t year, unsigned month) const {
+  const unsigned dim = detail::days_in_month(year, month);
+  const std::uint64_t valid = (std::uint64_t{2} << dim) - 2;
+  // Bit k (0..6) is set when day k + 1 of the month falls on a weekday of the expression; the
+  // month's weeks repeat it.
+  const unsigned w1 = weekday_from_sunday(detail::days_from_civil(year, month, 1));
+  std::uint64_t week = 0;
+  for (unsigned k = 0; k < 7; ++k) week |= std::uint64_t{(weekdays_ >> ((w1 + k) % 7)) & 1u} << k;
+  const std::uint64_t by_weekday = (week | week << 7 | week << 14 | week << 21 | week << 28) << 1;
+  const std::uint64_t by_day = days_;
+  return (day_or_ ? (by_day | by_weekday) : (by_day & by_weekday)) & valid;
+}
+
 std::int64_t CronSchedule::next_match(std::int64_t civil) const {
   const std::int64_t minute = detail::floor_div(civil, 60) + 1;
   std::int64_t days = detail::floor_div(minute, kMinutesPerDay);
@@ -269,15 +282,7 @@ std::int64_t CronSchedule::next_match(std::int64_t civil) const {
       mi = first_minute;
     }
     const unsigned dim = detail::days_in_month(y, mo);
-    const std::uint64_t valid = (std::uint64_t{2} << dim) - 2;
-    const std::int64_t day1 = detail::days_from_civil(y, mo, 1);
-    // Bit d (1..31) is set when day d of this month falls on a weekday of the expression.
-    const unsigned w1 = weekday_from_sunday(day1);
-    std::uint64_t week = 0;
-    for (unsigned k = 0; k < 7; ++k) week |= std::uint64_t{(weekdays_ >> ((w1 + k) % 7)) & 1u} << k;
-    const std::uint64_t by_weekday = (week | week << 7 | week << 14 | week << 21 | week << 28) << 1;
-    const std::uint64_t by_day = days_;
-    std::uint64_t matching = (day_or_ ? (by_day | by_weekday) : (by_day & by_weekday)) & valid;
+    std::uint64_t matching = days_matching(y, mo);
     matching &= ~((std::uint64_t{1} << d) - 1);  // days >= d
     if (matching == 0) {
       next_month();
