@@ -65,7 +65,7 @@ TEST(OpenDestination, ErrorsNameTheProblem) {
 // A URL of a scheme interloper does not know may still carry a password: messages show ***.
 TEST(OpenDestination, ErrorsNeverEchoAPassword) {
   for (std::string url : {"mysql://me:secret@db/warehouse", "sqlite://me:secret@host/x.db",
-                          "memory://me:secret@host"}) {
+                          "memory://me:secret@host", ":postgresql://me:secret@db/x"}) {
     std::string error = error_of(url);
     EXPECT_EQ(error.find("secret"), std::string::npos) << error;
     EXPECT_NE(error.find("me:***@"), std::string::npos) << error;

@@ -64,7 +64,7 @@ DestinationUrl parse_destination_url(std::string_view url) {
     throw DestinationError(
         fmt::format("destination '{}' is not a URL (expected sqlite:///abs/path.db, "
                     "sqlite:relative/path.db or file:///dir?format=jsonl|csv)",
-                    url));
+                    postgres::redact(url)));
   }
   std::string_view scheme = url.substr(0, colon);
   std::string_view rest = url.substr(colon + 1);
