@@ -157,6 +157,10 @@ class MaterializationStore {
   // one gives only `asset` and `status` (rows 0, run id and error empty, times at the epoch).
   virtual std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
                                                       const Partition* partition) = 0;
+  // The last record given for the dataset, of any partition: what its last run did (run id,
+  // status, rows, times and error). nullopt when none, or once forget() dropped the whole
+  // dataset. One record a dataset is kept, whatever the history.
+  virtual std::optional<MaterializationRecord> last_record(const DatasetRef& dataset) = 0;
 
   // Claims: a process about to run partitions claims them first, so that another process
   // sharing the store does not start them too.
@@ -198,6 +202,7 @@ class MemoryStore final : public MaterializationStore {
   WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) override;
   std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
                                               const Partition* partition) override;
+  std::optional<MaterializationRecord> last_record(const DatasetRef& dataset) override;
   std::optional<Claim> claim(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
                              const Claim& claim, TimePoint now) override;
   void release(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
@@ -239,6 +244,7 @@ class SqliteStore final : public MaterializationStore {
   WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) override;
   std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
                                               const Partition* partition) override;
+  std::optional<MaterializationRecord> last_record(const DatasetRef& dataset) override;
   std::optional<Claim> claim(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
                              const Claim& claim, TimePoint now) override;
   void release(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
@@ -276,6 +282,7 @@ class PostgresStore final : public MaterializationStore {
   WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) override;
   std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
                                               const Partition* partition) override;
+  std::optional<MaterializationRecord> last_record(const DatasetRef& dataset) override;
   std::optional<Claim> claim(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
                              const Claim& claim, TimePoint now) override;
   void release(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,

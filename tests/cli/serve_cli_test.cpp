@@ -191,6 +191,12 @@ TEST_F(Serve, OverviewCountsEveryAssetOverTheWindow) {
             std::string::npos);
   EXPECT_TRUE(asset_of(overview, "totals")["last_failure"].is_null());
   EXPECT_TRUE(regions["last_failure"].is_null());
+  // Per asset, what last ran it: the backfill for events, the materialize for regions.
+  EXPECT_EQ(events["last_run"]["run_id"], history[1]["run_id"]) << events;
+  EXPECT_EQ(regions["last_run"]["run_id"], history[0]["run_id"]) << regions;
+  EXPECT_EQ(regions["last_run"]["status"], "materialized");
+  EXPECT_EQ(regions["last_run"]["rows"], 1);
+  EXPECT_TRUE(asset_of(overview, "totals")["last_run"].is_null());
 }
 
 TEST_F(Serve, GridGivesCellsRangesAndPartitionDetail) {
@@ -314,6 +320,8 @@ TEST_F(Serve, PagesRenderInChromium) {
   EXPECT_EQ(occurrences(overview, "<tr class=\"asset\">"), 3u) << overview;
   EXPECT_NE(overview.find("href=\"/assets/events\""), std::string::npos);
   EXPECT_EQ(occurrences(overview, "<td class=\"last-failure\">"), 3u);
+  EXPECT_EQ(occurrences(overview, "<td class=\"last-run\">"), 3u);
+  EXPECT_NE(overview.find(" · materialized · 2026-"), std::string::npos) << overview;
   EXPECT_NE(overview.find(">2026-03-04 · run-"), std::string::npos) << overview;
   // Read-only: no button starts a run.
   EXPECT_EQ(occurrences(overview, "<button"), 0u);

@@ -346,6 +346,38 @@ TEST_P(StoreTest, ForgottenPartitionsReadAsMissing) {
   EXPECT_FALSE(store->latest(snapshot, nullptr).has_value());
 }
 
+TEST_P(StoreTest, LastRecordIsWhatLastRanTheDatasetUntilItIsForgotten) {
+  EXPECT_FALSE(store->last_record(stats).has_value());
+  TimePartitionWindow january(day(2026, 1, 1), day(2026, 1, 31));
+  store->record(stats, &january, done("r1", 310));
+  TimePartitionWindow tenth(day(2026, 1, 10), day(2026, 1, 10));
+  MaterializationRecord failure = failed("r2", "exit 3: no such table");
+  failure.finished = TimePoint(at(2026, 5, 2, 9));
+  store->record(stats, &tenth, failure);
+  std::optional<MaterializationRecord> last = store->last_record(stats);
+  ASSERT_TRUE(last.has_value());
+  EXPECT_EQ(last->run_id, "r2");
+  EXPECT_EQ(last->status, MaterializationStatus::failed);
+  EXPECT_EQ(last->error, "exit 3: no such table");
+  EXPECT_EQ(last->finished, TimePoint(at(2026, 5, 2, 9)));
+  // A later run of another partition replaces it; other datasets keep their own.
+  DatasetRef other{"ads", "other", &daily};
+  store->record(other, &january, done("r9"));
+  store->record(stats, &january, done("r3", 31));
+  last = store->last_record(stats);
+  ASSERT_TRUE(last.has_value());
+  EXPECT_EQ(last->run_id, "r3");
+  EXPECT_EQ(last->status, MaterializationStatus::materialized);
+  EXPECT_EQ(last->rows, 31);
+  EXPECT_EQ(last->started, TimePoint(at(2026, 5, 1, 10)));
+  // Forgetting some partitions keeps it; forgetting the dataset drops it.
+  store->forget(stats, &tenth);
+  EXPECT_EQ(store->last_record(stats)->run_id, "r3");
+  store->forget(stats, nullptr);
+  EXPECT_FALSE(store->last_record(stats).has_value());
+  EXPECT_EQ(store->last_record(other)->run_id, "r9");
+}
+
 TEST_P(StoreTest, OnePartitionAtATimeReadsAsFewRanges) {
   // 400 days recorded one by one, each by its own run, every 50th failed.
   const TimePoint start(day(2025, 1, 1));
@@ -588,7 +620,31 @@ TEST_F(SqliteStoreTest, AStoreWrittenBeforeDefinitionsWereKeptOpensWithThemUnkno
   reopened.record(stats, &first, done_by("current"));
   s = reopened.status(stats, window);
   EXPECT_EQ(s.definitions, (std::vector<DefinedRange>{{{0, 0}, "current"}, {{1, 9}, ""}}));
-  EXPECT_EQ(count_rows(path, "PRAGMA user_version"), 5);
+  EXPECT_EQ(count_rows(path, "PRAGMA user_version"), 6);
+}
+
+TEST_F(SqliteStoreTest, AReaderTakesAVersionFiveFileAsItIsAndAWriterAddsTheLastRecords) {
+  TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 10));
+  store->record(stats, &window, done("r1"));
+  store.reset();
+  // The file as version 5 wrote it: no last record per dataset.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "DROP TABLE last_records; PRAGMA user_version = 5;", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  {
+    auto reader = open_store_read_only(path);
+    EXPECT_EQ(reader->status(stats, window).materialized, (std::vector<PartitionRange>{{0, 9}}));
+    EXPECT_FALSE(reader->last_record(stats).has_value());
+  }
+  SqliteStore writer(path);
+  EXPECT_FALSE(writer.last_record(stats).has_value());
+  writer.record(stats, &window, done("r2"));
+  EXPECT_EQ(writer.last_record(stats)->run_id, "r2");
+  EXPECT_EQ(count_rows(path, "PRAGMA user_version"), 6);
 }
 
 TEST_F(SqliteStoreTest, AReaderSeesAFileAWriterHasNotFilledYetAsEmpty) {

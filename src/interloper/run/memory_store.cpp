@@ -45,6 +45,7 @@ struct AssetRecords {
   detail::RangeMap<Cell> ranges;  // ordinal -> state
   // Kinds without arithmetic ordinals get one per key, in first-seen order.
   std::unordered_map<std::string, std::int64_t> key_ordinals;
+  MaterializationRecord last;  // the last record given, of any partition
 
   std::int64_t ordinal_of_key(const std::string& key) {
     auto [it, inserted] = key_ordinals.emplace(key, static_cast<std::int64_t>(key_ordinals.size()));
@@ -128,6 +129,7 @@ void MemoryStore::record(const DatasetRef& dataset, const PartitionWindow* windo
   }
   std::lock_guard lock(state_->mutex);
   AssetRecords& stored = state_->assets[dataset_key(dataset)];
+  stored.last = record;
   const Cell cell = cell_of(record);
   if (ordinals) {
     stored.ranges.assign(ordinals->first, ordinals->second, cell);
@@ -137,6 +139,13 @@ void MemoryStore::record(const DatasetRef& dataset, const PartitionWindow* windo
     const std::int64_t ordinal = stored.ordinal_of_key(window->partition_at(i)->key());
     stored.ranges.assign(ordinal, ordinal, cell);
   }
+}
+
+std::optional<MaterializationRecord> MemoryStore::last_record(const DatasetRef& dataset) {
+  std::lock_guard lock(state_->mutex);
+  auto it = state_->assets.find(dataset_key(dataset));
+  if (it == state_->assets.end()) return std::nullopt;
+  return it->second.last;
 }
 
 void MemoryStore::forget(const DatasetRef& dataset, const PartitionWindow* window) {

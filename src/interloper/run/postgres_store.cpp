@@ -131,12 +131,16 @@ struct PostgresStore::State {
         "started text NOT NULL, finished text NOT NULL, state text NOT NULL, partitions bigint "
         "NOT NULL, succeeded bigint NOT NULL, failed bigint NOT NULL, skipped bigint NOT NULL);"
         "CREATE INDEX IF NOT EXISTS interloper_runs_pipeline ON {runs} (pipeline, id);"
+        "CREATE TABLE IF NOT EXISTS {last} (source text NOT NULL, asset text NOT NULL, status "
+        "text NOT NULL, rows bigint NOT NULL, run_id text NOT NULL, started text NOT NULL, "
+        "finished text NOT NULL, error text NOT NULL, PRIMARY KEY (source, asset));"
         // Stores created before definitions were kept: "" is an unknown definition.
         "ALTER TABLE {ranges} ADD COLUMN IF NOT EXISTS definition text NOT NULL DEFAULT '';"
         "ALTER TABLE {keys} ADD COLUMN IF NOT EXISTS definition text NOT NULL DEFAULT ''",
         fmt::arg("schema", sql::quote_identifier(schema)), fmt::arg("failures", t("failures")),
         fmt::arg("ranges", t("partition_ranges")), fmt::arg("keys", t("partition_keys")),
-        fmt::arg("claims", t("claims")), fmt::arg("runs", t("runs"))));
+        fmt::arg("claims", t("claims")), fmt::arg("runs", t("runs")),
+        fmt::arg("last", t("last_records"))));
     tx.commit();
   }
 
@@ -163,6 +167,23 @@ struct PostgresStore::State {
     std::vector<Range> out;
     for (int i = 0; i < r.rows(); ++i) out.push_back({r.int_value(i, 0), r.int_value(i, 1), cell_from(r, i, 2)});
     return out;
+  }
+
+  void set_last_record(const DatasetRef& dataset, const MaterializationRecord& rec) {
+    Params p;
+    p.text(dataset.source, postgres::oid::text);
+    p.text(dataset.asset, postgres::oid::text);
+    p.text(status_text(rec.status), postgres::oid::text);
+    put_int(p, rec.rows);
+    p.text(rec.run_id, postgres::oid::text);
+    p.text(rec.started.to_string(), postgres::oid::text);
+    p.text(rec.finished.to_string(), postgres::oid::text);
+    p.text(bound_error(rec.error), postgres::oid::text);
+    db().exec("INSERT INTO " + t("last_records") +
+                  " (source, asset, status, rows, run_id, started, finished, error) VALUES ($1, "
+                  "$2, $3, $4, $5, $6, $7, $8) ON CONFLICT (source, asset) DO UPDATE SET status "
+                  "= $3, rows = $4, run_id = $5, started = $6, finished = $7, error = $8",
+              p);
   }
 
   std::int64_t insert_failure(const MaterializationRecord& rec) {
@@ -347,6 +368,7 @@ void PostgresStore::record(const DatasetRef& dataset, const PartitionWindow* win
   postgres::Transaction tx(state_->db());
   const Scope scope = window ? scope_of(*window) : Scope{"none", false, 0, 0};
   state_->lock(state_->scope_lock(dataset, scope.name));
+  state_->set_last_record(dataset, record);
   const Cell cell = state_->cell_for(record);
   if (!window) {
     const std::int64_t before = state_->assign_key(dataset.source, dataset.asset, "none", "", cell);
@@ -387,6 +409,8 @@ void PostgresStore::forget(const DatasetRef& dataset, const PartitionWindow* win
     for (int i = 0; i < scopes.rows(); ++i) {
       state_->lock(state_->scope_lock(dataset, std::string(scopes.value(i, 0))));
     }
+    state_->db().exec(
+        "DELETE FROM " + state_->t("last_records") + " WHERE source = $1 AND asset = $2", p);
     for (const char* table : {"partition_ranges", "partition_keys"}) {
       collect(state_->db().exec("DELETE FROM " + state_->t(table) +
                                     " WHERE source = $1 AND asset = $2 RETURNING failure",
@@ -454,6 +478,27 @@ std::optional<MaterializationRecord> PostgresStore::latest(const DatasetRef& dat
   }
   if (!cell) return std::nullopt;
   return state_->record_of(dataset.asset, *cell);
+}
+
+std::optional<MaterializationRecord> PostgresStore::last_record(const DatasetRef& dataset) {
+  std::lock_guard lock(state_->mutex);
+  Params p;
+  p.text(dataset.source, postgres::oid::text);
+  p.text(dataset.asset, postgres::oid::text);
+  Result r = state_->db().exec("SELECT status, rows, run_id, started, finished, error FROM " +
+                                   state_->t("last_records") +
+                                   " WHERE source = $1 AND asset = $2",
+                               p);
+  if (r.rows() == 0) return std::nullopt;
+  MaterializationRecord rec;
+  rec.asset = dataset.asset;
+  rec.status = status_from(r.value(0, 0));
+  rec.rows = r.int_value(0, 1);
+  rec.run_id = std::string(r.value(0, 2));
+  rec.started = TimePoint::parse(r.value(0, 3));
+  rec.finished = TimePoint::parse(r.value(0, 4));
+  rec.error = std::string(r.value(0, 5));
+  return rec;
 }
 
 std::optional<Claim> PostgresStore::claim(const std::vector<DatasetRef>& datasets,

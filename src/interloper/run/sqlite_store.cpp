@@ -69,7 +69,7 @@ Cell cell_from(Statement& stmt, int at) {
           stmt.column_is_null(at + 1) ? 0 : stmt.column_int(at + 1), stmt.column_text(at + 2)};
 }
 
-constexpr int kSchemaVersion = 5;
+constexpr int kSchemaVersion = 6;
 
 // Thrown when a store opened read-only holds nothing yet: a writer has created the file and
 // not yet committed its tables. A reader sees such a store as empty.
@@ -84,6 +84,11 @@ struct SqliteStore::State {
       : path(std::move(p)),
         db(path, read_only ? sqlite::Database::Mode::read_only : sqlite::Database::Mode::read_write) {
     if (schema_version() == kSchemaVersion) return;
+    if (read_only && schema_version() == 5) {
+      // Version 5 lacks only the last record per dataset: readers take it as it is.
+      has_last_records = false;
+      return;
+    }
     if (read_only) {
       if (schema_version() == 0 && holds_nothing()) {
         throw NotYetAStore(fmt::format("store '{}' holds no tables yet", path));
@@ -122,7 +127,11 @@ struct SqliteStore::State {
         " command_line TEXT NOT NULL, window TEXT NOT NULL, started TEXT NOT NULL,"
         " finished TEXT NOT NULL, state TEXT NOT NULL, partitions INTEGER NOT NULL,"
         " succeeded INTEGER NOT NULL, failed INTEGER NOT NULL, skipped INTEGER NOT NULL);"
-        "CREATE INDEX IF NOT EXISTS runs_pipeline ON runs (pipeline, id);");
+        "CREATE INDEX IF NOT EXISTS runs_pipeline ON runs (pipeline, id);"
+        "CREATE TABLE IF NOT EXISTS last_records ("
+        " source TEXT NOT NULL, asset TEXT NOT NULL, status TEXT NOT NULL, rows INTEGER NOT NULL,"
+        " run_id TEXT NOT NULL, started TEXT NOT NULL, finished TEXT NOT NULL,"
+        " error TEXT NOT NULL, PRIMARY KEY (source, asset)) WITHOUT ROWID;");
     add_definition_columns();
     migrate_from_records();
     db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str());
@@ -132,6 +141,7 @@ struct SqliteStore::State {
   std::string path;
   sqlite::Database db;
   std::mutex mutex;
+  bool has_last_records = true;
 
   std::int64_t schema_version() {
     Statement stmt(db, "PRAGMA user_version");
@@ -176,6 +186,22 @@ struct SqliteStore::State {
     stmt.bind_text(6, bound_error(r.error));
     stmt.step();
     return sqlite3_last_insert_rowid(db.get());
+  }
+
+  void set_last_record(const DatasetRef& dataset, const MaterializationRecord& r) {
+    auto stmt_lease = db.cached(
+        "INSERT OR REPLACE INTO last_records (source, asset, status, rows, run_id, started, "
+        "finished, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    Statement& stmt = *stmt_lease;
+    stmt.bind_text(1, dataset.source, false);
+    stmt.bind_text(2, dataset.asset, false);
+    stmt.bind_text(3, status_text(r.status));
+    stmt.bind_int(4, r.rows);
+    stmt.bind_text(5, r.run_id, false);
+    stmt.bind_text(6, r.started.to_string());
+    stmt.bind_text(7, r.finished.to_string());
+    stmt.bind_text(8, bound_error(r.error));
+    stmt.step();
   }
 
   Cell cell_for(const MaterializationRecord& r) {
@@ -421,6 +447,7 @@ void SqliteStore::record(const DatasetRef& dataset, const PartitionWindow* windo
                          const MaterializationRecord& record) {
   std::lock_guard lock(state_->mutex);
   sqlite::Transaction transaction(state_->db);
+  state_->set_last_record(dataset, record);
   const Cell cell = state_->cell_for(record);
   if (!window) {
     const std::int64_t before = state_->assign_key(dataset.source, dataset.asset, "none", "", cell);
@@ -453,7 +480,7 @@ void SqliteStore::forget(const DatasetRef& dataset, const PartitionWindow* windo
       stmt.bind_text(2, dataset.asset, false);
       while (stmt.step()) failures.push_back(stmt.column_int(0));
     }
-    for (const char* table : {"partition_ranges", "partition_keys"}) {
+    for (const char* table : {"partition_ranges", "partition_keys", "last_records"}) {
       Statement del(state_->db, fmt::format("DELETE FROM {} WHERE source = ? AND asset = ?", table));
       del.bind_text(1, dataset.source, false);
       del.bind_text(2, dataset.asset, false);
@@ -525,6 +552,27 @@ std::optional<MaterializationRecord> SqliteStore::latest(const DatasetRef& datas
   }
   if (!cell) return std::nullopt;
   return state_->record_of(dataset.asset, *cell);
+}
+
+std::optional<MaterializationRecord> SqliteStore::last_record(const DatasetRef& dataset) {
+  std::lock_guard lock(state_->mutex);
+  if (!state_->has_last_records) return std::nullopt;
+  auto stmt_lease = state_->db.cached(
+      "SELECT status, rows, run_id, started, finished, error FROM last_records WHERE source = ? "
+      "AND asset = ?");
+  Statement& stmt = *stmt_lease;
+  stmt.bind_text(1, dataset.source, false);
+  stmt.bind_text(2, dataset.asset, false);
+  if (!stmt.step()) return std::nullopt;
+  MaterializationRecord r;
+  r.asset = dataset.asset;
+  r.status = status_from(stmt.column_text(0));
+  r.rows = stmt.column_int(1);
+  r.run_id = stmt.column_text(2);
+  r.started = TimePoint::parse(stmt.column_text(3));
+  r.finished = TimePoint::parse(stmt.column_text(4));
+  r.error = stmt.column_text(5);
+  return r;
 }
 
 std::optional<Claim> SqliteStore::claim(const std::vector<DatasetRef>& datasets,

@@ -150,6 +150,20 @@ json last_failure_json(MaterializationStore& store, const Asset& asset,
   return last == failures.end() ? json(nullptr) : failure_json(window, *last);
 }
 
+// What last ran the asset, any partition, or null.
+json last_run_json(MaterializationStore& store, const Asset& asset) {
+  const std::optional<MaterializationRecord> last = store.last_record(asset.dataset());
+  if (!last) return nullptr;
+  json out{{"run_id", last->run_id},
+           {"status", last->status == MaterializationStatus::materialized ? "materialized"
+                                                                          : "failed"},
+           {"rows", last->rows},
+           {"started", last->started.to_string()},
+           {"finished", last->finished.to_string()}};
+  if (last->status == MaterializationStatus::failed) out["error"] = last->error;
+  return out;
+}
+
 std::string unpartitioned_state(const std::optional<MaterializationRecord>& latest) {
   if (!latest) return "missing";
   return latest->status == MaterializationStatus::materialized ? "materialized" : "failed";
@@ -243,7 +257,8 @@ Response Api::overview() {
                {"source", asset->source_name()},
                {"deps", asset->deps()},
                {"enabled", asset->enabled()},
-               {"destination", destination_text(dag_, *asset)}};
+               {"destination", destination_text(dag_, *asset)},
+               {"last_run", last_run_json(*store_, *asset)}};
     const PartitionConfig* config = asset->partitioning();
     if (config == nullptr) {
       const auto latest = store_->latest(asset->dataset(), nullptr);

@@ -123,6 +123,10 @@ function runButton(name, window) {
 function failureText(f) {
   return f ? el("span", {class: "mono", title: f.error}, (f.partitions ? f.partitions + " · " : "") + f.run_id + " · " + f.finished) : "-";
 }
+function lastRunText(r) {
+  return r ? el("span", {class: "mono " + (r.status === "failed" ? "n-f" : "n-m"), title: r.error || ""},
+                r.run_id + " · " + r.status + " · " + r.finished) : "-";
+}
 async function overview() {
   const o = await api("/api/overview");
   const rows = o.assets.map(a => el("tr", {class: "asset"},
@@ -131,11 +135,12 @@ async function overview() {
     el("td", {class: "mono"}, a.destination || "-"), el("td", {class: "mono"}, a.window || "-"),
     el("td", {class: "num n-m"}, a.materialized), el("td", {class: "num n-f"}, a.failed),
     el("td", {class: "num n-x"}, a.missing), el("td", {}, bar(a.materialized, a.failed, a.missing)),
+    el("td", {class: "last-run"}, lastRunText(a.last_run)),
     el("td", {class: "last-failure"}, failureText(a.last_failure)), ...(token ? [el("td", {}, runButton(a.name, a.window))] : [])));
   return [el("h1", {}, "Assets"),
           el("div", {class: "sub"}, "Last run: ", o.last_run ? runLine(o.last_run) : "none recorded"),
           el("table", {}, el("thead", {}, el("tr", {}, ...["asset", "source", "partitioning",
-             "destination", "window", "materialized", "failed", "missing", "", "last failure", ...(token ? [""] : [])].map(h => el("th", {}, h)))),
+             "destination", "window", "materialized", "failed", "missing", "", "last run", "last failure", ...(token ? [""] : [])].map(h => el("th", {}, h)))),
              el("tbody", {}, ...rows))];
 }
 function legend() {
