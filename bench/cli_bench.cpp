@@ -1,8 +1,11 @@
 // `interloper backfill` of N daily partitions of a trivial `sql:` asset into SQLite, through the
 // same entry point as the binary (il::cli::main), with a fresh pipeline directory each time.
 // Reports wall time and the overhead per partition (store record, query, write, events).
+// `interloper -q check` of a pipeline declaring a chain of N command assets, each depending on
+// the one before: reading the file, the declarations and the DAG, per asset.
 //
 //   build/bench/cli_bench --benchmark_filter=Backfill/10000
+//   build/bench/cli_bench --benchmark_filter=Check/100000
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -68,6 +71,40 @@ BENCHMARK(Backfill)
     ->Arg(10000)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)
+    ->UseRealTime();
+
+// A pipeline of `assets` command assets a0, a1..., each depending on the one before.
+std::string chain_pipeline(int assets) {
+  std::string text = "destination: memory://\nsources:\n  - name: s\n    assets:\n";
+  for (int i = 0; i < assets; ++i) {
+    text += fmt::format("      - name: a{}\n        command: [/bin/true]\n", i);
+    if (i > 0) text += fmt::format("        deps: [a{}]\n", i - 1);
+  }
+  return text;
+}
+
+void Check(benchmark::State& state) {
+  const auto assets = static_cast<int>(state.range(0));
+  std::string pattern = (fs::temp_directory_path() / "il_bench_XXXXXX").string();
+  const fs::path dir = ::mkdtemp(pattern.data());
+  const fs::path file = dir / "pipeline.yaml";
+  std::ofstream(file) << chain_pipeline(assets);
+  for (auto _ : state) {
+    if (run({"interloper", "-q", "check", file.string()}) != 0) state.SkipWithError("check failed");
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  state.counters["assets"] = assets;
+  state.counters["per_asset"] =
+      benchmark::Counter(static_cast<double>(assets) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+BENCHMARK(Check)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
     ->UseRealTime();
 
 }  // namespace

@@ -200,6 +200,8 @@ class Source {
   Asset& asset(std::string name, ComputeFn compute) {
     return add(Asset(std::move(name), std::move(compute)));
   }
+  // Makes room for `count` assets in all, so that adding that many moves none of them.
+  void reserve(std::size_t count);
 
   const std::string& name() const { return name_; }
   const std::shared_ptr<Destination>& destination() const { return destination_; }

@@ -313,6 +313,11 @@ std::int64_t Asset::materialize(Logger logger) const {
 Source::Source(std::string name, std::shared_ptr<Destination> destination)
     : name_(std::move(name)), destination_(std::move(destination)) {}
 
+void Source::reserve(std::size_t count) {
+  assets_.reserve(count);
+  names_.reserve(count);
+}
+
 Asset& Source::add(Asset asset) {
   if (!names_.insert(asset.name()).second) {
     throw DagError(fmt::format("source '{}': duplicate asset name '{}'", name_, asset.name()),

@@ -24,25 +24,32 @@ struct PlanReport {
   const std::vector<std::pair<std::string, std::string>>* left_out = nullptr;
 };
 
-PlanReport plan_report(const std::string& command, const Project& project,
-                       const Selection& selection, bool backfill) {
-  PlanReport report;
-  report.command = command;
-  report.window = selection.window.get();
-  report.backfill = backfill;
-  report.left_out = &selection.left_out;
+// The plan of a selection, or of every asset of the DAG when `whole` (the selection's assets are
+// then not read); none when there is nothing to plan.
+std::optional<Plan> plan_of(const Project& project, const Selection& selection, bool backfill,
+                            bool whole) {
   PlanOptions options;
   options.scope = backfill ? TaskScope::per_partition : TaskScope::per_asset;
-  options.assets = selection.assets;
-  std::optional<Plan> planned;
+  if (!whole) options.assets = selection.assets;
   try {
-    if (!selection.assets.empty()) {
-      planned = interloper::plan(*project.dag, selection.window.get(), options);
+    if (whole || !selection.assets.empty()) {
+      return interloper::plan(*project.dag, selection.window.get(), options);
     }
   } catch (const PartitionError&) {
     // `check` of the whole DAG without a window: partitioned assets have no tasks to plan.
     if (selection.window) throw;
   }
+  return std::nullopt;
+}
+
+PlanReport plan_report(const std::string& command, const Project& project,
+                       const Selection& selection, bool backfill, bool whole = false) {
+  PlanReport report;
+  report.command = command;
+  report.window = selection.window.get();
+  report.backfill = backfill;
+  report.left_out = &selection.left_out;
+  const std::optional<Plan> planned = plan_of(project, selection, backfill, whole);
   report.tasks = planned ? planned->size() : 0;
   std::unordered_map<std::string_view, const Plan::Step*> step_of;  // asset name -> its step
   if (planned) {
@@ -155,19 +162,28 @@ WindowArgument window_argument(const Project& project, const Args& args) {
 
 int run_check(const Project& project, const Args& args) {
   const WindowArgument window = window_argument(project, args);
+  // A quiet check plans, for what the plan refuses, and describes nothing.
+  const bool shown = args.json || !args.quiet;
   if (window.empty() && args.assets.empty()) {
     // Without a scope, check the whole DAG: every asset, in order.
+    // Its plan has no window, so it refuses nothing (partitioned assets have no tasks, the
+    // others one each): loading the project was the check, and a quiet check ends there.
+    if (!shown) return kOk;
     Selection all;
     for (const Asset* asset : project.dag->order()) all.assets.push_back(asset->name());
-    const PlanReport report = plan_report("check", project, all, false);
-    if (!args.json && !args.quiet) std::cout << "ok: " << project.dag->size() << " assets\n";
-    if (args.json || !args.quiet) show_plan(report, args);
+    const PlanReport report = plan_report("check", project, all, false, true);
+    if (!args.json) std::cout << "ok: " << project.dag->size() << " assets\n";
+    show_plan(report, args);
     return kOk;
   }
   Selection selection = select(*project.dag, window, args.assets, false);
+  if (!shown) {
+    plan_of(project, selection, false, false);
+    return kOk;
+  }
   const PlanReport report = plan_report("check", project, selection, false);
-  if (!args.json && !args.quiet) std::cout << "ok\n";
-  if (args.json || !args.quiet) show_plan(report, args);
+  if (!args.json) std::cout << "ok\n";
+  show_plan(report, args);
   return kOk;
 }
 

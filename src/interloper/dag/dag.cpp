@@ -25,27 +25,138 @@ bool edge_allowed(const PartitionConfig& upstream, const PartitionConfig& downst
 
 namespace {
 
+using NameIndex = std::unordered_map<std::string_view, std::size_t>;
+
+// The graph between declared assets, by declaration index: the assets reading asset i are
+// readers[first[i]] .. readers[first[i + 1] - 1]; pending[i] counts the declared assets i
+// reads. Two flat arrays, rather than a vector per asset.
+struct Edges {
+  std::vector<std::size_t> first;
+  std::vector<std::size_t> readers;
+  std::vector<std::size_t> pending;
+
+  std::size_t begin(std::size_t i) const { return first[i]; }
+  std::size_t end(std::size_t i) const { return first[i + 1]; }
+};
+
+// Every asset of the sources, then the loose ones, in declaration order, and each name's index;
+// a name declared twice is an error about its second declaration.
+std::vector<const Asset*> declared_assets(const std::vector<Source>& sources,
+                                          const std::vector<Asset>& loose, NameIndex& index) {
+  std::size_t count = loose.size();
+  for (const Source& source : sources) count += source.assets().size();
+  std::vector<const Asset*> declared;
+  declared.reserve(count);
+  index.reserve(count);
+  auto add = [&](const Asset& asset) {
+    auto [it, inserted] = index.emplace(asset.name(), declared.size());
+    if (!inserted) {
+      const Asset& first = *declared[it->second];
+      throw DagError(fmt::format("duplicate asset name '{}' (in source '{}' and source '{}')",
+                                 asset.name(), first.source_name(), asset.source_name()),
+                     asset.name());
+    }
+    declared.push_back(&asset);
+  };
+  for (const Source& source : sources) {
+    for (const Asset& asset : source.assets()) add(asset);
+  }
+  for (const Asset& asset : loose) add(asset);
+  return declared;
+}
+
+// Checks the edge from `upstream` to `asset` (its dependency `dep`): partitionings that map.
+void check_edge(const Asset& asset, const Asset& upstream, const std::string& dep) {
+  const PartitionConfig* up = upstream.partitioning();
+  const PartitionConfig* down = asset.partitioning();
+  if (up == nullptr || down == nullptr || edge_allowed(*up, *down)) return;
+  throw DagError(
+      fmt::format("asset '{}' (partitioned {}) depends on asset '{}' (partitioned {}): {}",
+                  asset.name(), down->to_definition(), upstream.name(), up->to_definition(),
+                  up->kind() == down->kind() ? "the two partitionings differ"
+                                             : "time and list partitionings cannot be mapped"),
+      asset.name(), dep);
+}
+
+// Resolves every dependency to a declared asset or an external one (`external` answers for
+// names outside the declarations), checks each edge, and returns the graph.
+template <typename External>
+Edges dependency_edges(const std::vector<const Asset*>& declared, const NameIndex& index,
+                       const External& external) {
+  const std::size_t n = declared.size();
+  Edges edges;
+  edges.pending.assign(n, 0);
+  edges.first.assign(n + 1, 0);
+  std::vector<std::pair<std::size_t, std::size_t>> links;  // (upstream, reader)
+  for (std::size_t i = 0; i < n; ++i) {
+    const Asset& asset = *declared[i];
+    for (const std::string& dep : asset.deps()) {
+      const Asset* upstream = nullptr;
+      if (auto it = index.find(dep); it != index.end()) {
+        upstream = declared[it->second];
+        links.emplace_back(it->second, i);
+        ++edges.first[it->second + 1];
+        ++edges.pending[i];
+      } else if ((upstream = external(dep)) == nullptr) {
+        throw DagError(fmt::format("asset '{}' depends on unknown asset '{}'", asset.name(), dep),
+                       asset.name(), dep);
+      }
+      check_edge(asset, *upstream, dep);
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) edges.first[i + 1] += edges.first[i];
+  // Readers in declaration order: links come sorted by reader.
+  edges.readers.resize(links.size());
+  std::vector<std::size_t> next(edges.first.begin(), edges.first.end() - 1);
+  for (const auto& [upstream, reader] : links) edges.readers[next[upstream]++] = reader;
+  return edges;
+}
+
+// Kahn's algorithm; the smallest declaration index goes first among ready assets. Fewer
+// indexes than assets come back when some lie on or after a cycle; `remaining` then counts,
+// per asset, the dependencies never done.
+std::vector<std::size_t> topological_order(const Edges& edges,
+                                           std::vector<std::size_t>& remaining) {
+  const std::size_t n = edges.pending.size();
+  remaining = edges.pending;
+  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (remaining[i] == 0) ready.push(i);
+  }
+  std::vector<std::size_t> order;
+  order.reserve(n);
+  while (!ready.empty()) {
+    const std::size_t i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (std::size_t e = edges.begin(i); e < edges.end(i); ++e) {
+      const std::size_t d = edges.readers[e];
+      if (--remaining[d] == 0) ready.push(d);
+    }
+  }
+  return order;
+}
+
 // A cycle among the assets Kahn's algorithm left (remaining > 0), as indexes from an asset back
 // to itself, following edges upstream -> downstream. Iterative, so a cycle through any number of
 // assets fits in memory rather than on the stack.
-std::vector<std::size_t> find_cycle(const std::vector<std::vector<std::size_t>>& downstream,
-                                    const std::vector<std::size_t>& remaining) {
-  const std::size_t n = downstream.size();
+std::vector<std::size_t> find_cycle(const Edges& edges, const std::vector<std::size_t>& remaining) {
+  const std::size_t n = remaining.size();
   std::vector<std::uint8_t> color(n, 0);  // 0 unseen, 1 on the path, 2 done
   std::vector<std::size_t> position(n, 0);
   std::vector<std::pair<std::size_t, std::size_t>> path;  // (asset, next edge to follow)
   for (std::size_t root = 0; root < n; ++root) {
     if (remaining[root] == 0 || color[root] != 0) continue;
-    path.emplace_back(root, 0);
+    path.emplace_back(root, edges.begin(root));
     color[root] = 1;
     while (!path.empty()) {
       auto& [i, edge] = path.back();
-      if (edge == downstream[i].size()) {
+      if (edge == edges.end(i)) {
         color[i] = 2;
         path.pop_back();
         continue;
       }
-      const std::size_t d = downstream[i][edge++];
+      const std::size_t d = edges.readers[edge++];
       if (color[d] == 1) {
         std::vector<std::size_t> cycle;
         for (std::size_t k = position[d]; k < path.size(); ++k) cycle.push_back(path[k].first);
@@ -55,11 +166,34 @@ std::vector<std::size_t> find_cycle(const std::vector<std::vector<std::size_t>>&
       if (color[d] == 0) {
         color[d] = 1;
         position[d] = path.size();
-        path.emplace_back(d, 0);
+        path.emplace_back(d, edges.begin(d));
       }
     }
   }
   return {};  // unreachable when some asset remained: a remaining asset lies on or after a cycle
+}
+
+// The error naming one cycle among the assets left unordered, upstream first.
+DagError cycle_error(const std::vector<const Asset*>& declared, const Edges& edges,
+                     const std::vector<std::size_t>& remaining) {
+  std::vector<std::size_t> cycle = find_cycle(edges, remaining);
+  // A long cycle is named by its first assets and the one that closes it.
+  constexpr std::size_t kNamed = 10;
+  std::string names;
+  for (std::size_t k = 0; k < cycle.size(); ++k) {
+    if (cycle.size() > kNamed + 2 && k == kNamed) {
+      names += fmt::format(" -> ... ({} more)", cycle.size() - kNamed - 2);
+      k = cycle.size() - 2;
+    }
+    if (!names.empty()) names += " -> ";
+    names += declared[cycle[k]]->name();
+  }
+  if (cycle.size() > kNamed + 2) {
+    names = fmt::format("{} assets: {}", cycle.size() - 1, names);
+  }
+  // The first asset of the cycle depends on the one before it: the edge that closes the cycle.
+  return DagError(fmt::format("dependency cycle: {}", names), declared[cycle.front()]->name(),
+                  declared[cycle[cycle.size() - 2]]->name());
 }
 
 }  // namespace
@@ -85,6 +219,7 @@ DAG& DAG::operator=(const DAG& other) {
   return *this;
 }
 
+// Names the assets, resolves and checks their dependencies, and orders them upstream first.
 void DAG::build() {
   order_.clear();
   by_name_.clear();
@@ -92,94 +227,23 @@ void DAG::build() {
   for (std::size_t i = 0; i < external_assets_.size(); ++i) {
     external_index_.emplace(external_assets_[i].name(), i);
   }
-  std::vector<const Asset*> declared;
-  std::unordered_map<std::string_view, std::size_t> index;
-  auto add = [&](const Asset& asset) {
-    auto [it, inserted] = index.emplace(asset.name(), declared.size());
-    if (!inserted) {
-      const Asset& first = *declared[it->second];
-      throw DagError(fmt::format("duplicate asset name '{}' (in source '{}' and source '{}')",
-                                 asset.name(), first.source_name(), asset.source_name()),
-                     asset.name());
-    }
-    declared.push_back(&asset);
-  };
-  for (const Source& source : sources_) {
-    for (const Asset& asset : source.assets()) add(asset);
-  }
-  for (const Asset& asset : loose_) add(asset);
+  NameIndex index;
+  const std::vector<const Asset*> declared = declared_assets(sources_, loose_, index);
+  const Edges edges =
+      dependency_edges(declared, index, [this](std::string_view name) { return external(name); });
+  std::vector<std::size_t> remaining;
+  const std::vector<std::size_t> order = topological_order(edges, remaining);
+  if (order.size() != declared.size()) throw cycle_error(declared, edges, remaining);
 
-  // Dependencies: known names (or externals of a selection), compatible partitionings.
-  std::vector<std::vector<std::size_t>> downstream(declared.size());
-  std::vector<std::size_t> pending(declared.size(), 0);
-  for (std::size_t i = 0; i < declared.size(); ++i) {
-    const Asset& asset = *declared[i];
-    for (const std::string& dep : asset.deps()) {
-      const Asset* upstream = nullptr;
-      auto it = index.find(dep);
-      if (it != index.end()) {
-        upstream = declared[it->second];
-        downstream[it->second].push_back(i);
-        ++pending[i];
-      } else {
-        upstream = external(dep);
-        if (upstream == nullptr) {
-          throw DagError(
-              fmt::format("asset '{}' depends on unknown asset '{}'", asset.name(), dep),
-              asset.name(), dep);
-        }
-      }
-      const PartitionConfig* up = upstream->partitioning();
-      const PartitionConfig* down = asset.partitioning();
-      if (up != nullptr && down != nullptr && !edge_allowed(*up, *down)) {
-        throw DagError(fmt::format(
-            "asset '{}' (partitioned {}) depends on asset '{}' (partitioned {}): {}", asset.name(),
-            down->to_definition(), upstream->name(), up->to_definition(),
-            up->kind() == down->kind() ? "the two partitionings differ"
-                                       : "time and list partitionings cannot be mapped"),
-            asset.name(), dep);
-      }
-    }
-  }
-
-  // Kahn's algorithm; the smallest declaration index goes first among ready assets.
-  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
-  for (std::size_t i = 0; i < declared.size(); ++i) {
-    if (pending[i] == 0) ready.push(i);
-  }
-  std::vector<std::size_t> remaining = pending;
-  while (!ready.empty()) {
-    std::size_t i = ready.top();
-    ready.pop();
+  // The index by name becomes the index into order_: same keys, positions renumbered.
+  std::vector<std::size_t> position(declared.size());
+  order_.reserve(order.size());
+  for (std::size_t i : order) {
+    position[i] = order_.size();
     order_.push_back(declared[i]);
-    for (std::size_t d : downstream[i]) {
-      if (--remaining[d] == 0) ready.push(d);
-    }
   }
-  if (order_.size() == declared.size()) {
-    for (std::size_t i = 0; i < order_.size(); ++i) by_name_.emplace(order_[i]->name(), i);
-    return;
-  }
-
-  // Some assets never became ready: find one cycle among them and name it, upstream first.
-  std::vector<std::size_t> cycle = find_cycle(downstream, remaining);
-  // A long cycle is named by its first assets and the one that closes it.
-  constexpr std::size_t kNamed = 10;
-  std::string names;
-  for (std::size_t k = 0; k < cycle.size(); ++k) {
-    if (cycle.size() > kNamed + 2 && k == kNamed) {
-      names += fmt::format(" -> ... ({} more)", cycle.size() - kNamed - 2);
-      k = cycle.size() - 2;
-    }
-    if (!names.empty()) names += " -> ";
-    names += declared[cycle[k]]->name();
-  }
-  if (cycle.size() > kNamed + 2) {
-    names = fmt::format("{} assets: {}", cycle.size() - 1, names);
-  }
-  // The first asset of the cycle depends on the one before it: the edge that closes the cycle.
-  throw DagError(fmt::format("dependency cycle: {}", names), declared[cycle.front()]->name(),
-                 declared[cycle[cycle.size() - 2]]->name());
+  for (auto& [name, i] : index) i = position[i];
+  by_name_ = std::move(index);
 }
 
 const Asset* DAG::find(std::string_view name) const {

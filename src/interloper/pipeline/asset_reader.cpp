@@ -14,8 +14,8 @@ void Loader::read_asset(const yaml::Node& node, const SourceSpec& source) {
              {"name", "partitioning", "deps", "enabled", "command", "sql", "format", "timeout",
               "max_output", "schema", "allow_empty", "min_rows", "destination", "version", "adopt",
               "require_upstream"});
-  AssetSpec spec;
-  AssetDefinition& def = spec.definition;
+  AssetSpec& spec = assets_.emplace_back();  // both read in place: they are large
+  AssetDefinition& def = definitions_.emplace_back();
   def.line = node.mark().line + 1;
   def.column = node.mark().column + 1;
   def.source = source.name;
@@ -23,7 +23,7 @@ void Loader::read_asset(const yaml::Node& node, const SourceSpec& source) {
   spec.name_node = node["name"];
   def.name = scalar(node["name"], "asset name");
   if (def.name.empty()) fail(node["name"], "asset name must not be empty");
-  if (asset_index_.count(def.name) != 0) {
+  if (!asset_index_.emplace(def.name, assets_.size() - 1).second) {
     fail(node["name"], fmt::format("duplicate asset name '{}'", def.name));
   }
   if (node["enabled"]) def.enabled = boolean(node["enabled"], "enabled");
@@ -64,18 +64,15 @@ void Loader::read_asset(const yaml::Node& node, const SourceSpec& source) {
   spec.destination = node["destination"] ? destination(node["destination"]) : source.destination;
   def.destination_url = spec.destination->url();
   if (command) {
-    read_command(node, spec);
+    read_command(node, spec, def);
   } else {
-    read_sql(node, source, spec);
+    read_sql(node, source, spec, def);
   }
-  asset_index_[def.name] = assets_.size();
-  assets_.push_back(std::move(spec));
 }
 
 // A command's body: its arguments (placeholders checked against what the asset has), the
 // program resolved against the pipeline's directory, its output format and limits.
-void Loader::read_command(const yaml::Node& node, AssetSpec& spec) {
-  AssetDefinition& def = spec.definition;
+void Loader::read_command(const yaml::Node& node, AssetSpec& spec, AssetDefinition& def) {
   const yaml::Node command = node["command"];
   def.body = "command";
   if (!command.is_sequence()) {
@@ -118,7 +115,12 @@ void Loader::read_command(const yaml::Node& node, AssetSpec& spec) {
       }
     }
   }
-  if (spec.argv[0].find('/') != std::string::npos) spec.argv[0] = resolve_path(spec.argv[0]);
+  if (spec.argv[0].find('/') != std::string::npos) {
+    // Assets mostly share a few programs: each is resolved once.
+    auto [program, added] = programs_.try_emplace(spec.argv[0]);
+    if (added) program->second = resolve_path(spec.argv[0]);
+    spec.argv[0] = program->second;
+  }
   def.format = "jsonl";
   if (node["format"]) {
     def.format = scalar(node["format"], "format");
@@ -153,8 +155,8 @@ double Loader::timeout(const yaml::Node& node) const {
 
 // An sql body: exactly one statement, run inside the SQLite or PostgreSQL destination the
 // asset writes to.
-void Loader::read_sql(const yaml::Node& node, const SourceSpec& source, AssetSpec& spec) {
-  AssetDefinition& def = spec.definition;
+void Loader::read_sql(const yaml::Node& node, const SourceSpec& source, AssetSpec& spec,
+                      AssetDefinition& def) {
   const yaml::Node sql = node["sql"];
   def.body = "sql";
   spec.sql_node = sql;

@@ -31,24 +31,24 @@ std::string one_line_excerpt(std::string_view text) {
 void Loader::check_keys(const yaml::Node& map, std::string_view what,
                         std::initializer_list<std::string_view> allowed) const {
   if (!map.is_map()) fail(map, fmt::format("{} must be a mapping", what));
-  std::vector<bool> seen(allowed.size(), false);  // by position in `allowed`
+  std::uint64_t seen = 0;  // bit i: allowed[i] (no mapping allows more than 64 keys)
   for (auto it = map.begin(); it != map.end(); ++it) {
     if (!it->first.is_scalar()) fail(it->first, fmt::format("{} has a non-text key", what));
-    const std::string& key = it->first.scalar();
+    const std::string_view key = it->first.scalar();
     auto known = std::find(allowed.begin(), allowed.end(), key);
     if (known == allowed.end()) {
       fail(it->first, fmt::format("unknown key '{}' in {} (expected one of: {})", key, what,
                                   fmt::join(allowed, ", ")));
     }
-    auto position = static_cast<std::size_t>(known - allowed.begin());
-    if (seen[position]) fail(it->first, fmt::format("duplicate key '{}' in {}", key, what));
-    seen[position] = true;
+    const std::uint64_t bit = std::uint64_t{1} << (known - allowed.begin());
+    if ((seen & bit) != 0) fail(it->first, fmt::format("duplicate key '{}' in {}", key, what));
+    seen |= bit;
   }
 }
 
 std::string Loader::scalar(const yaml::Node& node, std::string_view what) const {
   if (!node.is_scalar()) fail(node, fmt::format("{} must be a single value", what));
-  return node.scalar();
+  return std::string(node.scalar());
 }
 
 bool Loader::boolean(const yaml::Node& node, std::string_view what) const {
@@ -192,20 +192,20 @@ nlohmann::ordered_json yaml_to_json(const yaml::Node& node) {
   if (node.is_map()) {
     nlohmann::ordered_json out = nlohmann::ordered_json::object();
     for (auto it = node.begin(); it != node.end(); ++it) {
-      out[it->first.scalar()] = yaml_to_json(it->second);
+      out[std::string(it->first.scalar())] = yaml_to_json(it->second);
     }
     return out;
   }
   if (!node.is_scalar()) return nullptr;
-  if (node.quoted()) return node.scalar();  // quoted: always text
-  const std::string& text = node.scalar();
+  if (node.quoted()) return std::string(node.scalar());  // quoted: always text
+  const std::string_view text = node.scalar();
   if (text == "~" || text == "null") return nullptr;
   if (text == "true") return true;
   if (text == "false") return false;
   long long number = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
   if (!text.empty() && error == std::errc() && end == text.data() + text.size()) return number;
-  return text;
+  return std::string(text);
 }
 
 // The definition of a time partitioning, its fields checked where the file spells them.

@@ -27,7 +27,7 @@ class JobReader {
 
   std::string scalar(const yaml::Node& node, std::string_view what) const {
     if (!node.is_scalar()) fail(node, fmt::format("{} must be a single value", what));
-    return node.scalar();
+    return std::string(node.scalar());
   }
 
   std::int64_t integer(const yaml::Node& node, std::string_view what) const {

@@ -3,7 +3,6 @@
 #include "interloper/pipeline/loader.hpp"
 
 #include <fmt/format.h>
-#include <yaml-cpp/exceptions.h>
 
 #include <filesystem>
 #include <fstream>
@@ -58,18 +57,18 @@ std::string file_directory(const std::string& path) {
 // database. Every other graph check (unknown names, partitioned edges, cycles) is the DAG's;
 // load() maps its errors to the declaration at fault.
 void Loader::check_graph() const {
-  for (const auto& spec : assets_) {
-    if (spec.definition.body != "sql") continue;
-    for (std::size_t i = 0; i < spec.definition.deps.size(); ++i) {
-      const std::string& dep = spec.definition.deps[i];
+  for (std::size_t a = 0; a < assets_.size(); ++a) {
+    const AssetDefinition& def = definitions_[a];
+    if (def.body != "sql") continue;
+    for (std::size_t i = 0; i < def.deps.size(); ++i) {
+      const std::string& dep = def.deps[i];
       auto found = asset_index_.find(dep);
       if (found == asset_index_.end()) continue;  // the DAG reports it
-      const AssetSpec& upstream = assets_[found->second];
-      if (upstream.definition.destination_url != spec.definition.destination_url) {
-        fail(spec.dep_nodes[i],
-             fmt::format("sql asset '{}' reads '{}' from {}, but '{}' is stored in {}",
-                         spec.definition.name, dep, spec.definition.destination_url, dep,
-                         upstream.definition.destination_url));
+      const AssetDefinition& upstream = definitions_[found->second];
+      if (upstream.destination_url != def.destination_url) {
+        fail(assets_[a].dep_nodes[i],
+             fmt::format("sql asset '{}' reads '{}' from {}, but '{}' is stored in {}", def.name,
+                         dep, def.destination_url, dep, upstream.destination_url));
       }
     }
   }
@@ -81,8 +80,9 @@ void Loader::fail_graph(const DagError& e, const yaml::Node& sources) const {
   auto found = asset_index_.find(e.asset());
   if (found == asset_index_.end()) fail(sources, e.what());
   const AssetSpec& spec = assets_[found->second];
-  for (std::size_t i = 0; i < spec.definition.deps.size(); ++i) {
-    if (spec.definition.deps[i] == e.dependency()) fail(spec.dep_nodes[i], e.what());
+  const std::vector<std::string>& deps = definitions_[found->second].deps;
+  for (std::size_t i = 0; i < deps.size(); ++i) {
+    if (deps[i] == e.dependency()) fail(spec.dep_nodes[i], e.what());
   }
   fail(spec.name_node, e.what());
 }
@@ -92,16 +92,27 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
   if (text) {
     contents = *text;
   } else {
+    // A file is read in one piece, its size known up front (a pipeline may be megabytes); a
+    // pipe or other stream, to its end.
     std::ifstream in(path_, std::ios::binary);
-    std::ostringstream read;
-    if (in) read << in.rdbuf();
+    std::error_code ec;
+    const std::uintmax_t size = fs::is_regular_file(path_, ec) ? fs::file_size(path_, ec) : 0;
+    if (in && !ec && size > 0) {
+      contents.resize(size);
+      in.read(contents.data(), static_cast<std::streamsize>(size));
+      contents.resize(static_cast<std::size_t>(in.gcount()));
+      if (!in.bad()) in.clear();  // a file that shrank meanwhile ends sooner
+    } else if (in) {
+      std::ostringstream read;
+      read << in.rdbuf();
+      contents = std::move(read).str();
+    }
     if (!in || in.bad()) fail_at(1, 1, "cannot read the pipeline file");
-    contents = std::move(read).str();
   }
   try {
     document_ = std::make_unique<yaml::Document>(contents);
-  } catch (const YAML::Exception& e) {
-    fail_at(e.mark.line + 1, e.mark.column + 1, e.msg);
+  } catch (const yaml::SyntaxError& e) {
+    fail_at(e.mark.line + 1, e.mark.column + 1, e.message);
   }
   const yaml::Node root = document_->root();
   if (!root || root.is_null()) fail_at(1, 1, "the pipeline file is empty");
@@ -122,25 +133,8 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
   check_graph();
 
   std::vector<Source> dag_sources;
-  for (const auto& source : source_specs) {
-    Source built(source.name, source.destination);
-    for (std::size_t index : source.assets) {
-      const AssetSpec& spec = assets_[index];
-      const AssetDefinition& def = spec.definition;
-      Asset& asset = built.asset(def.name, compute(spec));
-      if (spec.partitioning) asset.partitioned(*spec.partitioning);
-      asset.depends_on(def.deps);
-      asset.enabled(def.enabled);
-      asset.schema(def.schema);
-      asset.min_rows(def.min_rows);
-      asset.definition(definition_text(def));
-      asset.version(def.version);
-      asset.adopt(def.adopt);
-      asset.require_upstream(def.require_upstream);
-      if (spec.destination != source.destination) asset.destination(spec.destination);
-    }
-    dag_sources.push_back(std::move(built));
-  }
+  dag_sources.reserve(source_specs.size());
+  for (const auto& source : source_specs) dag_sources.push_back(declare(source));
   try {
     state->dag = std::make_unique<DAG>(std::move(dag_sources));
   } catch (const DagError& e) {
@@ -149,13 +143,31 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
     fail(sources, e.what());
   }
   state->jobs = pipeline::read_jobs(root["jobs"], path_, *state->dag);
-  state->definitions.reserve(assets_.size());
-  state->definition_index.reserve(assets_.size());
-  for (auto& spec : assets_) {
-    state->definition_index.emplace(spec.definition.name, state->definitions.size());
-    state->definitions.push_back(std::move(spec.definition));
-  }
+  state->definitions = std::move(definitions_);
+  state->definition_index = std::move(asset_index_);
   return state;
+}
+
+// A source of the DAG with the assets read for it.
+Source Loader::declare(const SourceSpec& source) {
+  Source built(source.name, source.destination);
+  built.reserve(source.assets.size());
+  for (std::size_t index : source.assets) {
+    AssetSpec& spec = assets_[index];
+    const AssetDefinition& def = definitions_[index];
+    Asset& asset = built.asset(def.name, compute(spec, def));
+    if (spec.partitioning) asset.partitioned(*spec.partitioning);
+    asset.depends_on(def.deps);
+    asset.enabled(def.enabled);
+    if (!def.schema.empty()) asset.schema(def.schema);
+    asset.min_rows(def.min_rows);
+    asset.definition(definition_text(def));
+    if (!def.version.empty()) asset.version(def.version);
+    asset.adopt(def.adopt);
+    asset.require_upstream(def.require_upstream);
+    if (spec.destination != source.destination) asset.destination(spec.destination);
+  }
+  return built;
 }
 
 // The sources in file order, each with its assets read; records each source's destination.
@@ -180,6 +192,9 @@ std::vector<SourceSpec> Loader::read_sources(
     if (!assets) fail(node, fmt::format("source '{}' has no 'assets'", source.name));
     if (!assets.is_sequence()) fail(assets, "'assets' must be a list");
     assets_.reserve(assets_.size() + assets.size());
+    definitions_.reserve(assets_.size() + assets.size());
+    asset_index_.reserve(assets_.size() + assets.size());
+    source.assets.reserve(assets.size());
     for (const auto& asset : assets) {
       source.assets.push_back(assets_.size());
       read_asset(asset, source);
@@ -191,11 +206,10 @@ std::vector<SourceSpec> Loader::read_sources(
 }
 
 // The function that computes an asset: its command run without a shell, or its sql run in its
-// destination with the dependencies it reads there.
-ComputeFn Loader::compute(const AssetSpec& spec) const {
-  const AssetDefinition& def = spec.definition;
+// destination with the dependencies it reads there. Takes the spec's resolved arguments.
+ComputeFn Loader::compute(AssetSpec& spec, const AssetDefinition& def) const {
   if (def.body == "command") {
-    pipeline::CommandAsset command{.argv = spec.argv,
+    pipeline::CommandAsset command{.argv = std::move(spec.argv),
                                    .working_directory = directory_,
                                    .csv = spec.csv,
                                    .timeout_seconds = spec.timeout,
@@ -213,8 +227,8 @@ ComputeFn Loader::compute(const AssetSpec& spec) const {
   for (const auto& dep : def.deps) {
     auto found = asset_index_.find(dep);
     if (found == asset_index_.end()) continue;  // the DAG reports the unknown name
-    const AssetSpec& upstream = assets_[found->second];
-    sql.deps.push_back({upstream.definition.source, upstream.definition.name, nullptr});
+    const AssetDefinition& upstream = definitions_[found->second];
+    sql.deps.push_back({upstream.source, upstream.name, nullptr});
   }
   return pipeline::sql_compute(std::move(sql));
 }

@@ -41,9 +41,9 @@ namespace pipeline {
 // The start of `text` on one line, for messages.
 std::string one_line_excerpt(std::string_view text);
 
-// One asset as read from the file, before the DAG is built.
+// One asset as read from the file, before the DAG is built, beside its AssetDefinition (at the
+// same position in Loader::definitions_).
 struct AssetSpec {
-  AssetDefinition definition;
   yaml::Node name_node;
   yaml::Node deps_node;
   std::vector<yaml::Node> dep_nodes;
@@ -100,13 +100,15 @@ class Loader {
   nlohmann::ordered_json list_definition(const yaml::Node& node) const;
   void check_list_value(const yaml::Node& node, const std::string& value) const;
   void read_asset(const yaml::Node& node, const SourceSpec& source);
-  void read_command(const yaml::Node& node, AssetSpec& spec);
-  void read_sql(const yaml::Node& node, const SourceSpec& source, AssetSpec& spec);
+  void read_command(const yaml::Node& node, AssetSpec& spec, AssetDefinition& def);
+  void read_sql(const yaml::Node& node, const SourceSpec& source, AssetSpec& spec,
+                AssetDefinition& def);
   double timeout(const yaml::Node& node) const;
   std::vector<SourceSpec> read_sources(const yaml::Node& sources,
                                        const std::shared_ptr<Destination>& default_destination,
                                        Pipeline::State& state);
-  ComputeFn compute(const AssetSpec& spec) const;
+  ComputeFn compute(AssetSpec& spec, const AssetDefinition& def) const;
+  Source declare(const SourceSpec& source);
   void check_graph() const;
   [[noreturn]] void fail_graph(const DagError& e, const yaml::Node& sources) const;
 
@@ -114,7 +116,9 @@ class Loader {
   std::string directory_;
   std::map<std::string, std::shared_ptr<Destination>> destinations_by_url_;
   std::vector<AssetSpec> assets_;
-  std::map<std::string, std::size_t> asset_index_;
+  std::vector<AssetDefinition> definitions_;                  // of assets_, position by position
+  std::unordered_map<std::string, std::size_t> asset_index_;  // name -> position in assets_
+  std::unordered_map<std::string, std::string> programs_;     // command's program -> resolved
   std::unique_ptr<yaml::Document> document_;  // the nodes every declaration points into
 };
 

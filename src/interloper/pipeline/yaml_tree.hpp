@@ -1,9 +1,17 @@
-// Internal to the pipeline layer: a YAML document as a compact tree, read from yaml-cpp's event
-// parser. yaml-cpp's own YAML::Node keeps every node in a reference-counted set with its own
-// string and container members, and looks a map key up by converting every key it passes;
-// a pipeline of 10^5 assets cost seconds and hundreds of megabytes that way. Here all nodes of
-// a document live in one vector and a node is an index into it, so reading a file costs the
-// parse and one small record per node. Aliases refer to the anchored node, never copy it.
+// Internal to the pipeline layer: a YAML document as a compact tree, read from libyaml's event
+// parser. A tree of objects per node (yaml-cpp's YAML::Node: a reference-counted set, its own
+// string and containers, a map key converted at every lookup) cost a pipeline of 10^5 assets
+// seconds and hundreds of megabytes, and yaml-cpp's event parser alone most of a second. Here
+// all nodes of a document live in one vector, the items of every collection in another, and a
+// node is an index, so reading a file costs libyaml's parse and one small record per node.
+// Aliases refer to the anchored node, never copy it.
+//
+// What the tree reads is what the pipeline format has always read (with yaml-cpp, before
+// libyaml): a plain scalar that is empty (`key:`), ~ or null is null, placed where the text
+// goes on; a quoted or block scalar (or one tagged "!") is always text; positions count bytes
+// from the start of the line. Text libyaml refuses is read again by yaml-cpp's event parser, so
+// that it is taken, or reported with the message and position it always had (`illegal map
+// value`, `end of map not found`...), as before; that costs nothing to text that is YAML.
 #pragma once
 
 #include <cstddef>
@@ -22,6 +30,12 @@ struct Mark {
 
 class Document;
 
+// Text that is not YAML: what is wrong, and where.
+struct SyntaxError {
+  Mark mark;
+  std::string message;
+};
+
 // A view of one node of a Document; valid while the Document lives. A default Node is
 // undefined (a key a map does not have): it converts to false.
 class Node {
@@ -37,7 +51,7 @@ class Node {
   bool is_sequence() const;
   bool is_map() const;
   // The text of a scalar ("" for anything else).
-  const std::string& scalar() const;
+  std::string_view scalar() const;
   // Whether a scalar was written quoted (or with the non-specific tag "!"): always text.
   bool quoted() const;
   Mark mark() const;
@@ -93,8 +107,7 @@ class Node::Iterator {
 // One parsed document. Not copyable: its nodes point into it.
 class Document {
  public:
-  // Parses the first document of `text`. Throws YAML::Exception (with the mark of the error)
-  // for text that is not YAML.
+  // Parses the first document of `text`. Throws SyntaxError for text that is not YAML.
   explicit Document(const std::string& text);
   Document(const Document&) = delete;
   Document& operator=(const Document&) = delete;
@@ -104,8 +117,10 @@ class Document {
 
   enum class Type : std::uint8_t { null, scalar, sequence, map };
   struct Data {
-    std::string text;                     // scalars
-    std::vector<std::uint32_t> children;  // sequences: items; maps: key, value, key, value...
+    // Scalars: their text in text_. Collections: their items in children_ (sequences: items;
+    // maps: key, value, key...).
+    std::uint32_t first = 0;
+    std::uint32_t count = 0;
     Mark mark;
     Type type = Type::null;
     bool quoted = false;
@@ -115,8 +130,12 @@ class Document {
   friend class Node;
   friend class Builder;
   const Data& data(std::uint32_t index) const { return nodes_[index]; }
+  const std::uint32_t* children(const Data& data) const { return children_.data() + data.first; }
+  std::string_view text(const Data& data) const { return {text_.data() + data.first, data.count}; }
 
   std::vector<Data> nodes_;
+  std::vector<std::uint32_t> children_;
+  std::string text_;  // the text of every scalar, one after another
   bool empty_ = true;
 };
 
