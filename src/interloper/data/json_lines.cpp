@@ -7,6 +7,7 @@
 
 #include "interloper/data/format.hpp"
 #include "interloper/data/json_lexer.hpp"
+#include "interloper/data/memory.hpp"
 #include "interloper/data/stream.hpp"
 
 namespace interloper {
@@ -55,16 +56,32 @@ void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
-// Appends rows [begin, end) of `table`; `keys` holds each column's `"name":` prefix.
-void append_rows(std::string& out, const Table& table, const std::vector<std::string>& keys,
-                 std::size_t begin, std::size_t end) {
-  const std::size_t n = table.num_columns();
-  for (std::size_t r = begin; r < end; ++r) {
+[[noreturn]] void not_a_json_number(const Table& table, std::size_t c, std::size_t r) {
+  throw DataError("cannot write " + detail::describe(table.column(c)[r]) + " as JSON (column '" +
+                  table.schema().field(c).name + "' row " + std::to_string(r + 1) + ")");
+}
+
+// Writes rows of one table as JSON lines, reading its cells in place. A date column remembers
+// the text of its last date, since the rows of a partition usually share one.
+class RowWriter {
+ public:
+  explicit RowWriter(const Table& table) : table_(table) {
+    for (std::size_t c = 0; c < table.num_columns(); ++c) {
+      Column& column = columns_.emplace_back();
+      append_json_string(column.key, table.schema().field(c).name);
+      column.key.push_back(':');
+      column.cells = &table.column(c);
+    }
+  }
+
+  // Appends row r.
+  void row(std::string& out, std::size_t r) {
     out.push_back('{');
-    for (std::size_t c = 0; c < n; ++c) {
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      Column& column = columns_[c];
       if (c > 0) out.push_back(',');
-      out += keys[c];
-      const Value& v = table.column(c)[r];
+      out += column.key;
+      const Value& v = (*column.cells)[r];
       switch (v.type()) {
         case DataType::null:
           out += "null";
@@ -77,9 +94,7 @@ void append_rows(std::string& out, const Table& table, const std::vector<std::st
           break;
         case DataType::float64: {
           double d = v.as_double();
-          if (!std::isfinite(d))
-            throw DataError("cannot write " + detail::describe(v) + " as JSON (column '" +
-                            table.schema().field(c).name + "' row " + std::to_string(r + 1) + ")");
+          if (!std::isfinite(d)) not_a_json_number(table_, c, r);
           detail::append_double(out, d);
           break;
         }
@@ -87,9 +102,14 @@ void append_rows(std::string& out, const Table& table, const std::vector<std::st
           append_json_string(out, v.as_string());
           break;
         case DataType::date:
-          out.push_back('"');
-          detail::append_date(out, v.as_date());
-          out.push_back('"');
+          if (v.as_date() != column.date) {
+            column.date = v.as_date();
+            column.date_text.clear();
+            column.date_text.push_back('"');
+            detail::append_date(column.date_text, column.date);
+            column.date_text.push_back('"');
+          }
+          out += column.date_text;
           break;
         case DataType::timestamp:
           out.push_back('"');
@@ -100,18 +120,18 @@ void append_rows(std::string& out, const Table& table, const std::vector<std::st
     }
     out += "}\n";
   }
-}
 
-std::vector<std::string> key_prefixes(const Schema& schema) {
-  std::vector<std::string> keys;
-  for (const Field& f : schema.fields()) {
-    std::string k;
-    append_json_string(k, f.name);
-    k.push_back(':');
-    keys.push_back(std::move(k));
-  }
-  return keys;
-}
+ private:
+  struct Column {
+    std::string key;  // `"name":`
+    const std::vector<Value>* cells = nullptr;
+    Value::Date date = Value::Date::max();  // the date date_text spells, if any
+    std::string date_text;
+  };
+
+  const Table& table_;
+  std::vector<Column> columns_;
+};
 
 std::string line_prefix(std::size_t line) { return "line " + std::to_string(line) + ": "; }
 
@@ -265,20 +285,38 @@ ReadOptions exactly(const Schema* declared) {
 }  // namespace
 
 void write_json_lines(const Table& table, std::ostream& out) {
-  auto keys = key_prefixes(table.schema());
+  RowWriter writer(table);
   std::string buf;
   constexpr std::size_t kChunk = 4096;  // rows per buffered write
   for (std::size_t r = 0; r < table.num_rows(); r += kChunk) {
     buf.clear();
-    append_rows(buf, table, keys, r, std::min(table.num_rows(), r + kChunk));
+    for (std::size_t k = r; k < std::min(table.num_rows(), r + kChunk); ++k) writer.row(buf, k);
     out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
   }
 }
 
 std::string to_json_lines(const Table& table) {
   std::string out;
-  append_rows(out, table, key_prefixes(table.schema()), 0, table.num_rows());
+  detail::append_json_lines(out, table);
   return out;
+}
+
+void detail::append_json_lines(std::string& out, const Table& table,
+                               const std::vector<std::size_t>* rows) {
+  const std::size_t n = rows ? rows->size() : table.num_rows();
+  if (n == 0) return;
+  RowWriter writer(table);
+  auto row_at = [rows](std::size_t k) { return rows ? (*rows)[k] : k; };
+  // Room for every row at once, sized from the first few, rather than growing (and copying)
+  // the text as it lengthens.
+  const std::size_t sample = std::min<std::size_t>(n, 64);
+  const std::size_t before = out.size();
+  for (std::size_t k = 0; k < sample; ++k) writer.row(out, row_at(k));
+  if (sample < n) {
+    const std::size_t rest = (out.size() - before) / sample * (n - sample);
+    reserve_text(out, out.size() + rest + rest / 8);
+  }
+  for (std::size_t k = sample; k < n; ++k) writer.row(out, row_at(k));
 }
 
 Table read_json_lines(std::istream& in, const ReadOptions& options) {
