@@ -9,7 +9,7 @@
 //   void key(std::string_view)        the next member's name (valid until the next call)
 //   void null(); void boolean(bool); void integer(long long); void real(double);
 //   void digits(std::string_view)     an integer literal beyond int64, exactly as written
-//   void string(std::string&&)
+//   void string(std::string_view)     a string's decoded contents (valid until the next call)
 //   [[noreturn]] void not_an_object(const char* type)   the line holds a scalar or an array
 //   [[noreturn]] void nested(const char* type)          a member's value is an object or array
 //   [[noreturn]] void malformed(std::size_t column, const std::string& what)
@@ -97,7 +97,7 @@ class JsonLineReader {
       case '[': h_.nested("array");
       case '"':
         ++i_;
-        h_.string(std::string(string_view_of_string()));
+        h_.string(string_view_of_string());
         return;
       case 't':
         literal("true");

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <istream>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "interloper/data/json_lexer.hpp"
 #include "interloper/data/memory.hpp"
 #include "interloper/data/stream.hpp"
+#include "interloper/data/table_columns.hpp"
 
 namespace interloper {
 
@@ -135,11 +137,11 @@ class RowWriter {
 
 std::string line_prefix(std::size_t line) { return "line " + std::to_string(line) + ": "; }
 
-// Handler of JsonLineReader for one line: builds the row's cells. Errors are thrown as
-// DataError naming the line.
-class LineHandler {
+// Handler of JsonLineReader for a line of a table with undeclared columns: collects the row's
+// cells by name for Table::append. Errors are thrown as DataError naming the line.
+class InferredLine {
  public:
-  explicit LineHandler(const ReadOptions& options) : options_(options) {}
+  explicit InferredLine(const ReadOptions& options) : options_(options) {}
 
   // Resets for a new line, the `row`-th non-blank one.
   void start(std::size_t line, std::size_t row) {
@@ -147,16 +149,13 @@ class LineHandler {
     row_no_ = row;
     n_cells_ = 0;
     next_column_ = 0;
-    if (options_.only_declared) row_.assign(options_.schema.size(), Value());
   }
 
-  // Cells of the finished line (not only_declared).
+  // Cells of the finished line.
   std::vector<std::pair<std::string, Value>>& cells() {
     cells_.resize(n_cells_);
     return cells_;
   }
-  // Row of the finished line (only_declared).
-  std::vector<Value>& row() { return row_; }
 
   void key(std::string_view k) { key_.assign(k); }
   void null() { cell(Value()); }
@@ -165,8 +164,8 @@ class LineHandler {
   // Beyond int64: the exact digits as text, as CSV keeps them, never a rounded number.
   void digits(std::string_view text) { cell(Value(std::string(text))); }
   void real(double d) { cell(Value(d)); }
-  void string(std::string&& s) {
-    cell(detail::text_value(std::move(s),
+  void string(std::string_view s) {
+    cell(detail::text_value(std::string(s),
                             key_ == options_.time_column && !options_.schema.find(key_)));
   }
   [[noreturn]] void not_an_object(const char* type) {
@@ -182,18 +181,8 @@ class LineHandler {
  private:
   [[noreturn]] void fail(const std::string& what) { throw DataError(line_prefix(line_) + what); }
 
-  // `v` in the declared type of column `c`.
-  Value declared(Value v, std::size_t c) {
-    const Field& f = options_.schema.field(c);
-    try {
-      return detail::declared_value(v, f.type, f.name);
-    } catch (const DataError& e) {
-      throw DataError(detail::row_prefix(row_no_, line_) + e.what());
-    }
-  }
-
-  // The column of key_: lines usually list their keys in one order, so the column after the
-  // previous one is tried before the schema's lookup.
+  // The declared column of key_: lines usually list their keys in one order, so the column
+  // after the previous one is tried before the schema's lookup.
   std::optional<std::size_t> column_of_key() {
     const Schema& schema = options_.schema;
     std::optional<std::size_t> c;
@@ -208,17 +197,19 @@ class LineHandler {
 
   void cell(Value v) {
     auto c = column_of_key();
-    if (options_.only_declared) {
-      if (!c)
-        fail("column '" + key_ + "' is not in the declared schema (" + options_.schema.to_string() +
-             ")");
-      row_[*c] = declared(std::move(v), *c);
-      return;
-    }
     if (n_cells_ == cells_.size()) cells_.emplace_back();
     auto& slot = cells_[n_cells_++];
     slot.first = key_;
-    slot.second = c ? declared(std::move(v), *c) : std::move(v);
+    if (!c) {
+      slot.second = std::move(v);
+      return;
+    }
+    const Field& f = options_.schema.field(*c);
+    try {
+      slot.second = detail::declared_value(v, f.type, f.name);
+    } catch (const DataError& e) {
+      throw DataError(detail::row_prefix(row_no_, line_) + e.what());
+    }
   }
 
   const ReadOptions& options_;
@@ -228,26 +219,125 @@ class LineHandler {
   std::vector<std::pair<std::string, Value>> cells_;
   std::size_t n_cells_ = 0;
   std::size_t next_column_ = 0;
-  std::vector<Value> row_;
+};
+
+// Handler of JsonLineReader for a line of a table of exactly the declared columns
+// (ReadOptions::only_declared): each value goes straight into its column, in the column's type,
+// with no row assembled on the way. Errors are thrown as DataError naming the line (and the row,
+// for a value that does not convert); the caller abandons the row then.
+class DeclaredLine {
+ public:
+  explicit DeclaredLine(const ReadOptions& options) : schema_(options.schema) {}
+
+  // Starts row `row` (the `row`-th non-blank line, line `line`) of `table`, whose columns are
+  // the declared ones.
+  void start(Table& table, std::size_t line, std::size_t row) {
+    columns_ = detail::TableColumns(table);
+    line_ = line;
+    row_no_ = row;
+    next_column_ = 0;
+  }
+  void end() { columns_.end_row(); }
+  void abandon() noexcept { columns_.abandon_row(); }
+
+  void key(std::string_view k) {
+    const std::vector<Field>& fields = schema_.fields();
+    if (next_column_ < fields.size() && fields[next_column_].name == k) {
+      column_ = next_column_;
+    } else if (auto c = schema_.find(k)) {
+      column_ = *c;
+    } else {
+      column_ = Schema::npos;
+      unknown_.assign(k);
+    }
+    next_column_ = column_ + 1;  // 0 after an unknown key
+  }
+  void null() { put(Value()); }
+  void boolean(bool b) { put(Value(b)); }
+  void integer(long long i) {
+    if (declared_is(DataType::float64)) {
+      columns_.set(column_, Value(static_cast<double>(i)));
+    } else {
+      put(Value(i));
+    }
+  }
+  void digits(std::string_view text) { put(Value(std::string(text))); }
+  void real(double d) { put(Value(d)); }
+  void string(std::string_view s) {
+    if (declared_is(DataType::date)) {
+      if (auto day = parse_date(s)) return columns_.set(column_, Value(*day));
+    }
+    put(Value(std::string(s)));
+  }
+  [[noreturn]] void not_an_object(const char* type) {
+    fail(std::string("expected a JSON object, got ") + type);
+  }
+  [[noreturn]] void nested(const char* type) {
+    fail("column '" + key_name() + "': nested " + type + " values are not supported");
+  }
+  [[noreturn]] void malformed(std::size_t column, const std::string& what) {
+    fail("malformed JSON at column " + std::to_string(column) + ": " + what);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) { throw DataError(line_prefix(line_) + what); }
+
+  const std::string& key_name() const {
+    return column_ == Schema::npos ? unknown_ : schema_.fields()[column_].name;
+  }
+  bool declared_is(DataType type) const {
+    return column_ != Schema::npos && schema_.fields()[column_].type == type;
+  }
+
+  // `v` into the current column, converted to its declared type.
+  void put(Value&& v) {
+    if (column_ == Schema::npos)
+      fail("column '" + unknown_ + "' is not in the declared schema (" + schema_.to_string() + ")");
+    const Field& f = schema_.fields()[column_];
+    if (v.is_null() || v.type() == f.type) return columns_.set(column_, std::move(v));
+    try {
+      columns_.set(column_, detail::declared_value(v, f.type, f.name));
+    } catch (const DataError& e) {
+      throw DataError(detail::row_prefix(row_no_, line_) + e.what());
+    }
+  }
+
+  const Schema& schema_;
+  detail::TableColumns columns_;
+  std::size_t line_ = 0;
+  std::size_t row_no_ = 0;
+  std::size_t column_ = Schema::npos;
+  std::size_t next_column_ = 0;
+  std::string unknown_;
 };
 
 // Adds lines to a table one at a time; shared by the whole-text readers and the stream parser.
 // Rows are counted across calls, so a stream's errors number rows as a whole text would.
 class LineAdder {
  public:
-  explicit LineAdder(const ReadOptions& options) : options_(options), handler_(options) {}
+  explicit LineAdder(const ReadOptions& options)
+      : options_(options), inferred_(options), declared_(options) {}
 
-  // Parses line `line_no` (1-based) into `table`; blank lines are skipped.
+  // Parses line `line_no` (1-based) into `table` (whose columns are exactly the declared ones
+  // when options.only_declared); blank lines are skipped.
   void add(Table& table, std::string_view line, std::size_t line_no) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
-    handler_.start(line_no, ++row_no_);
-    detail::JsonLineReader(line, handler_).read();
+    ++row_no_;
     if (options_.only_declared) {
-      table.append_row(std::move(handler_.row()));
+      declared_.start(table, line_no, row_no_);
+      try {
+        detail::JsonLineReader(line, declared_).read();
+      } catch (...) {
+        declared_.abandon();
+        throw;
+      }
+      declared_.end();
       return;
     }
+    inferred_.start(line_no, row_no_);
+    detail::JsonLineReader(line, inferred_).read();
     try {
-      table.append(std::move(handler_.cells()));
+      table.append(std::move(inferred_.cells()));
     } catch (const DataError& e) {
       throw DataError(line_prefix(line_no) + e.what());
     }
@@ -255,23 +345,66 @@ class LineAdder {
 
  private:
   const ReadOptions& options_;
-  LineHandler handler_;
+  InferredLine inferred_;
+  DeclaredLine declared_;
   std::size_t row_no_ = 0;
 };
 
-// Reads lines from `next_line` (returns false at the end) into a table.
-// `rows_hint` is how many rows to make room for up front, when known.
+// Adds the lines `next_line` gives (it returns false at the end) to `table`: a table of the
+// declared columns when options.only_declared, else any table. `rows_hint` is how many rows to
+// make room for, when known.
 template <typename NextLine>
-Table read_lines(NextLine&& next_line, const ReadOptions& options, std::size_t rows_hint = 0) {
-  Table table = options.only_declared ? Table(options.schema) : Table();
-  table.reserve(rows_hint);
+void add_lines(Table& table, NextLine&& next_line, const ReadOptions& options,
+               std::size_t rows_hint) {
+  const std::size_t first = table.num_rows();
+  table.reserve(first + rows_hint);
   LineAdder adder(options);
   std::string_view line;
   std::size_t line_no = 0;
-  while (next_line(line)) adder.add(table, line, ++line_no);
+  while (next_line(line)) {
+    adder.add(table, line, ++line_no);
+    // Undeclared columns appear with the first row: room for the rest once they are known.
+    if (table.num_rows() == first + 1) table.reserve(first + rows_hint);
+  }
+}
+
+// Reads lines from `next_line` (returns false at the end) into a table.
+template <typename NextLine>
+Table read_lines(NextLine&& next_line, const ReadOptions& options, std::size_t rows_hint = 0) {
+  Table table = options.only_declared ? Table(options.schema) : Table();
+  add_lines(table, next_line, options, rows_hint);
   if (!options.only_declared) table.conform(options.schema);
   return table;
 }
+
+// The lines of `text`, one at a time.
+class TextLines {
+ public:
+  explicit TextLines(std::string_view text) : text_(text) {}
+  bool operator()(std::string_view& line) {
+    if (pos_ >= text_.size()) return false;
+    std::size_t nl = text_.find('\n', pos_);
+    if (nl == std::string_view::npos) nl = text_.size();
+    line = text_.substr(pos_, nl - pos_);
+    pos_ = nl + 1;
+    return true;
+  }
+  // At most how many lines there are.
+  std::size_t count() const {
+    std::size_t n = 1;
+    const char* end = text_.data() + text_.size();
+    for (const char* p = text_.data(); p < end; ++n) {
+      p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+      if (p == nullptr) break;
+      ++p;
+    }
+    return n;
+  }
+
+ private:
+  std::string_view text_;
+  std::size_t pos_ = 0;
+};
 
 ReadOptions exactly(const Schema* declared) {
   ReadOptions options;
@@ -331,17 +464,8 @@ Table read_json_lines(std::istream& in, const ReadOptions& options) {
 }
 
 Table parse_json_lines(std::string_view text, const ReadOptions& options) {
-  std::size_t pos = 0;
-  return read_lines(
-      [&](std::string_view& line) {
-        if (pos >= text.size()) return false;
-        std::size_t nl = text.find('\n', pos);
-        if (nl == std::string_view::npos) nl = text.size();
-        line = text.substr(pos, nl - pos);
-        pos = nl + 1;
-        return true;
-      },
-      options, static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+  TextLines lines(text);
+  return read_lines(lines, options, lines.count());
 }
 
 Table read_json_lines(std::istream& in, const Schema* declared) {
