@@ -566,11 +566,7 @@ class FileDestination::Writer final : public WindowWriter {
     for (std::size_t i = 0; i < targets_.size(); ++i) {
       const std::size_t rows = index_ ? parts[i].size() : batch.num_rows();
       if (rows == 0) continue;
-      if (rows == batch.num_rows()) {
-        encode(targets_[i], batch);
-      } else {
-        encode(targets_[i], batch.select_rows(parts[i]));
-      }
+      encode(targets_[i], batch, rows == batch.num_rows() ? nullptr : &parts[i]);
       rows_ += static_cast<std::int64_t>(rows);
     }
     if (buffered_ >= kFlushBytes) flush();
@@ -628,25 +624,26 @@ class FileDestination::Writer final : public WindowWriter {
     }
   }
 
-  // Encodes rows into the target's buffer. A CSV file's header is the columns known when its
-  // first rows arrive; later rows carry every column known by then (a header's prefix or more).
-  void encode(Target& target, const Table& rows) {
+  // Encodes `rows` of `batch` (all of them when null) into the target's buffer. A CSV file's
+  // header is the columns known when its first rows arrive; later rows carry every column known
+  // by then (a header's prefix or more).
+  void encode(Target& target, const Table& batch, const std::vector<std::size_t>* rows) {
     const std::size_t before = target.buffer.size();
     try {
       if (state_.format != Format::csv) {
-        target.buffer += to_json_lines(rows);
+        detail::append_json_lines(target.buffer, batch, rows);
       } else {
         std::vector<std::string> names;
         std::vector<std::size_t> columns;
         for (const Field& f : schema_.fields()) {
           names.push_back(f.name);
-          columns.push_back(rows.column_index(f.name).value_or(Schema::npos));
+          columns.push_back(batch.column_index(f.name).value_or(Schema::npos));
         }
         if (target.header.empty()) {
           detail::append_csv_header(target.buffer, names);
           target.header = names;
         }
-        detail::append_csv_records(target.buffer, rows, columns);
+        detail::append_csv_records(target.buffer, batch, columns, rows);
       }
     } catch (const DataError& e) {
       throw DestinationError(fmt::format("file destination: {}", e.what()));

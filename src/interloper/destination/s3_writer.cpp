@@ -120,17 +120,13 @@ class S3WindowWriter final : public WindowWriter {
       throw DestinationError(fmt::format("dataset '{}': {}", dataset_name(dataset_), e.what()));
     }
     if (!index_) {
-      add(0, batch);
+      add(0, batch, nullptr);
     } else {
       auto parts = index_->split(dataset_, batch);  // throws before anything is added
-      // Partitions are encoded side by side: each has its own spool.
+      // Partitions are encoded side by side, each from its rows of the batch into its own spool.
       parallel_for(parts.size(), s3_parallel_requests, [&](std::size_t i) {
         if (parts[i].empty()) return;
-        if (parts[i].size() == batch.num_rows()) {
-          add(i, batch);
-        } else {
-          add(i, batch.select_rows(parts[i]));
-        }
+        add(i, batch, parts[i].size() == batch.num_rows() ? nullptr : &parts[i]);
       });
     }
     schema_ = std::move(next);
@@ -202,14 +198,18 @@ class S3WindowWriter final : public WindowWriter {
 
   // The spool holds JSON lines whatever the format: they need no header, so batches whose
   // columns differ concatenate; csv is encoded once, at commit, from the unified schema.
-  void add(std::size_t i, const Table& rows) {
-    if (rows.num_rows() == 0) return;
+  // `rows` are the batch's rows for partition i (all of them when null).
+  void add(std::size_t i, const Table& batch, const std::vector<std::size_t>* rows) {
+    const std::size_t n = rows ? rows->size() : batch.num_rows();
+    if (n == 0) return;
+    std::string text;
     try {
-      spools_[i].append(to_json_lines(rows));
+      append_json_lines(text, batch, rows);
     } catch (const DataError& e) {
       throw DestinationError(fmt::format("dataset '{}': {}", dataset_name(dataset_), e.what()));
     }
-    rows_[i] += static_cast<std::int64_t>(rows.num_rows());
+    spools_[i].append(std::move(text));
+    rows_[i] += static_cast<std::int64_t>(n);
   }
 
   S3Layout& layout_;
