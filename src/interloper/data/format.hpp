@@ -25,6 +25,12 @@ std::string describe(const Value& v);
 // table's rows from 1).
 void append_json_lines(std::string& out, const Table& table,
                        const std::vector<std::size_t>* rows = nullptr);
+// Adds the rows of JSON-lines `text` to `table`, read as parse_json_lines(text, options) reads
+// them: with options.only_declared, `table` has exactly the declared columns; otherwise
+// options.schema must be empty and columns are added and widened as rows need them. Lines and
+// rows in messages count from the start of `text`. Throws DataError as parse_json_lines does;
+// `table` may then hold some of the text's rows.
+void append_json_lines_text(Table& table, std::string_view text, const ReadOptions& options);
 // A CSV header row of `names`.
 void append_csv_header(std::string& out, const std::vector<std::string>& names);
 // One CSV record per row of `rows` of `table` (every row, in order, when null): field k is

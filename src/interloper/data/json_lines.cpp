@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstring>
 #include <istream>
@@ -466,6 +467,13 @@ Table read_json_lines(std::istream& in, const ReadOptions& options) {
 Table parse_json_lines(std::string_view text, const ReadOptions& options) {
   TextLines lines(text);
   return read_lines(lines, options, lines.count());
+}
+
+void detail::append_json_lines_text(Table& table, std::string_view text,
+                                    const ReadOptions& options) {
+  assert(options.only_declared || options.schema.empty());
+  TextLines lines(text);
+  add_lines(table, lines, options, lines.count());
 }
 
 Table read_json_lines(std::istream& in, const Schema* declared) {
