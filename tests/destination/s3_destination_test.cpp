@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "destination/destination_contract.hpp"
@@ -311,6 +312,31 @@ TEST(S3DestinationLayout, AWindowReadsObjectsInOrderAndNamesABadOne) {
   const std::string message = error_of([&] { destination->read(ref, &window); });
   EXPECT_NE(message.find("date=2026-01-07/data.jsonl"), std::string::npos) << message;
   EXPECT_NE(message.find("row 2 (line 2): column 'n'"), std::string::npos) << message;
+}
+
+TEST(S3DestinationLayout, ALastBatchThatCannotBeWrittenLeavesEveryPartitionAsItWas) {
+  IL_REQUIRE_S3(server);
+  SavedEnvironment saved;
+  auto destination = testing::test_s3_destination(server, "last-batch");
+  TimePartitionConfig daily{"date", {.allow_window = true}};
+  DatasetRef ref{"ads", "costs", &daily};
+  TimePartitionWindow window(testing::day(2026, 1, 1), testing::day(2026, 1, 12));
+  auto days = [](double cost_of_the_ninth) {
+    Table t;
+    for (int d = 1; d <= 12; ++d) {
+      t.append({{"date", testing::day(2026, 1, d)}, {"cost", d == 9 ? cost_of_the_ninth : 0.5}});
+    }
+    return t;
+  };
+  const Table before = days(1.5);
+  destination->write(ref, &window, before);
+  // Partitions are sent while later ones are encoded; a value JSON cannot hold in the ninth is
+  // found before the first is sent.
+  auto writer = destination->open_writer(ref, &window);
+  const std::string message =
+      error_of([&] { writer->append_and_commit(days(std::numeric_limits<double>::infinity())); });
+  EXPECT_NE(message.find("column 'cost' row 9"), std::string::npos) << message;
+  EXPECT_EQ(destination->read(ref, &window), before);
 }
 
 TEST(S3DestinationLayout, LargePartitionsGoUpInPartsAndStream) {

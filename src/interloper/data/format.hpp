@@ -25,6 +25,8 @@ std::string describe(const Value& v);
 // table's rows from 1).
 void append_json_lines(std::string& out, const Table& table,
                        const std::vector<std::size_t>* rows = nullptr);
+// Throws the DataError to_json_lines would throw for `table`: its first NaN or infinite double.
+void check_json_numbers(const Table& table);
 // Adds the rows of JSON-lines `text` to `table`, read as parse_json_lines(text, options) reads
 // them: with options.only_declared, `table` has exactly the declared columns; otherwise
 // options.schema must be empty and columns are added and widened as rows need them. Lines and

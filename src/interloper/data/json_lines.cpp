@@ -435,6 +435,17 @@ std::string to_json_lines(const Table& table) {
   return out;
 }
 
+void detail::check_json_numbers(const Table& table) {
+  for (std::size_t c = 0; c < table.num_columns(); ++c) {
+    if (table.schema().field(c).type != DataType::float64) continue;
+    const std::vector<Value>& cells = table.column(c);
+    for (std::size_t r = 0; r < cells.size(); ++r) {
+      if (cells[r].type() == DataType::float64 && !std::isfinite(cells[r].as_double()))
+        not_a_json_number(table, c, r);
+    }
+  }
+}
+
 void detail::append_json_lines(std::string& out, const Table& table,
                                const std::vector<std::size_t>* rows) {
   const std::size_t n = rows ? rows->size() : table.num_rows();

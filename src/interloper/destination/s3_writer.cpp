@@ -108,38 +108,73 @@ class S3WindowWriter final : public WindowWriter {
   }
 
   void append(const Table& batch) override {
-    if (unusable_) {
-      throw DestinationError(
-          fmt::format("dataset '{}': the writer failed or was committed", dataset_name(dataset_)));
-    }
-    unusable_ = true;  // until this batch is in
-    Schema next;
-    try {
-      next = started_ ? Schema::unify(schema_, batch.schema()) : batch.schema();
-    } catch (const DataError& e) {
-      throw DestinationError(fmt::format("dataset '{}': {}", dataset_name(dataset_), e.what()));
-    }
-    if (!index_) {
-      add(0, batch, nullptr);
-    } else {
-      auto parts = index_->split(dataset_, batch);  // throws before anything is added
-      // Partitions are encoded side by side, each from its rows of the batch into its own spool.
-      parallel_for(parts.size(), s3_parallel_requests, [&](std::size_t i) {
-        if (parts[i].empty()) return;
-        add(i, batch, parts[i].size() == batch.num_rows() ? nullptr : &parts[i]);
-      });
-    }
-    schema_ = std::move(next);
+    Batch in = take(batch);
+    // Partitions are encoded side by side, each from its rows of the batch into its own spool.
+    parallel_for(spools_.size(), s3_parallel_requests, [&](std::size_t i) { in.add(*this, i); });
+    schema_ = std::move(in.schema);
     started_ = true;
     unusable_ = false;
   }
 
   std::int64_t commit() override {
+    usable();
+    unusable_ = true;
+    return finish(nullptr);
+  }
+
+  // The last batch's partitions are each encoded and sent in one go, several at a time, so
+  // that sending one overlaps encoding the next. The batch is checked whole first (window,
+  // types, numbers JSON can hold), so that a bad row still leaves storage as it was.
+  std::int64_t append_and_commit(const Table& last) override {
+    Batch in = take(last);
+    try {
+      check_json_numbers(last);
+    } catch (const DataError& e) {
+      throw DestinationError(fmt::format("dataset '{}': {}", dataset_name(dataset_), e.what()));
+    }
+    schema_ = std::move(in.schema);
+    started_ = true;
+    return finish(&in);
+  }
+
+ private:
+  // A batch checked against the window and the earlier batches, not yet encoded.
+  struct Batch {
+    const Table& rows;
+    Schema schema;                                // the columns with this batch's
+    std::vector<std::vector<std::size_t>> parts;  // its rows per partition (none: all in 0)
+
+    void add(S3WindowWriter& writer, std::size_t i) const {
+      if (parts.empty()) return writer.add(i, rows, nullptr);
+      if (parts[i].empty()) return;
+      writer.add(i, rows, parts[i].size() == rows.num_rows() ? nullptr : &parts[i]);
+    }
+  };
+
+  void usable() const {
     if (unusable_) {
       throw DestinationError(
           fmt::format("dataset '{}': the writer failed or was committed", dataset_name(dataset_)));
     }
+  }
+
+  // Checks `batch` (leaving the writer unusable until it is in) and splits it by partition.
+  Batch take(const Table& batch) {
+    usable();
     unusable_ = true;
+    Batch in{batch, {}, {}};
+    try {
+      in.schema = started_ ? Schema::unify(schema_, batch.schema()) : batch.schema();
+    } catch (const DataError& e) {
+      throw DestinationError(fmt::format("dataset '{}': {}", dataset_name(dataset_), e.what()));
+    }
+    if (index_) in.parts = index_->split(dataset_, batch);  // throws before anything is added
+    return in;
+  }
+
+  // Stores the schema, then uploads every partition, after adding its rows of `last` when
+  // given. Returns the rows written.
+  std::int64_t finish(const Batch* last) {
     const Schema schema = layout_.store_schema(dataset_, schema_);
     if (!index_ && dataset_.partitioning) {
       // The whole dataset is replaced: its partitions go first.
@@ -149,6 +184,7 @@ class S3WindowWriter final : public WindowWriter {
     }
     // Partitions go up several at a time; each is one PUT (or one multipart upload).
     parallel_for(spools_.size(), s3_parallel_requests, [&](std::size_t i) {
+      if (last != nullptr) last->add(*this, i);
       const std::string key = index_ ? keys_[i] : std::string();
       const std::string object =
           index_ ? layout_.partition_object(dataset_, key) : layout_.whole_object(dataset_);
