@@ -226,10 +226,29 @@ void S3Layout::upload(const std::string& object, Spool& bytes, const S3Metadata&
     client_.put(object, bytes.read_all(), metadata);
     return;
   }
+  upload_parts(object, metadata, [&](const std::function<void(std::string_view)>& part) {
+    bytes.for_each_chunk(part_size_, part);
+  });
+}
+
+void S3Layout::upload(const std::string& object, std::string_view text,
+                      const S3Metadata& metadata) {
+  if (text.size() <= part_size_) {
+    client_.put(object, text, metadata);
+    return;
+  }
+  upload_parts(object, metadata, [&](const std::function<void(std::string_view)>& part) {
+    for (std::size_t at = 0; at < text.size(); at += part_size_) part(text.substr(at, part_size_));
+  });
+}
+
+void S3Layout::upload_parts(
+    const std::string& object, const S3Metadata& metadata,
+    const std::function<void(const std::function<void(std::string_view)>&)>& parts) {
   const std::string id = client_.start_multipart(object, metadata);
   try {
     std::vector<std::string> etags;
-    bytes.for_each_chunk(part_size_, [&](std::string_view part) {
+    parts([&](std::string_view part) {
       etags.push_back(client_.upload_part(object, id, static_cast<int>(etags.size()) + 1, part));
     });
     client_.complete_multipart(object, id, etags);

@@ -116,6 +116,7 @@ class S3Layout {
 
   // One upload: a single PUT up to the part size, a multipart upload beyond.
   void upload(const std::string& object, Spool& bytes, const S3Metadata& metadata);
+  void upload(const std::string& object, std::string_view text, const S3Metadata& metadata);
 
   // Every partition object of the dataset (one listing).
   std::vector<StoredPartition> stored_partitions(const DatasetRef& dataset);
@@ -139,6 +140,9 @@ class S3Layout {
  private:
   struct Candidate;
   std::vector<Candidate> candidates(const DatasetRef& dataset, WindowIndex& index);
+  // A multipart upload of the parts `parts` hands to its argument, in order.
+  void upload_parts(const std::string& object, const S3Metadata& metadata,
+                    const std::function<void(const std::function<void(std::string_view)>&)>& parts);
 
   S3Client& client_;
   std::string prefix_;  // "" or ending with '/'

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 
 #include "interloper/data/format.hpp"
@@ -144,11 +145,51 @@ class S3WindowWriter final : public WindowWriter {
     Schema schema;                                // the columns with this batch's
     std::vector<std::vector<std::size_t>> parts;  // its rows per partition (none: all in 0)
 
-    void add(S3WindowWriter& writer, std::size_t i) const {
-      if (parts.empty()) return writer.add(i, rows, nullptr);
-      if (parts[i].empty()) return;
-      writer.add(i, rows, parts[i].size() == rows.num_rows() ? nullptr : &parts[i]);
+    // Partition i's rows (nullptr: every row).
+    const std::vector<std::size_t>* rows_of(std::size_t i) const {
+      return parts.empty() || parts[i].size() == rows.num_rows() ? nullptr : &parts[i];
     }
+    std::size_t size_of(std::size_t i) const {
+      return parts.empty() ? rows.num_rows() : parts[i].size();
+    }
+    // Adds partition i's rows to its spool.
+    void add(S3WindowWriter& writer, std::size_t i) const {
+      if (size_of(i) == 0) return;
+      std::string text;
+      add_to(writer, i, text);
+      writer.spools_[i].append(std::move(text));
+    }
+    // Encodes partition i's rows as JSON lines into `text` and counts them.
+    void add_to(S3WindowWriter& writer, std::size_t i, std::string& text) const {
+      try {
+        append_json_lines(text, rows, rows_of(i));
+      } catch (const DataError& e) {
+        throw DestinationError(
+            fmt::format("dataset '{}': {}", dataset_name(writer.dataset_), e.what()));
+      }
+      writer.rows_[i] += static_cast<std::int64_t>(size_of(i));
+    }
+  };
+
+  // Buffers handed from one partition to the next.
+  class Buffers {
+   public:
+    std::string take() {
+      std::lock_guard lock(mutex_);
+      if (free_.empty()) return {};
+      std::string out = std::move(free_.back());
+      free_.pop_back();
+      return out;
+    }
+    void give(std::string buffer) {
+      buffer.clear();
+      std::lock_guard lock(mutex_);
+      free_.push_back(std::move(buffer));
+    }
+
+   private:
+    std::mutex mutex_;
+    std::vector<std::string> free_;
   };
 
   void usable() const {
@@ -183,11 +224,22 @@ class S3WindowWriter final : public WindowWriter {
       layout_.client().remove(objects);
     }
     // Partitions go up several at a time; each is one PUT (or one multipart upload).
+    Buffers buffers;
     parallel_for(spools_.size(), s3_parallel_requests, [&](std::size_t i) {
-      if (last != nullptr) last->add(*this, i);
       const std::string key = index_ ? keys_[i] : std::string();
       const std::string object =
           index_ ? layout_.partition_object(dataset_, key) : layout_.whole_object(dataset_);
+      if (last != nullptr && spools_[i].size() == 0 &&
+          layout_.format() == FileDestination::Format::jsonl) {
+        // Only the last batch's rows: encoded into a buffer that, once sent, takes the next
+        // partition's text, so that memory is reused rather than taken afresh.
+        std::string text = buffers.take();
+        last->add_to(*this, i, text);
+        layout_.upload(object, text, layout_.metadata(key, rows_[i]));
+        buffers.give(std::move(text));
+        return;
+      }
+      if (last != nullptr) last->add(*this, i);
       if (layout_.format() == FileDestination::Format::csv) {
         Spool csv = csv_spool(spools_[i], schema);
         layout_.upload(object, csv, layout_.metadata(key, rows_[i]));
@@ -232,26 +284,13 @@ class S3WindowWriter final : public WindowWriter {
     return csv;
   }
 
-  // The spool holds JSON lines whatever the format: they need no header, so batches whose
-  // columns differ concatenate; csv is encoded once, at commit, from the unified schema.
-  // `rows` are the batch's rows for partition i (all of them when null).
-  void add(std::size_t i, const Table& batch, const std::vector<std::size_t>* rows) {
-    const std::size_t n = rows ? rows->size() : batch.num_rows();
-    if (n == 0) return;
-    std::string text;
-    try {
-      append_json_lines(text, batch, rows);
-    } catch (const DataError& e) {
-      throw DestinationError(fmt::format("dataset '{}': {}", dataset_name(dataset_), e.what()));
-    }
-    spools_[i].append(std::move(text));
-    rows_[i] += static_cast<std::int64_t>(n);
-  }
-
   S3Layout& layout_;
   DatasetRef dataset_;
   std::optional<WindowIndex> index_;
   std::vector<std::string> keys_;
+  // Per partition, the rows of batches before the last. A spool holds JSON lines whatever the
+  // format: they need no header, so batches whose columns differ concatenate; csv is encoded
+  // once, at commit, from the unified schema.
   std::vector<Spool> spools_;
   std::vector<std::int64_t> rows_;
   Schema schema_;
