@@ -96,6 +96,26 @@ TEST(JsonLines, DeclaredSchemaConvertsAndAddsMissingColumns) {
   EXPECT_EQ(back.row(1), (std::vector<Value>{kTs, Value(), Value()}));
 }
 
+TEST(JsonLines, DeclaredColumnsAreFoundInAnyOrderAndSpelling) {
+  const Schema declared{{"a", DataType::int64},
+                        {"q\"uote", DataType::string},
+                        {"\xc3\xa9", DataType::float64},
+                        {"d", DataType::date}};
+  Table back = parse_json_lines(
+      "{\"a\":1,\"q\\\"uote\":\"x\",\"\xc3\xa9\":0.5,\"d\":\"2026-03-29\"}\n"
+      "{\"d\":\"2026-03-29\",\"\\u00e9\":2,\"q\\\"uote\":\"y\",\"\\u0061\":2}\n"
+      "{\"a\":3,\"d\":\"2026-03-30\",\"a\":4}\n"
+      "{\"d\":\"2026-03-30\",\"q\\\"uote\":\"2026-03-30\"}\n",
+      &declared);
+  ASSERT_EQ(back.num_rows(), 4u);
+  EXPECT_EQ(back.row(0), (std::vector<Value>{1, "x", 0.5, kDay}));
+  EXPECT_EQ(back.row(1), (std::vector<Value>{2, "y", 2.0, kDay}));
+  EXPECT_EQ(back.row(2), (std::vector<Value>{4, Value(), Value(), kDay + days(1)}));
+  EXPECT_EQ(back.row(3), (std::vector<Value>{Value(), "2026-03-30", Value(), kDay + days(1)}));
+  expect_data_error([&] { parse_json_lines("{\"a\":1,\"b\":2}\n", &declared); },
+                    {"line 1", "column 'b' is not in the declared schema"});
+}
+
 TEST(JsonLines, InferenceWidensAcrossLines) {
   Table t = parse_json_lines(
       "{\"x\":1,\"d\":\"2026-03-29\"}\n{\"x\":2.5,\"d\":\"2026-03-29T01:30:05\"}\n",

@@ -228,7 +228,14 @@ class InferredLine {
 // for a value that does not convert); the caller abandons the row then.
 class DeclaredLine {
  public:
-  explicit DeclaredLine(const ReadOptions& options) : schema_(options.schema) {}
+  explicit DeclaredLine(const ReadOptions& options) : schema_(options.schema) {
+    for (const Field& f : schema_.fields()) {
+      const bool plain = std::all_of(f.name.begin(), f.name.end(), [](char c) {
+        return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+      });
+      spelled_.push_back(plain ? std::string_view(f.name) : std::string_view());
+    }
+  }
 
   // Starts row `row` (the `row`-th non-blank line, line `line`) of `table`, whose columns are
   // the declared ones.
@@ -243,7 +250,7 @@ class DeclaredLine {
 
   void key(std::string_view k) {
     const std::vector<Field>& fields = schema_.fields();
-    if (next_column_ < fields.size() && fields[next_column_].name == k) {
+    if (next_column_ < fields.size() && same(fields[next_column_].name, k)) {
       column_ = next_column_;
     } else if (auto c = schema_.find(k)) {
       column_ = *c;
@@ -253,6 +260,11 @@ class DeclaredLine {
     }
     next_column_ = column_ + 1;  // 0 after an unknown key
   }
+  // Lines usually list their members in the schema's order: the column after the last one.
+  std::string_view expected_key() const {
+    return next_column_ < spelled_.size() ? spelled_[next_column_] : std::string_view();
+  }
+  void key_as_expected() { column_ = next_column_++; }
   void null() { put(Value()); }
   void boolean(bool b) { put(Value(b)); }
   void integer(long long i) {
@@ -266,7 +278,13 @@ class DeclaredLine {
   void real(double d) { put(Value(d)); }
   void string(std::string_view s) {
     if (declared_is(DataType::date)) {
-      if (auto day = parse_date(s)) return columns_.set(column_, Value(*day));
+      // The rows of a partition usually share their date: its text is read once.
+      if (!date_text_.empty() && same(date_text_, s)) return columns_.set(column_, Value(date_));
+      if (auto day = parse_date(s)) {
+        date_text_.assign(s);
+        date_ = *day;
+        return columns_.set(column_, Value(*day));
+      }
     }
     put(Value(std::string(s)));
   }
@@ -282,6 +300,15 @@ class DeclaredLine {
 
  private:
   [[noreturn]] void fail(const std::string& what) { throw DataError(line_prefix(line_) + what); }
+
+  // a == b, for the short texts of keys and dates, without a call to memcmp.
+  static bool same(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (a[i] != b[i]) return false;
+    }
+    return true;
+  }
 
   const std::string& key_name() const {
     return column_ == Schema::npos ? unknown_ : schema_.fields()[column_].name;
@@ -310,6 +337,9 @@ class DeclaredLine {
   std::size_t column_ = Schema::npos;
   std::size_t next_column_ = 0;
   std::string unknown_;
+  std::vector<std::string_view> spelled_;  // each column's name as JSON spells it, or ""
+  std::string date_text_;                  // the text of the last date read ("" before any)
+  Value::Date date_{};
 };
 
 // Adds lines to a table one at a time; shared by the whole-text readers and the stream parser.
@@ -352,28 +382,32 @@ class LineAdder {
 };
 
 // Adds the lines `next_line` gives (it returns false at the end) to `table`: a table of the
-// declared columns when options.only_declared, else any table. `rows_hint` is how many rows to
-// make room for, when known.
-template <typename NextLine>
+// declared columns when options.only_declared, else any table. Whenever the table has no room
+// for another row it makes room at once for `lines_left()` more (the lines left, the one just
+// given included; 0 when not known) or for half the rows it holds, whichever is more, rather
+// than regrowing (and copying) its columns one at a time. So lines are counted only for a table
+// that has not made room for them already.
+template <typename NextLine, typename LinesLeft>
 void add_lines(Table& table, NextLine&& next_line, const ReadOptions& options,
-               std::size_t rows_hint) {
-  const std::size_t first = table.num_rows();
-  table.reserve(first + rows_hint);
+               LinesLeft&& lines_left) {
+  const detail::TableColumns columns(table);
   LineAdder adder(options);
   std::string_view line;
   std::size_t line_no = 0;
   while (next_line(line)) {
+    if (columns.full()) {
+      const std::size_t rows = table.num_rows();
+      table.reserve(rows + std::max(lines_left(), rows / 2));
+    }
     adder.add(table, line, ++line_no);
-    // Undeclared columns appear with the first row: room for the rest once they are known.
-    if (table.num_rows() == first + 1) table.reserve(first + rows_hint);
   }
 }
 
 // Reads lines from `next_line` (returns false at the end) into a table.
-template <typename NextLine>
-Table read_lines(NextLine&& next_line, const ReadOptions& options, std::size_t rows_hint = 0) {
+template <typename NextLine, typename LinesLeft>
+Table read_lines(NextLine&& next_line, const ReadOptions& options, LinesLeft&& lines_left) {
   Table table = options.only_declared ? Table(options.schema) : Table();
-  add_lines(table, next_line, options, rows_hint);
+  add_lines(table, next_line, options, lines_left);
   if (!options.only_declared) table.conform(options.schema);
   return table;
 }
@@ -387,14 +421,15 @@ class TextLines {
     std::size_t nl = text_.find('\n', pos_);
     if (nl == std::string_view::npos) nl = text_.size();
     line = text_.substr(pos_, nl - pos_);
+    last_ = pos_;
     pos_ = nl + 1;
     return true;
   }
-  // At most how many lines there are.
-  std::size_t count() const {
+  // At most how many lines are left, the last one given included.
+  std::size_t left() const {
     std::size_t n = 1;
     const char* end = text_.data() + text_.size();
-    for (const char* p = text_.data(); p < end; ++n) {
+    for (const char* p = text_.data() + last_; p < end; ++n) {
       p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
       if (p == nullptr) break;
       ++p;
@@ -405,6 +440,7 @@ class TextLines {
  private:
   std::string_view text_;
   std::size_t pos_ = 0;
+  std::size_t last_ = 0;  // where the last line given starts
 };
 
 ReadOptions exactly(const Schema* declared) {
@@ -472,19 +508,19 @@ Table read_json_lines(std::istream& in, const ReadOptions& options) {
         line = buffer;
         return true;
       },
-      options);
+      options, [] { return std::size_t{0}; });
 }
 
 Table parse_json_lines(std::string_view text, const ReadOptions& options) {
   TextLines lines(text);
-  return read_lines(lines, options, lines.count());
+  return read_lines(lines, options, [&] { return lines.left(); });
 }
 
 void detail::append_json_lines_text(Table& table, std::string_view text,
                                     const ReadOptions& options) {
   assert(options.only_declared || options.schema.empty());
   TextLines lines(text);
-  add_lines(table, lines, options, lines.count());
+  add_lines(table, lines, options, [&] { return lines.left(); });
 }
 
 Table read_json_lines(std::istream& in, const Schema* declared) {

@@ -25,6 +25,13 @@ class TableColumns {
       col.push_back(std::move(v));
     }
   }
+  // Whether some column has no room for another cell (false for a table without columns).
+  bool full() const {
+    for (const auto& col : table_->columns_) {
+      if (col.size() == col.capacity()) return true;
+    }
+    return false;
+  }
   // Closes the row being filled: columns without a cell get null.
   void end_row() {
     for (auto& col : table_->columns_) {
