@@ -191,6 +191,10 @@ std::ostream& operator<<(std::ostream& os, const Schema& s);
 
 class Table;
 
+namespace detail {
+class TableColumns;  // the data layer's own readers fill columns in place
+}  // namespace detail
+
 // A read-only view of one row of a table, valid while the table is unchanged. Passed to
 // Table::filter_rows predicates.
 class RowRef {
@@ -291,6 +295,8 @@ class Table {
   std::vector<std::vector<Value>> columns_;
   std::size_t num_rows_ = 0;
   std::vector<std::size_t> scratch_;  // per-append column indices, kept to avoid allocations
+
+  friend class detail::TableColumns;
 };
 
 std::ostream& operator<<(std::ostream& os, const Table& t);

@@ -75,6 +75,10 @@ class WindowWriter {
   // received no rows ends up empty). Returns the rows written. Throws DestinationError when
   // storage fails; nothing is written then (S3 documents its one exception). Call at most once.
   virtual std::int64_t commit() = 0;
+  // append(last) then commit(), returning and throwing as they do: for a caller that knows its
+  // last batch, so that a destination may send each partition of it while it encodes the next
+  // (S3 does). Call at most once, instead of commit().
+  virtual std::int64_t append_and_commit(const Table& last);
 };
 
 class QueryableDestination;

@@ -1,3 +1,8 @@
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
 #include <sstream>
 
 #include "data/test_helpers.hpp"
@@ -96,6 +101,26 @@ TEST(JsonLines, DeclaredSchemaConvertsAndAddsMissingColumns) {
   EXPECT_EQ(back.row(1), (std::vector<Value>{kTs, Value(), Value()}));
 }
 
+TEST(JsonLines, DeclaredColumnsAreFoundInAnyOrderAndSpelling) {
+  const Schema declared{{"a", DataType::int64},
+                        {"q\"uote", DataType::string},
+                        {"\xc3\xa9", DataType::float64},
+                        {"d", DataType::date}};
+  Table back = parse_json_lines(
+      "{\"a\":1,\"q\\\"uote\":\"x\",\"\xc3\xa9\":0.5,\"d\":\"2026-03-29\"}\n"
+      "{\"d\":\"2026-03-29\",\"\\u00e9\":2,\"q\\\"uote\":\"y\",\"\\u0061\":2}\n"
+      "{\"a\":3,\"d\":\"2026-03-30\",\"a\":4}\n"
+      "{\"d\":\"2026-03-30\",\"q\\\"uote\":\"2026-03-30\"}\n",
+      &declared);
+  ASSERT_EQ(back.num_rows(), 4u);
+  EXPECT_EQ(back.row(0), (std::vector<Value>{1, "x", 0.5, kDay}));
+  EXPECT_EQ(back.row(1), (std::vector<Value>{2, "y", 2.0, kDay}));
+  EXPECT_EQ(back.row(2), (std::vector<Value>{4, Value(), Value(), kDay + days(1)}));
+  EXPECT_EQ(back.row(3), (std::vector<Value>{Value(), "2026-03-30", Value(), kDay + days(1)}));
+  expect_data_error([&] { parse_json_lines("{\"a\":1,\"b\":2}\n", &declared); },
+                    {"line 1", "column 'b' is not in the declared schema"});
+}
+
 TEST(JsonLines, InferenceWidensAcrossLines) {
   Table t = parse_json_lines(
       "{\"x\":1,\"d\":\"2026-03-29\"}\n{\"x\":2.5,\"d\":\"2026-03-29T01:30:05\"}\n",
@@ -114,6 +139,63 @@ TEST(JsonLines, ErrorsNameTheLine) {
       [&] { parse_json_lines("{\"d\":\"2026-03-29\"}\n\n{\"d\":\"soon\"}\n", &declared); },
       {"row 2 (line 3)", "'d'", "soon", "date"});
   expect_data_error([&] { parse_json_lines("{\"e\":1}\n", &declared); }, {"line 1", "'e'"});
+}
+
+// Doubles are written as the shortest text that reads back as them, spelled as std::to_chars
+// spells it (".0" after a whole number), short decimals and every other value alike.
+TEST(JsonLines, WritesEachDoubleAsToCharsSpellsIt) {
+  std::mt19937_64 random(20261204);
+  // Whole numbers, powers of ten either side of the switch to scientific, short decimals, the
+  // extremes, and a value that needs all 17 digits.
+  std::vector<double> values = {0.0,
+                                -0.0,
+                                1,
+                                10,
+                                100,
+                                1e5,
+                                12300,
+                                2.5,
+                                1e14,
+                                1e15,
+                                1e16,
+                                1e-5,
+                                1e21,
+                                1e22,
+                                1e23,
+                                1.5e-9,
+                                0.1,
+                                0.001,
+                                0.3,
+                                -0.5,
+                                99.99,
+                                1e-10,
+                                5e-324,
+                                1234.56,
+                                999999999999999.0,
+                                123456789012345.6,
+                                0.30000000000000004,
+                                1.7976931348623157e308};
+  const double powers[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12};
+  for (int i = 0; i < 100000; ++i) {
+    std::uint64_t scale = 1;
+    for (auto k = random() % 17; k > 0; --k) scale *= 10;
+    const auto n = static_cast<double>(random() % scale);
+    values.push_back((random() % 2 ? -n : n) / powers[random() % 13]);
+    const auto bits = random();
+    double any;
+    std::memcpy(&any, &bits, sizeof any);
+    if (std::isfinite(any)) values.push_back(any);
+  }
+  Table t(Schema{{"x", DataType::float64}});
+  std::string expected;
+  for (double v : values) {
+    t.append_row({Value(v)});
+    char buf[40];
+    std::string text(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+    if (text.find_first_of(".e") == std::string::npos) text += ".0";
+    expected += "{\"x\":" + text + "}\n";
+  }
+  EXPECT_EQ(to_json_lines(t), expected);
 }
 
 TEST(JsonLines, NonFiniteDoubleCannotBeWritten) {

@@ -3,7 +3,9 @@
 // awkward cases and from a seeded generator that spells and misspells JSON.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -141,6 +143,36 @@ TEST(JsonLineReader, AgreesWithTheReferenceOnGeneratedLines) {
     if (line.find('\n') != std::string::npos) continue;  // one line at a time
     expect_same_as_reference(line);
     if (::testing::Test::HasFailure()) break;
+  }
+}
+
+// Decimals of every length and scale read as the nearest double, whether the reader computes
+// them itself (few digits, small powers of ten) or hands them on.
+TEST(JsonLineReader, ReadsDecimalsAsTheNearestDouble) {
+  std::mt19937_64 random(20261204);
+  auto digits = [&](std::size_t n, bool leading_zero_ok) {
+    std::string out;
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto d = static_cast<char>('0' + random() % 10);
+      out += k == 0 && !leading_zero_ok && d == '0' ? '7' : d;
+    }
+    return out;
+  };
+  for (int round = 0; round < 20000; ++round) {
+    std::string text = random() % 2 ? "-" : "";
+    text += random() % 4 == 0 ? "0" : digits(1 + random() % 20, false);
+    const bool fraction = random() % 4 != 0;
+    if (fraction) text += "." + digits(1 + random() % 20, true);
+    if (!fraction || random() % 2) {
+      text += random() % 2 ? "e" : "E";
+      const long power = static_cast<long>(random() % 61) - 30;
+      text += (power >= 0 && random() % 2 ? "+" : "") + std::to_string(power);
+    }
+    SCOPED_TRACE(text);
+    const Table t = parse_json_lines("{\"x\":" + text + "}");
+    ASSERT_EQ(t.column(0).at(0).type(), DataType::float64);
+    EXPECT_EQ(t.column(0).at(0).as_double(), std::strtod(text.c_str(), nullptr));
+    EXPECT_EQ(std::signbit(t.column(0).at(0).as_double()), text[0] == '-');
   }
 }
 

@@ -1,12 +1,14 @@
 // S3Destination against a real S3 server on loopback (moto_server, see scripts/with-moto): the
-// contract, the layout as an independent client (boto3) sees it, multipart uploads, streaming,
-// and the errors for bad credentials, a missing bucket and an unreachable endpoint.
+// contract, the layout as an independent client (boto3) sees it, reads of many objects in order,
+// multipart uploads, streaming, and the errors for bad credentials, a missing bucket, an
+// unreachable endpoint and an object that does not decode.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "destination/destination_contract.hpp"
@@ -282,6 +284,59 @@ TEST(S3DestinationLayout, AnIndependentClientSeesEscapedPartitions) {
   Table back = destination->read(ref, long_partition.as_window().get());
   ASSERT_EQ(back.num_rows(), 1u);
   EXPECT_EQ(back.at(0, "amount"), Value(99));
+}
+
+TEST(S3DestinationLayout, AWindowReadsObjectsInOrderAndNamesABadOne) {
+  IL_REQUIRE_S3(server);
+  SavedEnvironment saved;
+  auto destination = testing::test_s3_destination(server, "read-order");
+  const std::string prefix = S3Destination::parse_url(destination->url()).prefix;
+  TimePartitionConfig daily{"date", {.allow_window = true}};
+  DatasetRef ref{"ads", "clicks", &daily};
+  // More partitions than requests in flight, so that fetching runs ahead of decoding.
+  TimePartitionWindow window(testing::day(2026, 1, 1), testing::day(2026, 1, 12));
+  Table rows;
+  for (int d = 1; d <= 12; ++d) {
+    for (int i = 0; i < 50; ++i)
+      rows.append({{"date", testing::day(2026, 1, d)}, {"n", d * 100 + i}});
+  }
+  destination->write(ref, &window, rows);
+  EXPECT_EQ(destination->read(ref, &window), rows);
+
+  // Another tool replaces one object in the middle with a value that is not the stored type.
+  boto3(server, "interloper-test",
+        "s3.put_object(Bucket=bucket, Key=sys.argv[3] + '/ads/clicks/date=2026-01-07/data.jsonl', "
+        "Body=b'{\"date\":\"2026-01-07\",\"n\":1}\\n{\"date\":\"2026-01-07\",\"n\":\"x\"}\\n')\n"
+        "print('{}')\n",
+        prefix);
+  const std::string message = error_of([&] { destination->read(ref, &window); });
+  EXPECT_NE(message.find("date=2026-01-07/data.jsonl"), std::string::npos) << message;
+  EXPECT_NE(message.find("row 2 (line 2): column 'n'"), std::string::npos) << message;
+}
+
+TEST(S3DestinationLayout, ALastBatchThatCannotBeWrittenLeavesEveryPartitionAsItWas) {
+  IL_REQUIRE_S3(server);
+  SavedEnvironment saved;
+  auto destination = testing::test_s3_destination(server, "last-batch");
+  TimePartitionConfig daily{"date", {.allow_window = true}};
+  DatasetRef ref{"ads", "costs", &daily};
+  TimePartitionWindow window(testing::day(2026, 1, 1), testing::day(2026, 1, 12));
+  auto days = [](double cost_of_the_ninth) {
+    Table t;
+    for (int d = 1; d <= 12; ++d) {
+      t.append({{"date", testing::day(2026, 1, d)}, {"cost", d == 9 ? cost_of_the_ninth : 0.5}});
+    }
+    return t;
+  };
+  const Table before = days(1.5);
+  destination->write(ref, &window, before);
+  // Partitions are sent while later ones are encoded; a value JSON cannot hold in the ninth is
+  // found before the first is sent.
+  auto writer = destination->open_writer(ref, &window);
+  const std::string message =
+      error_of([&] { writer->append_and_commit(days(std::numeric_limits<double>::infinity())); });
+  EXPECT_NE(message.find("column 'cost' row 9"), std::string::npos) << message;
+  EXPECT_EQ(destination->read(ref, &window), before);
 }
 
 TEST(S3DestinationLayout, LargePartitionsGoUpInPartsAndStream) {

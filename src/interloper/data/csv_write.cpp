@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "interloper/data/format.hpp"
+#include "interloper/data/memory.hpp"
 
 namespace interloper {
 
@@ -33,12 +34,20 @@ void append_header(std::string& out, const Table& table) {
   out.push_back('\n');
 }
 
-void append_rows(std::string& out, const Table& table, std::size_t begin, std::size_t end) {
-  const std::size_t n = table.num_columns();
-  for (std::size_t r = begin; r < end; ++r) {
-    for (std::size_t c = 0; c < n; ++c) {
-      if (c > 0) out.push_back(',');
-      const Value& v = table.column(c)[r];
+// Writes CSV records of chosen columns of one table, reading its cells in place.
+class RecordWriter {
+ public:
+  // Field k of a record is column columns[k] of `table`, or null when it is Schema::npos.
+  RecordWriter(const Table& table, const std::vector<std::size_t>& columns) {
+    for (std::size_t c : columns) cells_.push_back(c == Schema::npos ? nullptr : &table.column(c));
+  }
+
+  // Appends the record of row r.
+  void row(std::string& out, std::size_t r) const {
+    for (std::size_t k = 0; k < cells_.size(); ++k) {
+      if (k > 0) out.push_back(',');
+      if (cells_[k] == nullptr) continue;
+      const Value& v = (*cells_[k])[r];
       if (v.is_null()) continue;
       if (v.type() == DataType::string)
         append_csv_field(out, v.as_string());
@@ -47,6 +56,15 @@ void append_rows(std::string& out, const Table& table, std::size_t begin, std::s
     }
     out.push_back('\n');
   }
+
+ private:
+  std::vector<const std::vector<Value>*> cells_;
+};
+
+std::vector<std::size_t> every_column(const Table& table) {
+  std::vector<std::size_t> columns(table.num_columns());
+  for (std::size_t c = 0; c < columns.size(); ++c) columns[c] = c;
+  return columns;
 }
 
 }  // namespace
@@ -60,35 +78,36 @@ void detail::append_csv_header(std::string& out, const std::vector<std::string>&
 }
 
 void detail::append_csv_records(std::string& out, const Table& table,
-                                const std::vector<std::size_t>& columns) {
-  for (std::size_t r = 0; r < table.num_rows(); ++r) {
-    for (std::size_t k = 0; k < columns.size(); ++k) {
-      if (k > 0) out.push_back(',');
-      if (columns[k] == Schema::npos) continue;
-      const Value& v = table.column(columns[k])[r];
-      if (v.is_null()) continue;
-      if (v.type() == DataType::string)
-        append_csv_field(out, v.as_string());
-      else
-        append_value(out, v);
-    }
-    out.push_back('\n');
+                                const std::vector<std::size_t>& columns,
+                                const std::vector<std::size_t>* rows) {
+  const std::size_t n = rows ? rows->size() : table.num_rows();
+  const RecordWriter writer(table, columns);
+  auto row_at = [rows](std::size_t k) { return rows ? (*rows)[k] : k; };
+  // Room for every record at once, sized from the first few (see append_json_lines).
+  const std::size_t sample = std::min<std::size_t>(n, 64);
+  const std::size_t before = out.size();
+  for (std::size_t k = 0; k < sample; ++k) writer.row(out, row_at(k));
+  if (sample < n) {
+    const std::size_t rest = (out.size() - before) / sample * (n - sample);
+    reserve_text(out, out.size() + rest + rest / 8);
   }
+  for (std::size_t k = sample; k < n; ++k) writer.row(out, row_at(k));
 }
 
 std::string to_csv(const Table& table) {
   std::string out;
   append_header(out, table);
-  append_rows(out, table, 0, table.num_rows());
+  detail::append_csv_records(out, table, every_column(table));
   return out;
 }
 
 void write_csv(const Table& table, std::ostream& out) {
   std::string buf;
   append_header(buf, table);
+  const RecordWriter writer(table, every_column(table));
   constexpr std::size_t kChunk = 4096;
   for (std::size_t r = 0; r < table.num_rows(); r += kChunk) {
-    append_rows(buf, table, r, std::min(table.num_rows(), r + kChunk));
+    for (std::size_t k = r; k < std::min(table.num_rows(), r + kChunk); ++k) writer.row(buf, k);
     out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
     buf.clear();
   }

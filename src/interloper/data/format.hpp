@@ -20,12 +20,26 @@ void append_timestamp(std::string& out, Value::Timestamp t);
 void append_value(std::string& out, const Value& v);
 // "int 12", "string \"abc\"", "null" — for error messages.
 std::string describe(const Value& v);
+// Appends the JSON lines of `rows` of `table` (every row, in order, when null) to `out`, as
+// to_json_lines writes them. Throws DataError as to_json_lines does (a row number counts the
+// table's rows from 1).
+void append_json_lines(std::string& out, const Table& table,
+                       const std::vector<std::size_t>* rows = nullptr);
+// Throws the DataError to_json_lines would throw for `table`: its first NaN or infinite double.
+void check_json_numbers(const Table& table);
+// Adds the rows of JSON-lines `text` to `table`, read as parse_json_lines(text, options) reads
+// them: with options.only_declared, `table` has exactly the declared columns; otherwise
+// options.schema must be empty and columns are added and widened as rows need them. Lines and
+// rows in messages count from the start of `text`. Throws DataError as parse_json_lines does;
+// `table` may then hold some of the text's rows.
+void append_json_lines_text(Table& table, std::string_view text, const ReadOptions& options);
 // A CSV header row of `names`.
 void append_csv_header(std::string& out, const std::vector<std::string>& names);
-// One CSV record per row of `table`: field k is column columns[k] of the table, or empty (null)
-// when columns[k] is Schema::npos.
+// One CSV record per row of `rows` of `table` (every row, in order, when null): field k is
+// column columns[k] of the table, or empty (null) when columns[k] is Schema::npos.
 void append_csv_records(std::string& out, const Table& table,
-                        const std::vector<std::size_t>& columns);
+                        const std::vector<std::size_t>& columns,
+                        const std::vector<std::size_t>* rows = nullptr);
 // Parses a whole decimal int64 ("-12"); false on anything else or overflow.
 bool parse_int(std::string_view text, std::int64_t& out) noexcept;
 // Parses a whole double (decimal or exponent form, "nan"/"inf" rejected); false otherwise.

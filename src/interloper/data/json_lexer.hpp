@@ -7,18 +7,24 @@
 //
 // The handler provides:
 //   void key(std::string_view)        the next member's name (valid until the next call)
+// and may provide, to have names it expects matched without decoding them:
+//   std::string_view expected_key()   the name the next member likely has, spelled as its JSON
+//                                     text is (no character that needs an escape), or ""
+//   void key_as_expected()            the next member's name is that one
 //   void null(); void boolean(bool); void integer(long long); void real(double);
 //   void digits(std::string_view)     an integer literal beyond int64, exactly as written
-//   void string(std::string&&)
+//   void string(std::string_view)     a string's decoded contents (valid until the next call)
 //   [[noreturn]] void not_an_object(const char* type)   the line holds a scalar or an array
 //   [[noreturn]] void nested(const char* type)          a member's value is an object or array
 //   [[noreturn]] void malformed(std::size_t column, const std::string& what)
 #pragma once
 
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -71,7 +77,7 @@ class JsonLineReader {
       skip_space();
       if (at_end() || s_[i_] != '"') malformed("expected a member name in double quotes");
       ++i_;
-      h_.key(string_view_of_string());
+      if (!expected_key()) h_.key(string_view_of_string());
       expect(':', "expected ':' after the member name");
       value();
       skip_space();
@@ -88,6 +94,25 @@ class JsonLineReader {
     }
   }
 
+  // Whether the member name whose opening quote was just read is, byte for byte, the one the
+  // handler expects (when it says which it expects); it is then read, and the handler told.
+  bool expected_key() {
+    if constexpr (requires { h_.expected_key(); }) {
+      const std::string_view name = h_.expected_key();
+      if (name.empty() || s_.size() - i_ <= name.size() || s_[i_ + name.size()] != '"') {
+        return false;
+      }
+      for (std::size_t k = 0; k < name.size(); ++k) {
+        if (s_[i_ + k] != name[k]) return false;
+      }
+      i_ += name.size() + 1;
+      h_.key_as_expected();
+      return true;
+    } else {
+      return false;
+    }
+  }
+
   // One member's value, handed to the handler.
   void value() {
     skip_space();
@@ -97,7 +122,7 @@ class JsonLineReader {
       case '[': h_.nested("array");
       case '"':
         ++i_;
-        h_.string(std::string(string_view_of_string()));
+        h_.string(string_view_of_string());
         return;
       case 't':
         literal("true");
@@ -147,28 +172,63 @@ class JsonLineReader {
   }
 
   // A number as the JSON grammar spells it: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+  // Its digits are gathered as they are checked. An integer of up to 18 digits is exact as
+  // gathered; a real of up to 19 digits whose significand is at most 2^53 and whose power of
+  // ten is at most 22 either way is their product or quotient of two exact doubles, rounded
+  // once, which is what from_chars gives. Anything else goes to from_chars.
   void number(bool deliver) {
     const std::size_t start = i_;
-    if (i_ < s_.size() && s_[i_] == '-') ++i_;
+    const bool negative = i_ < s_.size() && s_[i_] == '-';
+    if (negative) ++i_;
     if (at_end() || !digit(s_[i_])) malformed("invalid value");
+    std::uint64_t significand = 0;  // wraps past 19 digits, and is then not used
+    std::size_t digits = 0;
+    auto gather = [&] {
+      for (; i_ < s_.size() && digit(s_[i_]); ++i_, ++digits) {
+        significand = significand * 10 + static_cast<unsigned>(s_[i_] - '0');
+      }
+    };
     if (s_[i_] == '0') {
       ++i_;
+      ++digits;
     } else {
-      while (i_ < s_.size() && digit(s_[i_])) ++i_;
+      gather();
     }
     bool integral = true;
+    std::size_t fraction_digits = 0;
     if (i_ < s_.size() && s_[i_] == '.') {
       integral = false;
       ++i_;
       if (at_end() || !digit(s_[i_])) malformed("expected a digit after the decimal point");
-      while (i_ < s_.size() && digit(s_[i_])) ++i_;
+      const std::size_t before = digits;
+      gather();
+      fraction_digits = digits - before;
     }
+    int exponent = 0;  // capped: any power beyond 22 goes to from_chars anyway
     if (i_ < s_.size() && (s_[i_] == 'e' || s_[i_] == 'E')) {
       integral = false;
       ++i_;
+      const bool below_one = i_ < s_.size() && s_[i_] == '-';
       if (i_ < s_.size() && (s_[i_] == '+' || s_[i_] == '-')) ++i_;
       if (at_end() || !digit(s_[i_])) malformed("expected a digit in the exponent");
-      while (i_ < s_.size() && digit(s_[i_])) ++i_;
+      for (; i_ < s_.size() && digit(s_[i_]); ++i_) {
+        if (exponent < 100000) exponent = exponent * 10 + (s_[i_] - '0');
+      }
+      if (below_one) exponent = -exponent;
+    }
+    if (integral && digits <= 18) {
+      const auto n = static_cast<long long>(significand);
+      if (deliver) h_.integer(negative ? -n : n);
+      return;
+    }
+    if (!integral && digits <= 19 && significand <= (std::uint64_t{1} << 53)) {
+      const int power = exponent - static_cast<int>(fraction_digits);
+      if (power >= -22 && power <= 22) {
+        double d = static_cast<double>(significand);
+        d = power < 0 ? d / exact_power_of_ten(-power) : d * exact_power_of_ten(power);
+        if (deliver) h_.real(negative ? -d : d);
+        return;
+      }
     }
     const std::string_view text = s_.substr(start, i_ - start);
     if (integral) {
@@ -193,12 +253,32 @@ class JsonLineReader {
     if (deliver) h_.real(d);
   }
 
+  // 10^k for k in [0, 22], the powers of ten a double holds exactly.
+  static double exact_power_of_ten(int k) {
+    static constexpr double powers[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                        1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                        1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    return powers[k];
+  }
+
   static bool digit(char c) { return c >= '0' && c <= '9'; }
 
   // The contents of the string whose opening quote was just read, decoded; the view points
   // into the line when the string holds no escape, else into a scratch buffer.
   std::string_view string_view_of_string() {
     const std::size_t start = i_;
+    // Eight bytes at a time up to the first that needs a look of its own: a quote, a backslash,
+    // a control character or a byte of a multibyte sequence.
+    while (i_ + 8 <= s_.size()) {
+      std::uint64_t word;
+      std::memcpy(&word, s_.data() + i_, 8);
+      const std::uint64_t special = special_bytes(word);
+      if (special != 0) {
+        i_ += static_cast<std::size_t>(std::countr_zero(special)) / 8;
+        break;
+      }
+      i_ += 8;
+    }
     while (i_ < s_.size()) {
       const unsigned char c = static_cast<unsigned char>(s_[i_]);
       if (c == '"') {
@@ -236,6 +316,21 @@ class JsonLineReader {
         scratch_.append(s_.substr(from, i_ - from));
       }
     }
+  }
+
+  // The high bit of each byte of `word` (read little-endian) that needs a look of its own in a
+  // string, exact up to the first such byte (later ones may be marked wrongly). A byte b below
+  // k (k <= 0x80) sets its high bit in (b - k) & ~b, and no byte at or above k borrows from the
+  // next; quotes and backslashes are the zero bytes of word ^ their pattern; bytes of multibyte
+  // sequences have their own high bit set.
+  static std::uint64_t special_bytes(std::uint64_t word) {
+    static_assert(std::endian::native == std::endian::little);
+    constexpr std::uint64_t ones = 0x0101010101010101;
+    const std::uint64_t quote = word ^ (ones * '"');
+    const std::uint64_t backslash = word ^ (ones * '\\');
+    const std::uint64_t special = ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash) |
+                                  ((word - ones * 0x20) & ~word) | word;
+    return special & (ones * 0x80);
   }
 
   // One well-formed UTF-8 sequence of two to four bytes (RFC 3629: no overlong forms, no

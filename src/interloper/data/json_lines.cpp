@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <cassert>
 #include <cmath>
+#include <cstring>
 #include <istream>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -7,7 +9,9 @@
 
 #include "interloper/data/format.hpp"
 #include "interloper/data/json_lexer.hpp"
+#include "interloper/data/memory.hpp"
 #include "interloper/data/stream.hpp"
+#include "interloper/data/table_columns.hpp"
 
 namespace interloper {
 
@@ -55,16 +59,32 @@ void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
-// Appends rows [begin, end) of `table`; `keys` holds each column's `"name":` prefix.
-void append_rows(std::string& out, const Table& table, const std::vector<std::string>& keys,
-                 std::size_t begin, std::size_t end) {
-  const std::size_t n = table.num_columns();
-  for (std::size_t r = begin; r < end; ++r) {
+[[noreturn]] void not_a_json_number(const Table& table, std::size_t c, std::size_t r) {
+  throw DataError("cannot write " + detail::describe(table.column(c)[r]) + " as JSON (column '" +
+                  table.schema().field(c).name + "' row " + std::to_string(r + 1) + ")");
+}
+
+// Writes rows of one table as JSON lines, reading its cells in place. A date column remembers
+// the text of its last date, since the rows of a partition usually share one.
+class RowWriter {
+ public:
+  explicit RowWriter(const Table& table) : table_(table) {
+    for (std::size_t c = 0; c < table.num_columns(); ++c) {
+      Column& column = columns_.emplace_back();
+      append_json_string(column.key, table.schema().field(c).name);
+      column.key.push_back(':');
+      column.cells = &table.column(c);
+    }
+  }
+
+  // Appends row r.
+  void row(std::string& out, std::size_t r) {
     out.push_back('{');
-    for (std::size_t c = 0; c < n; ++c) {
+    for (std::size_t c = 0; c < columns_.size(); ++c) {
+      Column& column = columns_[c];
       if (c > 0) out.push_back(',');
-      out += keys[c];
-      const Value& v = table.column(c)[r];
+      out += column.key;
+      const Value& v = (*column.cells)[r];
       switch (v.type()) {
         case DataType::null:
           out += "null";
@@ -77,9 +97,7 @@ void append_rows(std::string& out, const Table& table, const std::vector<std::st
           break;
         case DataType::float64: {
           double d = v.as_double();
-          if (!std::isfinite(d))
-            throw DataError("cannot write " + detail::describe(v) + " as JSON (column '" +
-                            table.schema().field(c).name + "' row " + std::to_string(r + 1) + ")");
+          if (!std::isfinite(d)) not_a_json_number(table_, c, r);
           detail::append_double(out, d);
           break;
         }
@@ -87,9 +105,14 @@ void append_rows(std::string& out, const Table& table, const std::vector<std::st
           append_json_string(out, v.as_string());
           break;
         case DataType::date:
-          out.push_back('"');
-          detail::append_date(out, v.as_date());
-          out.push_back('"');
+          if (v.as_date() != column.date) {
+            column.date = v.as_date();
+            column.date_text.clear();
+            column.date_text.push_back('"');
+            detail::append_date(column.date_text, column.date);
+            column.date_text.push_back('"');
+          }
+          out += column.date_text;
           break;
         case DataType::timestamp:
           out.push_back('"');
@@ -100,26 +123,26 @@ void append_rows(std::string& out, const Table& table, const std::vector<std::st
     }
     out += "}\n";
   }
-}
 
-std::vector<std::string> key_prefixes(const Schema& schema) {
-  std::vector<std::string> keys;
-  for (const Field& f : schema.fields()) {
-    std::string k;
-    append_json_string(k, f.name);
-    k.push_back(':');
-    keys.push_back(std::move(k));
-  }
-  return keys;
-}
+ private:
+  struct Column {
+    std::string key;  // `"name":`
+    const std::vector<Value>* cells = nullptr;
+    Value::Date date = Value::Date::max();  // the date date_text spells, if any
+    std::string date_text;
+  };
+
+  const Table& table_;
+  std::vector<Column> columns_;
+};
 
 std::string line_prefix(std::size_t line) { return "line " + std::to_string(line) + ": "; }
 
-// Handler of JsonLineReader for one line: builds the row's cells. Errors are thrown as
-// DataError naming the line.
-class LineHandler {
+// Handler of JsonLineReader for a line of a table with undeclared columns: collects the row's
+// cells by name for Table::append. Errors are thrown as DataError naming the line.
+class InferredLine {
  public:
-  explicit LineHandler(const ReadOptions& options) : options_(options) {}
+  explicit InferredLine(const ReadOptions& options) : options_(options) {}
 
   // Resets for a new line, the `row`-th non-blank one.
   void start(std::size_t line, std::size_t row) {
@@ -127,16 +150,13 @@ class LineHandler {
     row_no_ = row;
     n_cells_ = 0;
     next_column_ = 0;
-    if (options_.only_declared) row_.assign(options_.schema.size(), Value());
   }
 
-  // Cells of the finished line (not only_declared).
+  // Cells of the finished line.
   std::vector<std::pair<std::string, Value>>& cells() {
     cells_.resize(n_cells_);
     return cells_;
   }
-  // Row of the finished line (only_declared).
-  std::vector<Value>& row() { return row_; }
 
   void key(std::string_view k) { key_.assign(k); }
   void null() { cell(Value()); }
@@ -145,8 +165,8 @@ class LineHandler {
   // Beyond int64: the exact digits as text, as CSV keeps them, never a rounded number.
   void digits(std::string_view text) { cell(Value(std::string(text))); }
   void real(double d) { cell(Value(d)); }
-  void string(std::string&& s) {
-    cell(detail::text_value(std::move(s),
+  void string(std::string_view s) {
+    cell(detail::text_value(std::string(s),
                             key_ == options_.time_column && !options_.schema.find(key_)));
   }
   [[noreturn]] void not_an_object(const char* type) {
@@ -162,18 +182,8 @@ class LineHandler {
  private:
   [[noreturn]] void fail(const std::string& what) { throw DataError(line_prefix(line_) + what); }
 
-  // `v` in the declared type of column `c`.
-  Value declared(Value v, std::size_t c) {
-    const Field& f = options_.schema.field(c);
-    try {
-      return detail::declared_value(v, f.type, f.name);
-    } catch (const DataError& e) {
-      throw DataError(detail::row_prefix(row_no_, line_) + e.what());
-    }
-  }
-
-  // The column of key_: lines usually list their keys in one order, so the column after the
-  // previous one is tried before the schema's lookup.
+  // The declared column of key_: lines usually list their keys in one order, so the column
+  // after the previous one is tried before the schema's lookup.
   std::optional<std::size_t> column_of_key() {
     const Schema& schema = options_.schema;
     std::optional<std::size_t> c;
@@ -188,17 +198,19 @@ class LineHandler {
 
   void cell(Value v) {
     auto c = column_of_key();
-    if (options_.only_declared) {
-      if (!c)
-        fail("column '" + key_ + "' is not in the declared schema (" + options_.schema.to_string() +
-             ")");
-      row_[*c] = declared(std::move(v), *c);
-      return;
-    }
     if (n_cells_ == cells_.size()) cells_.emplace_back();
     auto& slot = cells_[n_cells_++];
     slot.first = key_;
-    slot.second = c ? declared(std::move(v), *c) : std::move(v);
+    if (!c) {
+      slot.second = std::move(v);
+      return;
+    }
+    const Field& f = options_.schema.field(*c);
+    try {
+      slot.second = detail::declared_value(v, f.type, f.name);
+    } catch (const DataError& e) {
+      throw DataError(detail::row_prefix(row_no_, line_) + e.what());
+    }
   }
 
   const ReadOptions& options_;
@@ -208,26 +220,155 @@ class LineHandler {
   std::vector<std::pair<std::string, Value>> cells_;
   std::size_t n_cells_ = 0;
   std::size_t next_column_ = 0;
-  std::vector<Value> row_;
+};
+
+// Handler of JsonLineReader for a line of a table of exactly the declared columns
+// (ReadOptions::only_declared): each value goes straight into its column, in the column's type,
+// with no row assembled on the way. Errors are thrown as DataError naming the line (and the row,
+// for a value that does not convert); the caller abandons the row then.
+class DeclaredLine {
+ public:
+  explicit DeclaredLine(const ReadOptions& options) : schema_(options.schema) {
+    for (const Field& f : schema_.fields()) {
+      const bool plain = std::all_of(f.name.begin(), f.name.end(), [](char c) {
+        return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+      });
+      spelled_.push_back(plain ? std::string_view(f.name) : std::string_view());
+    }
+  }
+
+  // Starts row `row` (the `row`-th non-blank line, line `line`) of `table`, whose columns are
+  // the declared ones.
+  void start(Table& table, std::size_t line, std::size_t row) {
+    columns_ = detail::TableColumns(table);
+    line_ = line;
+    row_no_ = row;
+    next_column_ = 0;
+  }
+  void end() { columns_.end_row(); }
+  void abandon() noexcept { columns_.abandon_row(); }
+
+  void key(std::string_view k) {
+    const std::vector<Field>& fields = schema_.fields();
+    if (next_column_ < fields.size() && same(fields[next_column_].name, k)) {
+      column_ = next_column_;
+    } else if (auto c = schema_.find(k)) {
+      column_ = *c;
+    } else {
+      column_ = Schema::npos;
+      unknown_.assign(k);
+    }
+    next_column_ = column_ + 1;  // 0 after an unknown key
+  }
+  // Lines usually list their members in the schema's order: the column after the last one.
+  std::string_view expected_key() const {
+    return next_column_ < spelled_.size() ? spelled_[next_column_] : std::string_view();
+  }
+  void key_as_expected() { column_ = next_column_++; }
+  void null() { put(Value()); }
+  void boolean(bool b) { put(Value(b)); }
+  void integer(long long i) {
+    if (declared_is(DataType::float64)) {
+      columns_.set(column_, Value(static_cast<double>(i)));
+    } else {
+      put(Value(i));
+    }
+  }
+  void digits(std::string_view text) { put(Value(std::string(text))); }
+  void real(double d) { put(Value(d)); }
+  void string(std::string_view s) {
+    if (declared_is(DataType::date)) {
+      // The rows of a partition usually share their date: its text is read once.
+      if (!date_text_.empty() && same(date_text_, s)) return columns_.set(column_, Value(date_));
+      if (auto day = parse_date(s)) {
+        date_text_.assign(s);
+        date_ = *day;
+        return columns_.set(column_, Value(*day));
+      }
+    }
+    put(Value(std::string(s)));
+  }
+  [[noreturn]] void not_an_object(const char* type) {
+    fail(std::string("expected a JSON object, got ") + type);
+  }
+  [[noreturn]] void nested(const char* type) {
+    fail("column '" + key_name() + "': nested " + type + " values are not supported");
+  }
+  [[noreturn]] void malformed(std::size_t column, const std::string& what) {
+    fail("malformed JSON at column " + std::to_string(column) + ": " + what);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) { throw DataError(line_prefix(line_) + what); }
+
+  // a == b, for the short texts of keys and dates, without a call to memcmp.
+  static bool same(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (a[i] != b[i]) return false;
+    }
+    return true;
+  }
+
+  const std::string& key_name() const {
+    return column_ == Schema::npos ? unknown_ : schema_.fields()[column_].name;
+  }
+  bool declared_is(DataType type) const {
+    return column_ != Schema::npos && schema_.fields()[column_].type == type;
+  }
+
+  // `v` into the current column, converted to its declared type.
+  void put(Value&& v) {
+    if (column_ == Schema::npos)
+      fail("column '" + unknown_ + "' is not in the declared schema (" + schema_.to_string() + ")");
+    const Field& f = schema_.fields()[column_];
+    if (v.is_null() || v.type() == f.type) return columns_.set(column_, std::move(v));
+    try {
+      columns_.set(column_, detail::declared_value(v, f.type, f.name));
+    } catch (const DataError& e) {
+      throw DataError(detail::row_prefix(row_no_, line_) + e.what());
+    }
+  }
+
+  const Schema& schema_;
+  detail::TableColumns columns_;
+  std::size_t line_ = 0;
+  std::size_t row_no_ = 0;
+  std::size_t column_ = Schema::npos;
+  std::size_t next_column_ = 0;
+  std::string unknown_;
+  std::vector<std::string_view> spelled_;  // each column's name as JSON spells it, or ""
+  std::string date_text_;                  // the text of the last date read ("" before any)
+  Value::Date date_{};
 };
 
 // Adds lines to a table one at a time; shared by the whole-text readers and the stream parser.
 // Rows are counted across calls, so a stream's errors number rows as a whole text would.
 class LineAdder {
  public:
-  explicit LineAdder(const ReadOptions& options) : options_(options), handler_(options) {}
+  explicit LineAdder(const ReadOptions& options)
+      : options_(options), inferred_(options), declared_(options) {}
 
-  // Parses line `line_no` (1-based) into `table`; blank lines are skipped.
+  // Parses line `line_no` (1-based) into `table` (whose columns are exactly the declared ones
+  // when options.only_declared); blank lines are skipped.
   void add(Table& table, std::string_view line, std::size_t line_no) {
     if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
-    handler_.start(line_no, ++row_no_);
-    detail::JsonLineReader(line, handler_).read();
+    ++row_no_;
     if (options_.only_declared) {
-      table.append_row(std::move(handler_.row()));
+      declared_.start(table, line_no, row_no_);
+      try {
+        detail::JsonLineReader(line, declared_).read();
+      } catch (...) {
+        declared_.abandon();
+        throw;
+      }
+      declared_.end();
       return;
     }
+    inferred_.start(line_no, row_no_);
+    detail::JsonLineReader(line, inferred_).read();
     try {
-      table.append(std::move(handler_.cells()));
+      table.append(std::move(inferred_.cells()));
     } catch (const DataError& e) {
       throw DataError(line_prefix(line_no) + e.what());
     }
@@ -235,23 +376,72 @@ class LineAdder {
 
  private:
   const ReadOptions& options_;
-  LineHandler handler_;
+  InferredLine inferred_;
+  DeclaredLine declared_;
   std::size_t row_no_ = 0;
 };
 
-// Reads lines from `next_line` (returns false at the end) into a table.
-// `rows_hint` is how many rows to make room for up front, when known.
-template <typename NextLine>
-Table read_lines(NextLine&& next_line, const ReadOptions& options, std::size_t rows_hint = 0) {
-  Table table = options.only_declared ? Table(options.schema) : Table();
-  table.reserve(rows_hint);
+// Adds the lines `next_line` gives (it returns false at the end) to `table`: a table of the
+// declared columns when options.only_declared, else any table. Whenever the table has no room
+// for another row it makes room at once for `lines_left()` more (the lines left, the one just
+// given included; 0 when not known) or for half the rows it holds, whichever is more, rather
+// than regrowing (and copying) its columns one at a time. So lines are counted only for a table
+// that has not made room for them already.
+template <typename NextLine, typename LinesLeft>
+void add_lines(Table& table, NextLine&& next_line, const ReadOptions& options,
+               LinesLeft&& lines_left) {
+  const detail::TableColumns columns(table);
   LineAdder adder(options);
   std::string_view line;
   std::size_t line_no = 0;
-  while (next_line(line)) adder.add(table, line, ++line_no);
+  while (next_line(line)) {
+    if (columns.full()) {
+      const std::size_t rows = table.num_rows();
+      table.reserve(rows + std::max(lines_left(), rows / 2));
+    }
+    adder.add(table, line, ++line_no);
+  }
+}
+
+// Reads lines from `next_line` (returns false at the end) into a table.
+template <typename NextLine, typename LinesLeft>
+Table read_lines(NextLine&& next_line, const ReadOptions& options, LinesLeft&& lines_left) {
+  Table table = options.only_declared ? Table(options.schema) : Table();
+  add_lines(table, next_line, options, lines_left);
   if (!options.only_declared) table.conform(options.schema);
   return table;
 }
+
+// The lines of `text`, one at a time.
+class TextLines {
+ public:
+  explicit TextLines(std::string_view text) : text_(text) {}
+  bool operator()(std::string_view& line) {
+    if (pos_ >= text_.size()) return false;
+    std::size_t nl = text_.find('\n', pos_);
+    if (nl == std::string_view::npos) nl = text_.size();
+    line = text_.substr(pos_, nl - pos_);
+    last_ = pos_;
+    pos_ = nl + 1;
+    return true;
+  }
+  // At most how many lines are left, the last one given included.
+  std::size_t left() const {
+    std::size_t n = 1;
+    const char* end = text_.data() + text_.size();
+    for (const char* p = text_.data() + last_; p < end; ++n) {
+      p = static_cast<const char*>(std::memchr(p, '\n', static_cast<std::size_t>(end - p)));
+      if (p == nullptr) break;
+      ++p;
+    }
+    return n;
+  }
+
+ private:
+  std::string_view text_;
+  std::size_t pos_ = 0;
+  std::size_t last_ = 0;  // where the last line given starts
+};
 
 ReadOptions exactly(const Schema* declared) {
   ReadOptions options;
@@ -265,20 +455,49 @@ ReadOptions exactly(const Schema* declared) {
 }  // namespace
 
 void write_json_lines(const Table& table, std::ostream& out) {
-  auto keys = key_prefixes(table.schema());
+  RowWriter writer(table);
   std::string buf;
   constexpr std::size_t kChunk = 4096;  // rows per buffered write
   for (std::size_t r = 0; r < table.num_rows(); r += kChunk) {
     buf.clear();
-    append_rows(buf, table, keys, r, std::min(table.num_rows(), r + kChunk));
+    for (std::size_t k = r; k < std::min(table.num_rows(), r + kChunk); ++k) writer.row(buf, k);
     out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
   }
 }
 
 std::string to_json_lines(const Table& table) {
   std::string out;
-  append_rows(out, table, key_prefixes(table.schema()), 0, table.num_rows());
+  detail::append_json_lines(out, table);
   return out;
+}
+
+void detail::check_json_numbers(const Table& table) {
+  for (std::size_t c = 0; c < table.num_columns(); ++c) {
+    if (table.schema().field(c).type != DataType::float64) continue;
+    const std::vector<Value>& cells = table.column(c);
+    for (std::size_t r = 0; r < cells.size(); ++r) {
+      if (cells[r].type() == DataType::float64 && !std::isfinite(cells[r].as_double()))
+        not_a_json_number(table, c, r);
+    }
+  }
+}
+
+void detail::append_json_lines(std::string& out, const Table& table,
+                               const std::vector<std::size_t>* rows) {
+  const std::size_t n = rows ? rows->size() : table.num_rows();
+  if (n == 0) return;
+  RowWriter writer(table);
+  auto row_at = [rows](std::size_t k) { return rows ? (*rows)[k] : k; };
+  // Room for every row at once, sized from the first few, rather than growing (and copying)
+  // the text as it lengthens.
+  const std::size_t sample = std::min<std::size_t>(n, 64);
+  const std::size_t before = out.size();
+  for (std::size_t k = 0; k < sample; ++k) writer.row(out, row_at(k));
+  if (sample < n) {
+    const std::size_t rest = (out.size() - before) / sample * (n - sample);
+    reserve_text(out, out.size() + rest + rest / 8);
+  }
+  for (std::size_t k = sample; k < n; ++k) writer.row(out, row_at(k));
 }
 
 Table read_json_lines(std::istream& in, const ReadOptions& options) {
@@ -289,21 +508,19 @@ Table read_json_lines(std::istream& in, const ReadOptions& options) {
         line = buffer;
         return true;
       },
-      options);
+      options, [] { return std::size_t{0}; });
 }
 
 Table parse_json_lines(std::string_view text, const ReadOptions& options) {
-  std::size_t pos = 0;
-  return read_lines(
-      [&](std::string_view& line) {
-        if (pos >= text.size()) return false;
-        std::size_t nl = text.find('\n', pos);
-        if (nl == std::string_view::npos) nl = text.size();
-        line = text.substr(pos, nl - pos);
-        pos = nl + 1;
-        return true;
-      },
-      options, static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
+  TextLines lines(text);
+  return read_lines(lines, options, [&] { return lines.left(); });
+}
+
+void detail::append_json_lines_text(Table& table, std::string_view text,
+                                    const ReadOptions& options) {
+  assert(options.only_declared || options.schema.empty());
+  TextLines lines(text);
+  add_lines(table, lines, options, [&] { return lines.left(); });
 }
 
 Table read_json_lines(std::istream& in, const Schema* declared) {

@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "interloper/data/format.hpp"
+#include "interloper/data/memory.hpp"
 
 namespace interloper {
 
@@ -13,6 +14,14 @@ namespace {
   throw DataError("column '" + std::string(column) + "' row " + std::to_string(row + 1) +
                   ": value " + detail::describe(v) + " is incompatible with column type " +
                   std::string(type_name(column_type)));
+}
+
+// Room for `rows` cells in `column`; a large column is advised to take huge pages before it is
+// filled.
+void reserve_cells(std::vector<Value>& column, std::size_t rows) {
+  if (rows <= column.capacity()) return;
+  column.reserve(rows);
+  detail::advise_huge_pages(column.data(), column.capacity() * sizeof(Value));
 }
 
 // The type column type `have` must become to take a `v` value (may throw via widen).
@@ -39,7 +48,7 @@ void Table::add_column(std::string name, DataType type) {
 }
 
 void Table::reserve(std::size_t rows) {
-  for (auto& c : columns_) c.reserve(rows);
+  for (auto& c : columns_) reserve_cells(c, rows);
 }
 
 void Table::retype_column(std::size_t c, DataType type) {
@@ -158,7 +167,7 @@ void Table::conform(const Schema& declared, std::size_t first_row) {
     if (!c || schema_.field(*c).type == f.type) continue;
     const std::vector<Value>& cells = columns_[*c];
     std::vector<Value> out;
-    out.reserve(cells.size());
+    reserve_cells(out, cells.size());
     for (std::size_t r = 0; r < cells.size(); ++r) {
       try {
         out.push_back(detail::declared_value(cells[r], f.type, f.name));
@@ -208,7 +217,7 @@ void Table::append_rows_of(Source&& other) {
       }
     }
     const std::size_t needed = rows_before + other.num_rows_;
-    if (col.capacity() < needed) col.reserve(std::max(needed, 2 * col.capacity()));
+    if (col.capacity() < needed) reserve_cells(col, std::max(needed, 2 * col.capacity()));
     for (auto& v : cells) {
       if (v.type() != t && !v.is_null()) {
         col.push_back(convert(v, t));
@@ -266,7 +275,7 @@ Table Table::select_rows(const std::vector<std::size_t>& rows) const {
   Table out(schema_);
   for (std::size_t c = 0; c < columns_.size(); ++c) {
     auto& col = out.columns_[c];
-    col.reserve(rows.size());
+    reserve_cells(col, rows.size());
     for (std::size_t r : rows) col.push_back(columns_[c][r]);
   }
   out.num_rows_ = rows.size();

@@ -1,6 +1,8 @@
+#include <algorithm>
 #include <cassert>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <ostream>
 
 #include "interloper/data/format.hpp"
@@ -179,6 +181,72 @@ void append_int(std::string& out, std::int64_t i) {
   out.append(buf, r.ptr);
 }
 
+namespace {
+
+// Writes at `p` the shortest decimal that reads back as `d`, spelled as std::to_chars spells it
+// (fixed or scientific, whichever is shorter, fixed on a tie), when |d| is a decimal of at most
+// 15 significant digits and at most 9 places, as prices and measures are; returns the end, or
+// nullptr for any other value. Such a decimal is the shortest: two decimals of at most 15
+// digits never read as one double. It is found as n / 10^k for the first k whose quotient,
+// rounded once, is |d|, which is the check that it reads back as |d|.
+char* put_short_decimal(char* p, double d) {
+  static constexpr double powers[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+  const double a = std::fabs(d);
+  if (!(a > 0) || !(a < 1e15)) return nullptr;
+  std::uint64_t n = 0;
+  int exponent = 0;  // |d| = n * 10^exponent
+  for (int k = 0;; ++k) {
+    if (k == 10) return nullptr;
+    const double scaled = std::nearbyint(a * powers[k]);
+    if (!(scaled < 1e15)) return nullptr;
+    if (scaled / powers[k] == a) {
+      n = static_cast<std::uint64_t>(scaled);
+      exponent = -k;
+      break;
+    }
+  }
+  while (n % 10 == 0) {
+    n /= 10;
+    ++exponent;
+  }
+  char digits[16];
+  const int m = static_cast<int>(std::to_chars(digits, digits + sizeof digits, n).ptr - digits);
+  const int scientific_exponent = exponent + m - 1;
+  const int fixed_length = exponent >= 0              ? m + exponent
+                           : scientific_exponent >= 0 ? m + 1
+                                                      : m + 1 - scientific_exponent;
+  const int scientific_length = m + (m > 1 ? 1 : 0) + 2 + 2;  // |exponent| < 100 here
+  if (d < 0) *p++ = '-';
+  if (fixed_length <= scientific_length) {
+    if (exponent >= 0) {
+      p = std::copy(digits, digits + m, p);
+      return std::fill_n(p, exponent, '0');
+    }
+    if (scientific_exponent >= 0) {
+      p = std::copy(digits, digits + scientific_exponent + 1, p);
+      *p++ = '.';
+      return std::copy(digits + scientific_exponent + 1, digits + m, p);
+    }
+    *p++ = '0';
+    *p++ = '.';
+    p = std::fill_n(p, -scientific_exponent - 1, '0');
+    return std::copy(digits, digits + m, p);
+  }
+  *p++ = digits[0];
+  if (m > 1) {
+    *p++ = '.';
+    p = std::copy(digits + 1, digits + m, p);
+  }
+  *p++ = 'e';
+  *p++ = scientific_exponent < 0 ? '-' : '+';
+  const int e = scientific_exponent < 0 ? -scientific_exponent : scientific_exponent;
+  *p++ = static_cast<char>('0' + e / 10);
+  *p++ = static_cast<char>('0' + e % 10);
+  return p;
+}
+
+}  // namespace
+
 void append_double(std::string& out, double d) {
   if (std::isnan(d)) {
     out += "nan";
@@ -189,8 +257,9 @@ void append_double(std::string& out, double d) {
     return;
   }
   char buf[40];
-  auto r = std::to_chars(buf, buf + sizeof buf, d);
-  std::string_view s(buf, static_cast<std::size_t>(r.ptr - buf));
+  char* end = put_short_decimal(buf, d);
+  if (end == nullptr) end = std::to_chars(buf, buf + sizeof buf, d).ptr;
+  std::string_view s(buf, static_cast<std::size_t>(end - buf));
   out += s;
   if (s.find_first_of(".e") == std::string_view::npos) out += ".0";
 }

@@ -6,9 +6,12 @@ namespace interloper {
 
 std::int64_t Destination::write(const DatasetRef& dataset, const PartitionWindow* window,
                                 const Table& table) {
-  std::unique_ptr<WindowWriter> writer = open_writer(dataset, window);
-  writer->append(table);
-  return writer->commit();
+  return open_writer(dataset, window)->append_and_commit(table);
+}
+
+std::int64_t WindowWriter::append_and_commit(const Table& last) {
+  append(last);
+  return commit();
 }
 
 }  // namespace interloper

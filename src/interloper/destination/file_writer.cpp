@@ -76,8 +76,8 @@ void widen_csv(const fs::path& from, const fs::path& to, const std::vector<std::
 }  // namespace
 
 // Batches are validated as they arrive, encoded, and appended to a temporary file beside each
-// partition's file (through a small buffer per partition, flushed when all buffers together
-// pass a bound). commit() makes every temporary file durable, records the schema, and renames
+// partition's file (through a small buffer per partition, flushed when it alone or all buffers
+// together pass a bound). commit() makes every temporary file durable, records the schema, and renames
 // them into place. Whatever fails, and when the writer is dropped uncommitted, the temporary
 // files are removed.
 class FileDestination::Writer final : public WindowWriter {
@@ -112,11 +112,7 @@ class FileDestination::Writer final : public WindowWriter {
     for (std::size_t i = 0; i < targets_.size(); ++i) {
       const std::size_t rows = index_ ? parts[i].size() : batch.num_rows();
       if (rows == 0) continue;
-      if (rows == batch.num_rows()) {
-        encode(targets_[i], batch);
-      } else {
-        encode(targets_[i], batch.select_rows(parts[i]));
-      }
+      encode(targets_[i], batch, rows == batch.num_rows() ? nullptr : &parts[i]);
       rows_ += static_cast<std::int64_t>(rows);
     }
     if (buffered_ >= kFlushBytes) flush();
@@ -160,6 +156,7 @@ class FileDestination::Writer final : public WindowWriter {
 
  private:
   static constexpr std::size_t kFlushBytes = std::size_t{8} << 20;
+  static constexpr std::size_t kWriteBytes = std::size_t{1} << 20;
 
   struct Target {
     fs::path dir;                     // the partition's directory (the dataset's when whole)
@@ -175,30 +172,39 @@ class FileDestination::Writer final : public WindowWriter {
     }
   }
 
-  // Encodes rows into the target's buffer. A CSV file's header is the columns known when its
-  // first rows arrive; later rows carry every column known by then (a header's prefix or more).
-  void encode(Target& target, const Table& rows) {
-    const std::size_t before = target.buffer.size();
+  // Encodes `rows` of `batch` (all of them when null) for the target. A CSV file's header is the
+  // columns known when its first rows arrive; later rows carry every column known by then (a
+  // header's prefix or more). The text is encoded into one buffer reused from partition to
+  // partition: enough of it to fill a buffer goes to the file at once, less waits in the
+  // target's buffer.
+  void encode(Target& target, const Table& batch, const std::vector<std::size_t>* rows) {
+    scratch_.clear();
     try {
       if (state_.format != Format::csv) {
-        target.buffer += to_json_lines(rows);
+        detail::append_json_lines(scratch_, batch, rows);
       } else {
         std::vector<std::string> names;
         std::vector<std::size_t> columns;
         for (const Field& f : schema_.fields()) {
           names.push_back(f.name);
-          columns.push_back(rows.column_index(f.name).value_or(Schema::npos));
+          columns.push_back(batch.column_index(f.name).value_or(Schema::npos));
         }
         if (target.header.empty()) {
-          detail::append_csv_header(target.buffer, names);
+          detail::append_csv_header(scratch_, names);
           target.header = names;
         }
-        detail::append_csv_records(target.buffer, rows, columns);
+        detail::append_csv_records(scratch_, batch, columns, rows);
       }
     } catch (const DataError& e) {
       throw DestinationError(fmt::format("file destination: {}", e.what()));
     }
-    buffered_ += target.buffer.size() - before;
+    if (target.buffer.empty() && scratch_.size() >= kWriteBytes) {
+      posix::append_to(temp_of(target), scratch_);
+      return;
+    }
+    target.buffer += scratch_;
+    buffered_ += scratch_.size();
+    if (target.buffer.size() >= kWriteBytes) write_out(target);
   }
 
   fs::path& temp_of(Target& target) {
@@ -210,12 +216,14 @@ class FileDestination::Writer final : public WindowWriter {
   }
 
   void flush() {
-    for (Target& target : targets_) {
-      if (target.buffer.empty()) continue;
-      posix::append_to(temp_of(target), target.buffer);
-      target.buffer = std::string();
-    }
-    buffered_ = 0;
+    for (Target& target : targets_) write_out(target);
+  }
+
+  void write_out(Target& target) {
+    if (target.buffer.empty()) return;
+    posix::append_to(temp_of(target), target.buffer);
+    buffered_ -= target.buffer.size();
+    target.buffer = std::string();
   }
 
   // The schema the dataset has after this write (see evolve_schema). Throws before anything is
@@ -272,6 +280,7 @@ class FileDestination::Writer final : public WindowWriter {
   std::optional<Schema> stored_;
   Schema schema_;
   std::size_t buffered_ = 0;
+  std::string scratch_;  // a batch's text for one partition
   std::int64_t rows_ = 0;
   bool started_ = false;
   bool unusable_ = false;

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <condition_variable>
 #include <exception>
 #include <thread>
 #include <unordered_map>
 
+#include "interloper/data/format.hpp"
 #include "interloper/destination/dataset_name.hpp"
 #include "interloper/destination/schema_change.hpp"
 #include "interloper/destination/window_index.hpp"
@@ -63,10 +65,76 @@ void parallel_for(std::size_t n, std::size_t threads, const std::function<void(s
   if (error) std::rethrow_exception(error);
 }
 
+void fetch_in_order(S3Client& client, const std::vector<std::string>& objects, std::size_t ahead,
+                    const std::function<void(std::size_t, std::optional<std::string>&&)>& consume) {
+  struct Slot {
+    bool done = false;
+    std::optional<std::string> body;
+    std::exception_ptr error;
+  };
+  const std::size_t n = objects.size();
+  std::vector<Slot> slots(n);
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::size_t next = 0;      // the next object to fetch
+  std::size_t consumed = 0;  // bodies taken by the caller
+  bool stop = false;
+  auto fetch = [&] {
+    std::unique_lock lock(mutex);
+    for (;;) {
+      changed.wait(lock, [&] { return stop || next >= n || next < consumed + ahead; });
+      if (stop || next >= n) return;
+      const std::size_t i = next++;
+      lock.unlock();
+      Slot got;
+      try {
+        got.body = client.get(objects[i]);
+      } catch (...) {
+        got.error = std::current_exception();
+      }
+      lock.lock();
+      got.done = true;
+      slots[i] = std::move(got);
+      changed.notify_all();
+    }
+  };
+  // Stops and joins the fetchers however the caller leaves.
+  struct Fetchers {
+    std::mutex& mutex;
+    std::condition_variable& changed;
+    bool& stop;
+    std::vector<std::thread> threads;
+    ~Fetchers() {
+      {
+        std::lock_guard lock(mutex);
+        stop = true;
+      }
+      changed.notify_all();
+      for (auto& thread : threads) thread.join();
+    }
+  } fetchers{mutex, changed, stop, {}};
+  for (std::size_t t = 0; t < std::min(n, std::max<std::size_t>(ahead, 1)); ++t) {
+    fetchers.threads.emplace_back(fetch);
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    std::optional<std::string> body;
+    {
+      std::unique_lock lock(mutex);
+      changed.wait(lock, [&] { return slots[i].done; });
+      if (slots[i].error) std::rethrow_exception(slots[i].error);
+      body = std::move(slots[i].body);
+      consumed = i + 1;
+    }
+    changed.notify_all();
+    consume(i, std::move(body));
+  }
+}
+
 struct S3Layout::Candidate {
   TimePoint start;
   std::string key;
   std::string object;
+  std::int64_t size = -1;  // bytes, when listed
 };
 
 S3Layout::S3Layout(S3Client& client, std::string prefix, FileDestination::Format format,
@@ -150,6 +218,20 @@ std::string S3Layout::encode(const Table& table) const {
   }
 }
 
+void S3Layout::decode_into(Table& table, const std::string& object, const std::string& text,
+                           const Schema* schema) const {
+  if (text.empty()) return;
+  try {
+    if (format_ == FileDestination::Format::csv) {
+      table.append_table(parse_csv(text, schema));
+    } else {
+      append_json_lines_text(table, text, schema ? ReadOptions{*schema, true} : ReadOptions{});
+    }
+  } catch (const DataError& e) {
+    throw DestinationError(fmt::format("s3 destination: '{}': {}", object, e.what()));
+  }
+}
+
 Table S3Layout::decode(const std::string& object, const std::string& text,
                        const Schema* schema) const {
   if (text.empty()) return schema ? Table(*schema) : Table();
@@ -166,10 +248,29 @@ void S3Layout::upload(const std::string& object, Spool& bytes, const S3Metadata&
     client_.put(object, bytes.read_all(), metadata);
     return;
   }
+  upload_parts(object, metadata, [&](const std::function<void(std::string_view)>& part) {
+    bytes.for_each_chunk(part_size_, part);
+  });
+}
+
+void S3Layout::upload(const std::string& object, std::string_view text,
+                      const S3Metadata& metadata) {
+  if (text.size() <= part_size_) {
+    client_.put(object, text, metadata);
+    return;
+  }
+  upload_parts(object, metadata, [&](const std::function<void(std::string_view)>& part) {
+    for (std::size_t at = 0; at < text.size(); at += part_size_) part(text.substr(at, part_size_));
+  });
+}
+
+void S3Layout::upload_parts(
+    const std::string& object, const S3Metadata& metadata,
+    const std::function<void(const std::function<void(std::string_view)>&)>& parts) {
   const std::string id = client_.start_multipart(object, metadata);
   try {
     std::vector<std::string> etags;
-    bytes.for_each_chunk(part_size_, [&](std::string_view part) {
+    parts([&](std::string_view part) {
       etags.push_back(client_.upload_part(object, id, static_cast<int>(etags.size()) + 1, part));
     });
     client_.complete_multipart(object, id, etags);
@@ -202,7 +303,7 @@ std::vector<StoredPartition> S3Layout::stored_partitions(const DatasetRef& datas
         continue;  // not one of ours
       }
     }
-    out.push_back({std::move(key), info.key});
+    out.push_back({std::move(key), info.key, info.size});
   }
   return out;
 }
@@ -240,7 +341,7 @@ std::vector<S3Layout::Candidate> S3Layout::candidates(const DatasetRef& dataset,
       if (!(b.start < index.bounds()->end) || !(index.bounds()->start < b.end)) continue;
       start = b.start;
     }
-    out.push_back({start, std::move(stored.key), std::move(stored.object)});
+    out.push_back({start, std::move(stored.key), std::move(stored.object), stored.size});
   }
   std::sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) {
     return a.start < b.start || (a.start == b.start && a.key < b.key);
@@ -260,62 +361,68 @@ S3Layout::Collected S3Layout::collect(const DatasetRef& dataset, const Partition
   std::vector<std::string> keys = window.keys();
   for (std::size_t i = 0; i < keys.size(); ++i) slot.emplace(keys[i], i);
 
-  // Fetch and decode every candidate, several at a time.
   const std::vector<Candidate> found = candidates(dataset, index);
-  std::vector<std::optional<Table>> pieces(found.size());
-  parallel_for(found.size(), s3_parallel_requests, [&](std::size_t i) {
-    if (auto text = client_.get(found[i].object)) {
-      pieces[i] = decode(found[i].object, *text, declared);
-    }
-  });
-  // Rows of every piece, bucketed per partition of the window in window order.
-  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> buckets(index.size());
-  bool own_rows_only = true;  // each piece holds only rows of its own partition of the window
-  for (std::size_t p = 0; p < found.size(); ++p) {
-    if (!pieces[p]) continue;
+  std::vector<std::string> objects;
+  std::int64_t listed_bytes = 0;  // -1 when some size is not known
+  for (const Candidate& c : found) {
+    objects.push_back(c.object);
+    listed_bytes = listed_bytes < 0 || c.size < 0 ? -1 : listed_bytes + c.size;
+  }
+  // Objects are decoded in window order straight into one table while the next ones are
+  // fetched; the rows of candidate p end at row ends[p].
+  Table rows = declared ? Table(*declared) : Table();
+  std::vector<std::size_t> ends(found.size());
+  bool reserved = false;
+  fetch_in_order(client_, objects, s3_parallel_requests,
+                 [&](std::size_t p, std::optional<std::string>&& text) {
+                   if (text) {
+                     if (auto it = slot.find(found[p].key); it != slot.end()) {
+                       out.written[it->second] = true;
+                     }
+                     const std::size_t before = rows.num_rows();
+                     decode_into(rows, found[p].object, *text, declared);
+                     if (!reserved && rows.num_rows() > before) {
+                       // Room for every object at the first one's rows per byte, so that the
+                       // result is not regrown (and copied) as it fills.
+                       const double bytes = listed_bytes >= 0
+                                                ? static_cast<double>(listed_bytes)
+                                                : static_cast<double>(text->size()) * found.size();
+                       const double per_byte =
+                           static_cast<double>(rows.num_rows() - before) / text->size();
+                       rows.reserve(static_cast<std::size_t>(bytes * per_byte * 1.1) + 64);
+                       reserved = true;
+                     }
+                   }
+                   ends[p] = rows.num_rows();
+                 });
+  // Where each row belongs in the window.
+  const std::optional<std::size_t> c = rows.column_index(column);
+  std::vector<std::size_t> partition_of(rows.num_rows(), WindowIndex::npos);
+  bool own_rows_only = true;  // each object holds only rows of its own partition of the window
+  for (std::size_t p = 0, r = 0; p < found.size(); ++p) {
     auto it = slot.find(found[p].key);
-    if (it != slot.end()) out.written[it->second] = true;
-    auto c = pieces[p]->column_index(column);
-    if (!c) {
-      own_rows_only = own_rows_only && pieces[p]->num_rows() == 0;
-      continue;
-    }
-    const auto& cells = pieces[p]->column(*c);
-    for (std::size_t r = 0; r < cells.size(); ++r) {
-      std::size_t i = cells[r].is_null() ? WindowIndex::npos : index.locate(cells[r]);
-      if (i != WindowIndex::npos) buckets[i].emplace_back(p, r);
+    for (; r < ends[p]; ++r) {
+      const Value* v = c ? &rows.column(*c)[r] : nullptr;
+      const std::size_t i = v == nullptr || v->is_null() ? WindowIndex::npos : index.locate(*v);
+      if (i != WindowIndex::npos) ++out.counts[i];
+      partition_of[r] = i;
       own_rows_only = own_rows_only && it != slot.end() && i == it->second;
     }
   }
-  out.rows = declared ? Table(*declared) : Table();
-  for (const auto& piece : pieces) {
-    if (piece && !declared) out.rows.append_table(Table(piece->schema()));
-  }
-  std::size_t total = 0;
-  for (std::size_t i = 0; i < buckets.size(); ++i) {
-    out.counts[i] = buckets[i].size();
-    total += buckets[i].size();
-  }
-  out.rows.reserve(total);
   if (own_rows_only) {
-    // Candidates come in window order: whole pieces, one after the other.
-    for (auto& piece : pieces) {
-      if (piece) out.rows.append_table(std::move(*piece));
-    }
+    // Candidates come in window order: the rows are in place already.
+    out.rows = std::move(rows);
     return out;
   }
-  const Schema& result = out.rows.schema();
-  for (const auto& bucket : buckets) {
-    for (const auto& [p, r] : bucket) {
-      std::vector<Value> row;
-      row.reserve(result.size());
-      for (const Field& f : result.fields()) {
-        auto c = pieces[p]->column_index(f.name);
-        row.push_back(c ? pieces[p]->column(*c)[r] : Value());
-      }
-      out.rows.append_row(std::move(row));
-    }
+  // Objects of another granularity overlap the window: rows of the window, partition by
+  // partition.
+  std::vector<std::size_t> start(index.size() + 1, 0);
+  for (std::size_t i = 0; i < index.size(); ++i) start[i + 1] = start[i] + out.counts[i];
+  std::vector<std::size_t> order(start.back());
+  for (std::size_t r = 0; r < partition_of.size(); ++r) {
+    if (partition_of[r] != WindowIndex::npos) order[start[partition_of[r]]++] = r;
   }
+  out.rows = rows.select_rows(order);
   return out;
 }
 

@@ -27,6 +27,7 @@ class WindowIndex;
 struct StoredPartition {
   std::string key;
   std::string object;
+  std::int64_t size = -1;  // bytes, as listed (-1: not known)
 };
 
 // The bytes of one object being written: in memory at first, in an unlinked temporary file once
@@ -77,6 +78,14 @@ void Spool::for_each_chunk(std::size_t chunk_size, Consume consume) {
 // exception once every thread has stopped; indices not yet started are then skipped.
 void parallel_for(std::size_t n, std::size_t threads, const std::function<void(std::size_t)>& fn);
 
+// Fetches objects[0], objects[1], ... with up to `ahead` GETs in flight and hands each body
+// (nullopt for a missing object) to `consume` on the calling thread, in order, so that decoding
+// one object overlaps the transfer of the next while no more than `ahead` bodies wait in memory.
+// Rethrows the first failure (of a fetch, in order, or of `consume`) once every fetch has
+// stopped.
+void fetch_in_order(S3Client& client, const std::vector<std::string>& objects, std::size_t ahead,
+                    const std::function<void(std::size_t, std::optional<std::string>&&)>& consume);
+
 // Requests a destination keeps in flight at once.
 constexpr std::size_t s3_parallel_requests = 4;
 
@@ -103,9 +112,13 @@ class S3Layout {
 
   std::string encode(const Table& table) const;  // in the destination's format
   Table decode(const std::string& object, const std::string& text, const Schema* schema) const;
+  // Adds the rows of `text` to `table` (a table of `schema`'s columns when it is given).
+  void decode_into(Table& table, const std::string& object, const std::string& text,
+                   const Schema* schema) const;
 
   // One upload: a single PUT up to the part size, a multipart upload beyond.
   void upload(const std::string& object, Spool& bytes, const S3Metadata& metadata);
+  void upload(const std::string& object, std::string_view text, const S3Metadata& metadata);
 
   // Every partition object of the dataset (one listing).
   std::vector<StoredPartition> stored_partitions(const DatasetRef& dataset);
@@ -129,6 +142,9 @@ class S3Layout {
  private:
   struct Candidate;
   std::vector<Candidate> candidates(const DatasetRef& dataset, WindowIndex& index);
+  // A multipart upload of the parts `parts` hands to its argument, in order.
+  void upload_parts(const std::string& object, const S3Metadata& metadata,
+                    const std::function<void(const std::function<void(std::string_view)>&)>& parts);
 
   S3Client& client_;
   std::string prefix_;  // "" or ending with '/'

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <optional>
 
 #include "interloper/data/format.hpp"
@@ -108,42 +109,113 @@ class S3WindowWriter final : public WindowWriter {
   }
 
   void append(const Table& batch) override {
-    if (unusable_) {
-      throw DestinationError(
-          fmt::format("dataset '{}': the writer failed or was committed", dataset_name(dataset_)));
-    }
-    unusable_ = true;  // until this batch is in
-    Schema next;
-    try {
-      next = started_ ? Schema::unify(schema_, batch.schema()) : batch.schema();
-    } catch (const DataError& e) {
-      throw DestinationError(fmt::format("dataset '{}': {}", dataset_name(dataset_), e.what()));
-    }
-    if (!index_) {
-      add(0, batch);
-    } else {
-      auto parts = index_->split(dataset_, batch);  // throws before anything is added
-      // Partitions are encoded side by side: each has its own spool.
-      parallel_for(parts.size(), s3_parallel_requests, [&](std::size_t i) {
-        if (parts[i].empty()) return;
-        if (parts[i].size() == batch.num_rows()) {
-          add(i, batch);
-        } else {
-          add(i, batch.select_rows(parts[i]));
-        }
-      });
-    }
-    schema_ = std::move(next);
+    Batch in = take(batch);
+    // Partitions are encoded side by side, each from its rows of the batch into its own spool.
+    parallel_for(spools_.size(), s3_parallel_requests, [&](std::size_t i) { in.add(*this, i); });
+    schema_ = std::move(in.schema);
     started_ = true;
     unusable_ = false;
   }
 
   std::int64_t commit() override {
+    usable();
+    unusable_ = true;
+    return finish(nullptr);
+  }
+
+  // The last batch's partitions are each encoded and sent in one go, several at a time, so
+  // that sending one overlaps encoding the next. The batch is checked whole first (window,
+  // types, numbers JSON can hold), so that a bad row still leaves storage as it was.
+  std::int64_t append_and_commit(const Table& last) override {
+    Batch in = take(last);
+    try {
+      check_json_numbers(last);
+    } catch (const DataError& e) {
+      throw DestinationError(fmt::format("dataset '{}': {}", dataset_name(dataset_), e.what()));
+    }
+    schema_ = std::move(in.schema);
+    started_ = true;
+    return finish(&in);
+  }
+
+ private:
+  // A batch checked against the window and the earlier batches, not yet encoded.
+  struct Batch {
+    const Table& rows;
+    Schema schema;                                // the columns with this batch's
+    std::vector<std::vector<std::size_t>> parts;  // its rows per partition (none: all in 0)
+
+    // Partition i's rows (nullptr: every row).
+    const std::vector<std::size_t>* rows_of(std::size_t i) const {
+      return parts.empty() || parts[i].size() == rows.num_rows() ? nullptr : &parts[i];
+    }
+    std::size_t size_of(std::size_t i) const {
+      return parts.empty() ? rows.num_rows() : parts[i].size();
+    }
+    // Adds partition i's rows to its spool.
+    void add(S3WindowWriter& writer, std::size_t i) const {
+      if (size_of(i) == 0) return;
+      std::string text;
+      add_to(writer, i, text);
+      writer.spools_[i].append(std::move(text));
+    }
+    // Encodes partition i's rows as JSON lines into `text` and counts them.
+    void add_to(S3WindowWriter& writer, std::size_t i, std::string& text) const {
+      try {
+        append_json_lines(text, rows, rows_of(i));
+      } catch (const DataError& e) {
+        throw DestinationError(
+            fmt::format("dataset '{}': {}", dataset_name(writer.dataset_), e.what()));
+      }
+      writer.rows_[i] += static_cast<std::int64_t>(size_of(i));
+    }
+  };
+
+  // Buffers handed from one partition to the next.
+  class Buffers {
+   public:
+    std::string take() {
+      std::lock_guard lock(mutex_);
+      if (free_.empty()) return {};
+      std::string out = std::move(free_.back());
+      free_.pop_back();
+      return out;
+    }
+    void give(std::string buffer) {
+      buffer.clear();
+      std::lock_guard lock(mutex_);
+      free_.push_back(std::move(buffer));
+    }
+
+   private:
+    std::mutex mutex_;
+    std::vector<std::string> free_;
+  };
+
+  void usable() const {
     if (unusable_) {
       throw DestinationError(
           fmt::format("dataset '{}': the writer failed or was committed", dataset_name(dataset_)));
     }
+  }
+
+  // Checks `batch` (leaving the writer unusable until it is in) and splits it by partition.
+  Batch take(const Table& batch) {
+    usable();
     unusable_ = true;
+    Batch in{batch, {}, {}};
+    try {
+      in.schema = started_ ? Schema::unify(schema_, batch.schema()) : batch.schema();
+    } catch (const DataError& e) {
+      throw DestinationError(fmt::format("dataset '{}': {}", dataset_name(dataset_), e.what()));
+    }
+    if (index_) in.parts = index_->split(dataset_, batch);  // throws before anything is added
+    return in;
+  }
+
+  // Stores the schema, then uploads every partition, after adding its rows of `last` when
+  // given. Returns the rows written.
+  std::int64_t finish(const Batch* last) {
     const Schema schema = layout_.store_schema(dataset_, schema_);
     if (!index_ && dataset_.partitioning) {
       // The whole dataset is replaced: its partitions go first.
@@ -152,10 +224,22 @@ class S3WindowWriter final : public WindowWriter {
       layout_.client().remove(objects);
     }
     // Partitions go up several at a time; each is one PUT (or one multipart upload).
+    Buffers buffers;
     parallel_for(spools_.size(), s3_parallel_requests, [&](std::size_t i) {
       const std::string key = index_ ? keys_[i] : std::string();
       const std::string object =
           index_ ? layout_.partition_object(dataset_, key) : layout_.whole_object(dataset_);
+      if (last != nullptr && spools_[i].size() == 0 &&
+          layout_.format() == FileDestination::Format::jsonl) {
+        // Only the last batch's rows: encoded into a buffer that, once sent, takes the next
+        // partition's text, so that memory is reused rather than taken afresh.
+        std::string text = buffers.take();
+        last->add_to(*this, i, text);
+        layout_.upload(object, text, layout_.metadata(key, rows_[i]));
+        buffers.give(std::move(text));
+        return;
+      }
+      if (last != nullptr) last->add(*this, i);
       if (layout_.format() == FileDestination::Format::csv) {
         Spool csv = csv_spool(spools_[i], schema);
         layout_.upload(object, csv, layout_.metadata(key, rows_[i]));
@@ -200,22 +284,13 @@ class S3WindowWriter final : public WindowWriter {
     return csv;
   }
 
-  // The spool holds JSON lines whatever the format: they need no header, so batches whose
-  // columns differ concatenate; csv is encoded once, at commit, from the unified schema.
-  void add(std::size_t i, const Table& rows) {
-    if (rows.num_rows() == 0) return;
-    try {
-      spools_[i].append(to_json_lines(rows));
-    } catch (const DataError& e) {
-      throw DestinationError(fmt::format("dataset '{}': {}", dataset_name(dataset_), e.what()));
-    }
-    rows_[i] += static_cast<std::int64_t>(rows.num_rows());
-  }
-
   S3Layout& layout_;
   DatasetRef dataset_;
   std::optional<WindowIndex> index_;
   std::vector<std::string> keys_;
+  // Per partition, the rows of batches before the last. A spool holds JSON lines whatever the
+  // format: they need no header, so batches whose columns differ concatenate; csv is encoded
+  // once, at commit, from the unified schema.
   std::vector<Spool> spools_;
   std::vector<std::int64_t> rows_;
   Schema schema_;

@@ -79,6 +79,9 @@ std::vector<std::vector<std::size_t>> WindowIndex::split(const DatasetRef& datas
                                        dataset_name(dataset), column_));
   }
   const auto& cells = table.column(*c);
+  // Each row's partition first, so that every part is allocated once at its size.
+  std::vector<std::size_t> partition_of(cells.size());
+  std::vector<std::size_t> sizes(size_, 0);
   for (std::size_t r = 0; r < cells.size(); ++r) {
     if (cells[r].is_null()) {
       throw DestinationError(fmt::format("dataset '{}': row {} has a null partition column '{}'",
@@ -97,8 +100,11 @@ std::vector<std::vector<std::size_t>> WindowIndex::split(const DatasetRef& datas
                                          dataset_name(dataset), r, column_, cells[r].to_string(),
                                          window_.to_string()));
     }
-    parts[i].push_back(r);
+    partition_of[r] = i;
+    ++sizes[i];
   }
+  for (std::size_t i = 0; i < size_; ++i) parts[i].reserve(sizes[i]);
+  for (std::size_t r = 0; r < cells.size(); ++r) parts[partition_of[r]].push_back(r);
   return parts;
 }
 

@@ -127,8 +127,7 @@ TaskResult Engine::execute(std::size_t task) {
         [this, &asset, window](std::string_view upstream) {
           return reads_of(asset, window.get(), upstream).reads;
         });
-    writer->append(asset.compute(context));
-    result.rows = writer->commit();
+    result.rows = writer->append_and_commit(asset.compute(context));
     if (options_.run.events != nullptr) {
       Event event = make_event(EventType::destination_write, asset.name(), result.window);
       event.rows = result.rows;
