@@ -1,9 +1,8 @@
 #include "interloper/pipeline/assets.hpp"
 
 #include <fmt/format.h>
-
-#include <unistd.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -203,8 +202,8 @@ class InputDirectory {
 
 // Writes each dependency's rows for this run into `dir`, one JSON-lines file each, and lists
 // them in the scope and the environment.
-void write_inputs(const CommandAsset& command, ExecutionContext& context,
-                  const InputDirectory& dir, Scope& scope, ProcessSpec& spec) {
+void write_inputs(const CommandAsset& command, ExecutionContext& context, const InputDirectory& dir,
+                  Scope& scope, ProcessSpec& spec) {
   for (std::size_t i = 0; i < command.inputs.size(); ++i) {
     const std::string& dependency = command.inputs[i];
     const Table rows = context.load(dependency);
@@ -262,13 +261,57 @@ class ValuesFile {
   std::string path_;
 };
 
+// The variables that describe the run's scope to a command (docs/pipelines.md): the asset, the
+// window, its keys and bounds, or a list window's values through `values_file` (and the
+// environment while they fit). Variables of these names from the parent's environment are unset.
+void set_scope_environment(ProcessSpec& spec, const Scope& scope,
+                           std::optional<ValuesFile>& values_file) {
+  spec.unset_env = {
+      "IL_PARTITION_KEY", "IL_WINDOW",     "IL_WINDOW_START",     "IL_WINDOW_END",
+      "IL_BOUNDS_START",  "IL_BOUNDS_END", "IL_PARTITION_VALUES", "IL_PARTITION_VALUES_FILE"};
+  spec.env.emplace_back("IL_ASSET", scope.asset);
+  if (!scope.has_window) return;
+  spec.env.emplace_back("IL_WINDOW", scope.window);
+  spec.env.emplace_back("IL_WINDOW_START", scope.start_key);
+  spec.env.emplace_back("IL_WINDOW_END", scope.end_key);
+  if (scope.partition_key) spec.env.emplace_back("IL_PARTITION_KEY", *scope.partition_key);
+  if (scope.bounds_start) {
+    spec.env.emplace_back("IL_BOUNDS_START", scope.bounds_start->to_string());
+    spec.env.emplace_back("IL_BOUNDS_END", scope.bounds_end->to_string());
+    return;
+  }
+  std::string joined;
+  for (const auto& v : scope.values) {
+    if (!joined.empty()) joined += '\n';
+    joined += v;
+  }
+  values_file.emplace(joined);
+  spec.env.emplace_back("IL_PARTITION_VALUES_FILE", values_file->path());
+  // One environment string may not exceed the kernel's limit (128 KiB on Linux): past
+  // kMaxValuesInEnvironment the values are in the file only.
+  if (joined.size() <= kMaxValuesInEnvironment)
+    spec.env.emplace_back("IL_PARTITION_VALUES", joined);
+}
+
+// Why a command that did not succeed failed, with the last lines of its stderr.
+RunError command_failure(const std::string& program, const ProcessResult& result,
+                         double timeout_seconds) {
+  std::string tail;
+  for (const auto& line : result.stderr_tail) {
+    tail += tail.empty() ? ": " : " | ";
+    tail += line;
+  }
+  return RunError(
+      fmt::format("command '{}' {}{}", program, result.describe(timeout_seconds), tail));
+}
+
 }  // namespace
 
 ComputeFn command_compute(CommandAsset command) {
   return [command = std::move(command)](ExecutionContext& context) -> Table {
     Scope scope = Scope::of(context);
     ProcessSpec spec;
-    std::optional<InputDirectory> input_dir;
+    std::optional<InputDirectory> input_dir;  // removed when the command is done
     if (!command.inputs.empty()) {
       input_dir.emplace();
       write_inputs(command, context, *input_dir, scope, spec);
@@ -276,37 +319,12 @@ ComputeFn command_compute(CommandAsset command) {
     for (const auto& arg : command.argv) spec.argv.push_back(expand_placeholders(arg, &scope));
     spec.working_directory = command.working_directory;
     spec.timeout_seconds = command.timeout_seconds;
-    spec.unset_env = {"IL_PARTITION_KEY",   "IL_WINDOW",       "IL_WINDOW_START",
-                      "IL_WINDOW_END",      "IL_BOUNDS_START", "IL_BOUNDS_END",
-                      "IL_PARTITION_VALUES", "IL_PARTITION_VALUES_FILE"};
     std::optional<ValuesFile> values_file;  // removed when the command is done
-    spec.env.emplace_back("IL_ASSET", scope.asset);
-    if (scope.has_window) {
-      spec.env.emplace_back("IL_WINDOW", scope.window);
-      spec.env.emplace_back("IL_WINDOW_START", scope.start_key);
-      spec.env.emplace_back("IL_WINDOW_END", scope.end_key);
-      if (scope.partition_key) spec.env.emplace_back("IL_PARTITION_KEY", *scope.partition_key);
-      if (scope.bounds_start) {
-        spec.env.emplace_back("IL_BOUNDS_START", scope.bounds_start->to_string());
-        spec.env.emplace_back("IL_BOUNDS_END", scope.bounds_end->to_string());
-      } else {
-        std::string joined;
-        for (const auto& v : scope.values) {
-          if (!joined.empty()) joined += '\n';
-          joined += v;
-        }
-        values_file.emplace(joined);
-        spec.env.emplace_back("IL_PARTITION_VALUES_FILE", values_file->path());
-        // One environment string may not exceed the kernel's limit (128 KiB on Linux): past
-        // kMaxValuesInEnvironment the values are in the file only.
-        if (joined.size() <= kMaxValuesInEnvironment) {
-          spec.env.emplace_back("IL_PARTITION_VALUES", joined);
-        }
-      }
-    }
+    set_scope_environment(spec, scope, values_file);
     const Logger& logger = context.logger();
     spec.on_stderr_line = [&logger](std::string_view line) { logger.info(line); };
 
+    // Stdout is parsed as it comes, each batch handed to the run's writer.
     const std::string& program = command.argv.front();
     const char* format = command.csv ? "CSV" : "JSON lines";
     TableStreamParser parser(
@@ -342,15 +360,7 @@ ComputeFn command_compute(CommandAsset command) {
           "killed",
           program));
     }
-    if (!result.ok()) {
-      std::string tail;
-      for (const auto& line : result.stderr_tail) {
-        tail += tail.empty() ? ": " : " | ";
-        tail += line;
-      }
-      throw RunError(fmt::format("command '{}' {}{}", program,
-                                 result.describe(command.timeout_seconds), tail));
-    }
+    if (!result.ok()) throw command_failure(program, result, command.timeout_seconds);
     try {
       parser.finish();
     } catch (const DataError& e) {

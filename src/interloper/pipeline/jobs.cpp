@@ -126,14 +126,7 @@ class JobReader {
       fail(node["name"], fmt::format("duplicate job name '{}'", name));
     if (!node["cron"]) fail(node, fmt::format("job '{}' needs a 'cron' expression", name));
     Job job(name, cron(node["cron"]));
-    if (const yaml::Node zone = node["time_zone"]) {
-      job.time_zone = scalar(zone, "time_zone");
-      try {
-        (void)to_local(TimePoint(), job.time_zone);
-      } catch (const std::invalid_argument&) {
-        fail(zone, fmt::format("unknown time zone '{}' in job '{}'", job.time_zone, name));
-      }
-    }
+    read_when(node, job);
     bool downstream = false;
     if (const yaml::Node d = node["downstream"]) {
       const std::string text = scalar(d, "downstream");
@@ -143,6 +136,21 @@ class JobReader {
       downstream = text == "true";
     }
     job.assets = assets(node["assets"], downstream, name);
+    read_granularity(node, job);
+    return job;
+  }
+
+ private:
+  // time_zone, lookback, offset and mode: when a fire runs and over how many partitions.
+  void read_when(const yaml::Node& node, Job& job) const {
+    if (const yaml::Node zone = node["time_zone"]) {
+      job.time_zone = scalar(zone, "time_zone");
+      try {
+        (void)to_local(TimePoint(), job.time_zone);
+      } catch (const std::invalid_argument&) {
+        fail(zone, fmt::format("unknown time zone '{}' in job '{}'", job.time_zone, job.name));
+      }
+    }
     if (const yaml::Node n = node["lookback"]) {
       job.lookback = integer(n, "lookback");
       if (job.lookback < 1)
@@ -160,8 +168,11 @@ class JobReader {
         fail(m, fmt::format("mode must be backfill or materialize, not '{}'", text));
       }
     }
-    // Every asset is time-partitioned; they share the job's granularity, and no window starts
-    // before the latest of their starts.
+  }
+
+  // Every asset is time-partitioned; they share the job's granularity (its own, or theirs when
+  // it names none), and no window starts before the latest of their starts.
+  void read_granularity(const yaml::Node& node, Job& job) const {
     std::optional<TimeGranularity> shared;
     bool mixed = false;
     std::vector<std::pair<std::string, TimeGranularity>> granularities;
@@ -169,8 +180,8 @@ class JobReader {
       const auto* config =
           dynamic_cast<const TimePartitionConfig*>(dag_.asset(asset).partitioning());
       if (config == nullptr) {
-        fail(node["assets"],
-             fmt::format("job '{}' runs asset '{}', which is not time-partitioned", name, asset));
+        fail(node["assets"], fmt::format("job '{}' runs asset '{}', which is not time-partitioned",
+                                         job.name, asset));
       }
       granularities.emplace_back(asset, config->granularity());
       if (shared && *shared != config->granularity()) mixed = true;
@@ -182,38 +193,38 @@ class JobReader {
       if (job.mode == Job::Mode::materialize && !config->allow_window() && job.lookback > 1) {
         fail(node["mode"], fmt::format("job '{}' materializes {} partitions at once, but asset "
                                        "'{}' does not allow windows",
-                                       name, job.lookback, asset));
+                                       job.name, job.lookback, asset));
       }
     }
-    if (const yaml::Node g = node["granularity"]) {
-      const std::string text = scalar(g, "granularity");
-      try {
-        job.granularity = TimeGranularity::from_name(text);
-      } catch (const std::invalid_argument&) {
-        fail(g, fmt::format("unknown granularity '{}' (expected hour, day, week, month, quarter "
-                            "or year)",
-                            text));
-      }
-      for (const auto& [asset, own] : granularities) {
-        if (own != job.granularity) {
-          fail(g, fmt::format("job '{}' runs {} partitions, but asset '{}' is {}-partitioned", name,
-                              text, asset, own.name()));
-        }
-      }
-    } else if (mixed) {
+    const yaml::Node g = node["granularity"];
+    if (!g && mixed) {
       std::string list;
       for (const auto& [asset, own] : granularities) {
         list += fmt::format("{}{} ({})", list.empty() ? "" : ", ", asset, own.name());
       }
       fail(node["assets"],
-           fmt::format("job '{}' runs assets of different granularities: {}", name, list));
-    } else {
-      job.granularity = *shared;
+           fmt::format("job '{}' runs assets of different granularities: {}", job.name, list));
     }
-    return job;
+    if (!g) {
+      job.granularity = *shared;
+      return;
+    }
+    const std::string text = scalar(g, "granularity");
+    try {
+      job.granularity = TimeGranularity::from_name(text);
+    } catch (const std::invalid_argument&) {
+      fail(g, fmt::format("unknown granularity '{}' (expected hour, day, week, month, quarter "
+                          "or year)",
+                          text));
+    }
+    for (const auto& [asset, own] : granularities) {
+      if (own != job.granularity) {
+        fail(g, fmt::format("job '{}' runs {} partitions, but asset '{}' is {}-partitioned",
+                            job.name, text, asset, own.name()));
+      }
+    }
   }
 
- private:
   const std::string& path_;
   const DAG& dag_;
   std::set<std::string> names_;
