@@ -195,8 +195,16 @@ FileDestination::State::Collected FileDestination::State::collect(
     auto c = piece.column_index(column);
     if (!c) continue;
     const auto& cells = piece.column(*c);
+    // Rows of one partition mostly share their value: it is located once.
+    const Value* last = nullptr;
+    std::size_t last_index = detail::WindowIndex::npos;
     for (std::size_t r = 0; r < cells.size(); ++r) {
-      std::size_t i = cells[r].is_null() ? detail::WindowIndex::npos : index.locate(cells[r]);
+      std::size_t i = detail::WindowIndex::npos;
+      if (!cells[r].is_null()) {
+        i = last != nullptr && cells[r] == *last ? last_index : index.locate(cells[r]);
+        last = &cells[r];
+        last_index = i;
+      }
       if (i != detail::WindowIndex::npos) buckets[i].emplace_back(pieces.size(), r);
     }
     pieces.push_back(std::move(piece));

@@ -399,11 +399,18 @@ S3Layout::Collected S3Layout::collect(const DatasetRef& dataset, const Partition
   const std::optional<std::size_t> c = rows.column_index(column);
   std::vector<std::size_t> partition_of(rows.num_rows(), WindowIndex::npos);
   bool own_rows_only = true;  // each object holds only rows of its own partition of the window
+  const Value* last = nullptr;  // rows of one partition mostly share their value: locate it once
+  std::size_t last_index = WindowIndex::npos;
   for (std::size_t p = 0, r = 0; p < found.size(); ++p) {
     auto it = slot.find(found[p].key);
     for (; r < ends[p]; ++r) {
       const Value* v = c ? &rows.column(*c)[r] : nullptr;
-      const std::size_t i = v == nullptr || v->is_null() ? WindowIndex::npos : index.locate(*v);
+      std::size_t i = WindowIndex::npos;
+      if (v != nullptr && !v->is_null()) {
+        i = last != nullptr && *v == *last ? last_index : index.locate(*v);
+        last = v;
+        last_index = i;
+      }
       if (i != WindowIndex::npos) ++out.counts[i];
       partition_of[r] = i;
       own_rows_only = own_rows_only && it != slot.end() && i == it->second;
