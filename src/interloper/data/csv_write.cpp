@@ -82,16 +82,8 @@ void detail::append_csv_records(std::string& out, const Table& table,
                                 const std::vector<std::size_t>* rows) {
   const std::size_t n = rows ? rows->size() : table.num_rows();
   const RecordWriter writer(table, columns);
-  auto row_at = [rows](std::size_t k) { return rows ? (*rows)[k] : k; };
-  // Room for every record at once, sized from the first few (see append_json_lines).
-  const std::size_t sample = std::min<std::size_t>(n, 64);
-  const std::size_t before = out.size();
-  for (std::size_t k = 0; k < sample; ++k) writer.row(out, row_at(k));
-  if (sample < n) {
-    const std::size_t rest = (out.size() - before) / sample * (n - sample);
-    reserve_text(out, out.size() + rest + rest / 8);
-  }
-  for (std::size_t k = sample; k < n; ++k) writer.row(out, row_at(k));
+  append_rows_reserved(out, n, rows,
+                       [&writer](std::string& text, std::size_t row) { writer.row(text, row); });
 }
 
 std::string to_csv(const Table& table) {

@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstring>
 #include <istream>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 
 #include "interloper/data/format.hpp"
@@ -487,17 +487,8 @@ void detail::append_json_lines(std::string& out, const Table& table,
   const std::size_t n = rows ? rows->size() : table.num_rows();
   if (n == 0) return;
   RowWriter writer(table);
-  auto row_at = [rows](std::size_t k) { return rows ? (*rows)[k] : k; };
-  // Room for every row at once, sized from the first few, rather than growing (and copying)
-  // the text as it lengthens.
-  const std::size_t sample = std::min<std::size_t>(n, 64);
-  const std::size_t before = out.size();
-  for (std::size_t k = 0; k < sample; ++k) writer.row(out, row_at(k));
-  if (sample < n) {
-    const std::size_t rest = (out.size() - before) / sample * (n - sample);
-    reserve_text(out, out.size() + rest + rest / 8);
-  }
-  for (std::size_t k = sample; k < n; ++k) writer.row(out, row_at(k));
+  append_rows_reserved(out, n, rows,
+                       [&writer](std::string& text, std::size_t row) { writer.row(text, row); });
 }
 
 Table read_json_lines(std::istream& in, const ReadOptions& options) {

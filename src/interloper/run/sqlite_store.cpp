@@ -30,6 +30,21 @@ MaterializationStatus status_from(const std::string& text) {
   return text == "failed" ? MaterializationStatus::failed : MaterializationStatus::materialized;
 }
 
+// A record whose rows, run id, start, finish and error are the columns `first` to `first + 4`
+// of the row `stmt` stands on.
+MaterializationRecord outcome_at(Statement& stmt, int first, std::string asset,
+                                 MaterializationStatus status) {
+  MaterializationRecord r;
+  r.asset = std::move(asset);
+  r.status = status;
+  r.rows = stmt.column_int(first);
+  r.run_id = stmt.column_text(first + 1);
+  r.started = TimePoint::parse(stmt.column_text(first + 2));
+  r.finished = TimePoint::parse(stmt.column_text(first + 3));
+  r.error = stmt.column_text(first + 4);
+  return r;
+}
+
 // The state of a stored range or key: its status and, when failed, the id of its failure row
 // (0 when materialized).
 struct Cell {
@@ -82,7 +97,8 @@ struct NotYetAStore : DestinationError {
 struct SqliteStore::State {
   State(std::string p, bool read_only)
       : path(std::move(p)),
-        db(path, read_only ? sqlite::Database::Mode::read_only : sqlite::Database::Mode::read_write) {
+        db(path,
+           read_only ? sqlite::Database::Mode::read_only : sqlite::Database::Mode::read_write) {
     if (schema_version() == kSchemaVersion) return;
     if (read_only && schema_version() == 5) {
       // Version 5 lacks only the last record per dataset: readers take it as it is.
@@ -93,9 +109,10 @@ struct SqliteStore::State {
       if (schema_version() == 0 && holds_nothing()) {
         throw NotYetAStore(fmt::format("store '{}' holds no tables yet", path));
       }
-      throw DestinationError(fmt::format("store '{}': written by another version; run a command "
-                                         "that writes (materialize, backfill) to convert it",
-                                         path));
+      throw DestinationError(
+          fmt::format("store '{}': written by another version; run a command "
+                      "that writes (materialize, backfill) to convert it",
+                      path));
     }
     sqlite::Transaction transaction(db);
     db.exec(
@@ -159,7 +176,8 @@ struct SqliteStore::State {
   std::vector<Range> overlapping(std::string_view source, std::string_view asset,
                                  const std::string& scope, std::int64_t first, std::int64_t last) {
     auto stmt_lease = db.cached(
-        "SELECT first, last, status, failure, definition FROM partition_ranges WHERE source = ?1 AND "
+        "SELECT first, last, status, failure, definition FROM partition_ranges WHERE source = ?1 "
+        "AND "
         "asset = ?2 AND scope = ?3 AND first >= coalesce((SELECT max(first) FROM "
         "partition_ranges WHERE source = ?1 AND asset = ?2 AND scope = ?3 AND first <= ?4), ?4) "
         "AND first <= ?5 AND last >= ?4 ORDER BY first");
@@ -228,15 +246,7 @@ struct SqliteStore::State {
     Statement& stmt = *stmt_lease;
     stmt.bind_int(1, id);
     if (!stmt.step()) return std::nullopt;
-    MaterializationRecord r;
-    r.asset = stmt.column_text(0);
-    r.status = MaterializationStatus::failed;
-    r.rows = stmt.column_int(1);
-    r.run_id = stmt.column_text(2);
-    r.started = TimePoint::parse(stmt.column_text(3));
-    r.finished = TimePoint::parse(stmt.column_text(4));
-    r.error = stmt.column_text(5);
-    return r;
+    return outcome_at(stmt, 1, stmt.column_text(0), MaterializationStatus::failed);
   }
 
   MaterializationRecord record_of(std::string_view asset, const Cell& cell) {
@@ -380,10 +390,12 @@ struct SqliteStore::State {
   void add_definition_columns() {
     for (const char* table : {"partition_ranges", "partition_keys"}) {
       Statement columns(db, fmt::format("SELECT count(*) FROM pragma_table_info('{}') WHERE "
-                                        "name = 'definition'", table).c_str());
+                                        "name = 'definition'",
+                                        table)
+                                .c_str());
       if (columns.step() && columns.column_int(0) == 0) {
-        db.exec(fmt::format("ALTER TABLE {} ADD COLUMN definition TEXT NOT NULL DEFAULT ''",
-                            table).c_str());
+        db.exec(fmt::format("ALTER TABLE {} ADD COLUMN definition TEXT NOT NULL DEFAULT ''", table)
+                    .c_str());
       }
     }
   }
@@ -481,7 +493,8 @@ void SqliteStore::forget(const DatasetRef& dataset, const PartitionWindow* windo
       while (stmt.step()) failures.push_back(stmt.column_int(0));
     }
     for (const char* table : {"partition_ranges", "partition_keys", "last_records"}) {
-      Statement del(state_->db, fmt::format("DELETE FROM {} WHERE source = ? AND asset = ?", table));
+      Statement del(state_->db,
+                    fmt::format("DELETE FROM {} WHERE source = ? AND asset = ?", table));
       del.bind_text(1, dataset.source, false);
       del.bind_text(2, dataset.asset, false);
       del.step();
@@ -564,15 +577,7 @@ std::optional<MaterializationRecord> SqliteStore::last_record(const DatasetRef& 
   stmt.bind_text(1, dataset.source, false);
   stmt.bind_text(2, dataset.asset, false);
   if (!stmt.step()) return std::nullopt;
-  MaterializationRecord r;
-  r.asset = dataset.asset;
-  r.status = status_from(stmt.column_text(0));
-  r.rows = stmt.column_int(1);
-  r.run_id = stmt.column_text(2);
-  r.started = TimePoint::parse(stmt.column_text(3));
-  r.finished = TimePoint::parse(stmt.column_text(4));
-  r.error = stmt.column_text(5);
-  return r;
+  return outcome_at(stmt, 1, dataset.asset, status_from(stmt.column_text(0)));
 }
 
 std::optional<Claim> SqliteStore::claim(const std::vector<DatasetRef>& datasets,
@@ -743,7 +748,7 @@ std::vector<RunRecord> SqliteStore::runs(std::string_view pipeline, std::size_t 
     r.started = TimePoint::parse(stmt->column_text(4));
     r.finished = TimePoint::parse(stmt->column_text(5));
     const std::string state = stmt->column_text(6);
-    r.state = state == "succeeded" ? RunState::succeeded
+    r.state = state == "succeeded"     ? RunState::succeeded
               : state == "failed"      ? RunState::failed
               : state == "interrupted" ? RunState::interrupted
                                        : RunState::running;
@@ -759,9 +764,10 @@ std::vector<RunRecord> SqliteStore::runs(std::string_view pipeline, std::size_t 
 std::optional<std::string> store_file(std::string_view path) {
   if (path == "memory://" || path == "memory:") return std::nullopt;
   auto fail = [&](std::string_view why) {
-    throw DestinationError(fmt::format("store '{}': {} (write a path, sqlite:///absolute/path.db, "
-                                       "sqlite:relative/path.db, postgresql://... or memory://)",
-                                       path, why));
+    throw DestinationError(
+        fmt::format("store '{}': {} (write a path, sqlite:///absolute/path.db, "
+                    "sqlite:relative/path.db, postgresql://... or memory://)",
+                    path, why));
   };
   std::string_view file = path;
   // A scheme is letters, digits, '+', '-' and '.' before a ':', starting with a letter.

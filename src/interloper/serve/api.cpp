@@ -29,6 +29,20 @@ Response error(int status, const std::string& message) {
   return {status, json{{"error", message}}.dump()};
 }
 
+// What `body` answers, or 400 with the message of a bad partition or window, or 500.
+template <typename Body>
+Response answer(Body body) {
+  try {
+    return body();
+  } catch (const PartitionError& e) {
+    return error(400, e.what());
+  } catch (const std::invalid_argument& e) {
+    return error(400, e.what());
+  } catch (const std::exception& e) {
+    return error(500, e.what());
+  }
+}
+
 Response ok(const json& body) {
   return {200, body.dump(-1, ' ', false, json::error_handler_t::replace)};
 }
@@ -154,12 +168,12 @@ json last_failure_json(MaterializationStore& store, const Asset& asset,
 json last_run_json(MaterializationStore& store, const Asset& asset) {
   const std::optional<MaterializationRecord> last = store.last_record(asset.dataset());
   if (!last) return nullptr;
-  json out{{"run_id", last->run_id},
-           {"status", last->status == MaterializationStatus::materialized ? "materialized"
-                                                                          : "failed"},
-           {"rows", last->rows},
-           {"started", last->started.to_string()},
-           {"finished", last->finished.to_string()}};
+  json out{
+      {"run_id", last->run_id},
+      {"status", last->status == MaterializationStatus::materialized ? "materialized" : "failed"},
+      {"rows", last->rows},
+      {"started", last->started.to_string()},
+      {"finished", last->finished.to_string()}};
   if (last->status == MaterializationStatus::failed) out["error"] = last->error;
   return out;
 }
@@ -206,7 +220,7 @@ TimePoint Api::now() const {
 
 Response Api::get(const std::string& path, const std::string& window) {
   std::lock_guard lock(mutex_);
-  try {
+  return answer([&]() -> Response {
     if (path == "/api/overview") return overview();
     if (path == "/api/lineage") return lineage();
     if (path == "/api/runs") return runs();
@@ -221,32 +235,20 @@ Response Api::get(const std::string& path, const std::string& window) {
       if (tail.rfind(partitions, 0) == 0) return partition(name, tail.substr(partitions.size()));
     }
     return error(404, fmt::format("no such path '{}'", path));
-  } catch (const PartitionError& e) {
-    return error(400, e.what());
-  } catch (const std::invalid_argument& e) {
-    return error(400, e.what());
-  } catch (const std::exception& e) {
-    return error(500, e.what());
-  }
+  });
 }
 
 Response Api::backfill(const std::string& name, const std::string& text,
                        const std::function<void(const std::string&, const std::string&)>& start) {
   std::lock_guard lock(mutex_);
-  try {
+  return answer([&]() -> Response {
     const Asset* asset = dag_.find(name);
     if (asset == nullptr) return error(400, fmt::format("unknown asset '{}'", name));
     const std::string window =
         asset->partitioning() != nullptr ? shown_window(*asset, text, now())->to_string() : "";
     start(name, window);
     return ok({{"asset", name}, {"window", window}, {"started", true}});
-  } catch (const PartitionError& e) {
-    return error(400, e.what());
-  } catch (const std::invalid_argument& e) {
-    return error(400, e.what());
-  } catch (const std::exception& e) {
-    return error(500, e.what());
-  }
+  });
 }
 
 Response Api::overview() {
