@@ -59,8 +59,7 @@ std::vector<std::string> FileDestination::State::retired(const fs::path& dir) co
 void FileDestination::State::record_retired(const fs::path& dir, const DatasetRef& dataset,
                                             const Schema& merged, const Schema& incoming) const {
   const std::vector<std::string> before = retired(dir);
-  const std::vector<std::string> after =
-      detail::retired_columns(dataset, merged, incoming, before);
+  const std::vector<std::string> after = detail::retired_columns(dataset, merged, incoming, before);
   if (after == before) return;
   if (after.empty()) {
     std::error_code ec;
@@ -130,23 +129,8 @@ fs::path FileDestination::State::partition_dir(const fs::path& dir, const std::s
   return dir / (escape_key(column) + "=" + escape_key(key));
 }
 
-FileDestination::State::Collected FileDestination::State::collect(
-    const DatasetRef& dataset, const PartitionWindow& window) const {
-  const fs::path dir = dataset_dir(dataset);
-  const std::string& column = dataset.partitioning->column();
-  auto schema = stored_schema(dir);
-  const Schema* declared = schema ? &*schema : nullptr;
-  detail::WindowIndex index(window, column);
-  Collected out;
-  out.counts.assign(index.size(), 0);
-  out.written.assign(index.size(), false);
-
-  // Choose the directories that may hold rows of the window.
-  struct Candidate {
-    TimePoint start;
-    std::string key;
-    fs::path path;
-  };
+std::vector<FileDestination::State::Candidate> FileDestination::State::candidates(
+    const fs::path& dir, const std::string& column, const detail::WindowIndex& index) const {
   std::vector<Candidate> candidates;
   if (index.is_list()) {
     for (const auto& key : index.keys()) {
@@ -177,13 +161,28 @@ FileDestination::State::Collected FileDestination::State::collect(
       return a.start < b.start || (a.start == b.start && a.key < b.key);
     });
   }
+  return candidates;
+}
+
+FileDestination::State::Collected FileDestination::State::collect(
+    const DatasetRef& dataset, const PartitionWindow& window) const {
+  const fs::path dir = dataset_dir(dataset);
+  const std::string& column = dataset.partitioning->column();
+  auto schema = stored_schema(dir);
+  const Schema* declared = schema ? &*schema : nullptr;
+  detail::WindowIndex index(window, column);
+  Collected out;
+  out.counts.assign(index.size(), 0);
+  out.written.assign(index.size(), false);
+
+  const std::vector<Candidate> found = candidates(dir, column, index);
   std::unordered_map<std::string, std::size_t> key_slot;
   std::vector<std::string> keys = window.keys();
   for (std::size_t i = 0; i < keys.size(); ++i) key_slot.emplace(keys[i], i);
 
   std::vector<Table> pieces;
   std::vector<std::vector<std::pair<std::size_t, std::size_t>>> buckets(index.size());
-  for (const auto& candidate : candidates) {
+  for (const auto& candidate : found) {
     fs::path file = candidate.path / data_name();
     auto text = posix::read_file(file);
     if (!text) continue;

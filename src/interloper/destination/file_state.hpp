@@ -15,6 +15,7 @@
 namespace interloper {
 
 namespace detail {
+class WindowIndex;
 inline constexpr const char* file_key_name = "_key";  // a hashed key's own text, beside its data
 inline constexpr const char* file_schema_name = "_schema.json";
 // The stored columns the latest write did not produce (Destination::retired_columns), as a
@@ -59,6 +60,16 @@ struct FileDestination::State {
   };
 
   Collected collect(const DatasetRef& dataset, const PartitionWindow& window) const;
+  // A partition directory that may hold rows of a window: its key, and its start for time keys.
+  struct Candidate {
+    TimePoint start;
+    std::string key;
+    std::filesystem::path path;
+  };
+  // The directories of `dir` that may hold rows of the window `index` stands for, in window
+  // order: a list window's own keys; for time, every granularity's directories overlapping it.
+  std::vector<Candidate> candidates(const std::filesystem::path& dir, const std::string& column,
+                                    const detail::WindowIndex& index) const;
   Table read_unpartitioned(const std::filesystem::path& dir) const;
 };
 
