@@ -95,6 +95,14 @@ class Engine {
 
   // Computes, writes and records one task. Never throws.
   TaskResult execute(std::size_t task);
+  // Computes the task's asset over `window` into its destination (replacing `write_window`
+  // there), setting the rows written; throws what fails.
+  void compute_and_write(std::size_t task, const Asset& asset,
+                         const std::shared_ptr<const PartitionWindow>& window,
+                         const PartitionWindow* write_window, TaskResult& result);
+  // Records the task's outcome in the store; a failure to record fails the task.
+  void record_outcome(const Asset& asset, const PartitionWindow* write_window, TimePoint started,
+                      TaskResult& result);
 
   // What `asset` running over `window` reads of `upstream_name`: the upstream's partitions
   // overlapping the window's bounds; an unpartitioned upstream, or any upstream of an

@@ -108,32 +108,7 @@ TaskResult Engine::execute(std::size_t task) {
   const TimePoint started = clock_.now();
   const PartitionWindow* write_window = asset.partitioning() != nullptr ? window.get() : nullptr;
   try {
-    check_upstreams(task);
-    Destination* destination = dag_.destination_of(asset);
-    if (destination == nullptr) {
-      throw DestinationError(
-          fmt::format("asset '{}': no destination to write to (set one on the asset or its source)",
-                      asset.name()));
-    }
-    // Batches the asset emits go to the writer as they come; the window is replaced only
-    // when the asset has returned, so a failure leaves it as it was.
-    std::unique_ptr<WindowWriter> writer = destination->open_writer(asset.dataset(), write_window);
-    ExecutionContext context(
-        asset.name(), window, logger_.for_asset(asset.name()),
-        [this, &asset, &result, window](std::string_view upstream) {
-          return load(asset, window.get(), result.window, upstream);
-        },
-        [&writer](const Table& batch) { writer->append(batch); },
-        [this, &asset, window](std::string_view upstream) {
-          return reads_of(asset, window.get(), upstream).reads;
-        });
-    result.rows = writer->append_and_commit(asset.compute(context));
-    if (options_.run.events != nullptr) {
-      Event event = make_event(EventType::destination_write, asset.name(), result.window);
-      event.rows = result.rows;
-      event.message = destination->url();
-      publish(event);
-    }
+    compute_and_write(task, asset, window, write_window, result);
     result.status = Status::succeeded;
   } catch (...) {
     result.status = Status::failed;
@@ -142,27 +117,7 @@ TaskResult Engine::execute(std::size_t task) {
     result.error =
         stopping() ? std::string(kInterrupted) : describe_exception(std::current_exception());
   }
-  if (options_.run.store != nullptr) {
-    MaterializationRecord record;
-    record.asset = asset.name();
-    record.status = result.status == Status::succeeded ? MaterializationStatus::materialized
-                                                       : MaterializationStatus::failed;
-    record.rows = result.rows;
-    record.run_id = run_id_;
-    record.started = started;
-    record.finished = clock_.now();
-    record.error = result.error;
-    if (record.status == MaterializationStatus::materialized) {
-      record.definition = asset.definition_fingerprint();
-    }
-    try {
-      options_.run.store->record(asset.dataset(), write_window, record);
-    } catch (...) {
-      result.status = Status::failed;
-      result.error =
-          "recording the outcome failed: " + describe_exception(std::current_exception());
-    }
-  }
+  if (options_.run.store != nullptr) record_outcome(asset, write_window, started, result);
   result.seconds = seconds_since(started_steady);
   if (options_.run.events != nullptr) {
     Event event = make_event(
@@ -174,6 +129,59 @@ TaskResult Engine::execute(std::size_t task) {
     publish(event);
   }
   return result;
+}
+
+void Engine::compute_and_write(std::size_t task, const Asset& asset,
+                               const std::shared_ptr<const PartitionWindow>& window,
+                               const PartitionWindow* write_window, TaskResult& result) {
+  check_upstreams(task);
+  Destination* destination = dag_.destination_of(asset);
+  if (destination == nullptr) {
+    throw DestinationError(
+        fmt::format("asset '{}': no destination to write to (set one on the asset or its source)",
+                    asset.name()));
+  }
+  // Batches the asset emits go to the writer as they come; the window is replaced only when the
+  // asset has returned, so a failure leaves it as it was.
+  std::unique_ptr<WindowWriter> writer = destination->open_writer(asset.dataset(), write_window);
+  ExecutionContext context(
+      asset.name(), window, logger_.for_asset(asset.name()),
+      [this, &asset, &result, window](std::string_view upstream) {
+        return load(asset, window.get(), result.window, upstream);
+      },
+      [&writer](const Table& batch) { writer->append(batch); },
+      [this, &asset, window](std::string_view upstream) {
+        return reads_of(asset, window.get(), upstream).reads;
+      });
+  result.rows = writer->append_and_commit(asset.compute(context));
+  if (options_.run.events != nullptr) {
+    Event event = make_event(EventType::destination_write, asset.name(), result.window);
+    event.rows = result.rows;
+    event.message = destination->url();
+    publish(event);
+  }
+}
+
+void Engine::record_outcome(const Asset& asset, const PartitionWindow* write_window,
+                            TimePoint started, TaskResult& result) {
+  MaterializationRecord record;
+  record.asset = asset.name();
+  record.status = result.status == Status::succeeded ? MaterializationStatus::materialized
+                                                     : MaterializationStatus::failed;
+  record.rows = result.rows;
+  record.run_id = run_id_;
+  record.started = started;
+  record.finished = clock_.now();
+  record.error = result.error;
+  if (record.status == MaterializationStatus::materialized) {
+    record.definition = asset.definition_fingerprint();
+  }
+  try {
+    options_.run.store->record(asset.dataset(), write_window, record);
+  } catch (...) {
+    result.status = Status::failed;
+    result.error = "recording the outcome failed: " + describe_exception(std::current_exception());
+  }
 }
 
 Engine::Reads Engine::reads_of(const Asset& asset, const PartitionWindow* window,
