@@ -97,24 +97,12 @@ int jobs_command(const std::vector<Job>& jobs, const std::string& at, long count
   return 0;
 }
 
-int schedule_command(const DAG& dag, const std::vector<Job>& jobs, const ScheduleArgs& args) {
-  if (jobs.empty()) throw UsageError("the pipeline declares no jobs");
-  if (args.catch_up < 0) {
-    throw UsageError(fmt::format("--catch-up must not be negative, got {}", args.catch_up));
-  }
-  if (!args.now.empty() && !args.once) throw UsageError("--now needs --once");
-  const TimePoint now = args.now.empty() ? SystemClock().now() : parse_instant(args.now);
+namespace {
 
-  auto store = open_store(args.store_path);
-  FireLog log(args.store_path);
-  std::mutex output;
-  const bool quiet = args.quiet;
-  const bool verbose = args.verbose;
-  ScheduleOptions options;
-  options.catch_up = static_cast<std::size_t>(args.catch_up);
-  options.concurrency = args.concurrency;
-  options.store = store.get();
-  options.logger = Logger(
+// Log lines on stderr: the scheduler's own as "interloper: LEVEL: ...", an asset's as
+// "[asset] ..." when verbose or a warning; only errors with --quiet.
+Logger schedule_logger(std::mutex& output, bool quiet, bool verbose) {
+  return Logger(
       [&output, quiet, verbose](LogLevel level, std::string_view asset, std::string_view message) {
         if (quiet && level < LogLevel::error) return;
         const std::lock_guard lock(output);
@@ -127,30 +115,54 @@ int schedule_command(const DAG& dag, const std::vector<Job>& jobs, const Schedul
         }
         std::fflush(stderr);
       });
+}
 
+// One line per fire: JSON with --json, text unless --quiet; the fire in its job's zone.
+void print_fire(const FireRecord& r, const std::vector<Job>& jobs, const ScheduleArgs& args) {
+  std::string zone = "UTC";
+  for (const Job& j : jobs) {
+    if (j.name == r.job) zone = j.time_zone;
+  }
+  if (args.json) {
+    json out;
+    out["job"] = r.job;
+    out["fire"] = to_local_text(r.fire, zone);
+    out["fire_utc"] = r.fire.to_string() + "Z";
+    out["window"] = r.window.empty() ? json(nullptr) : json(r.window);
+    out["run_id"] = r.run_id;
+    out["outcome"] = r.outcome;
+    std::cout << dump(out) << "\n";
+  } else if (!args.quiet) {
+    std::cout << fmt::format("{:<10}{}  {}  {}  {}\n", r.outcome, r.job,
+                             to_local_text(r.fire, zone), r.window.empty() ? "-" : r.window,
+                             r.run_id);
+  }
+  std::cout.flush();
+}
+
+}  // namespace
+
+int schedule_command(const DAG& dag, const std::vector<Job>& jobs, const ScheduleArgs& args) {
+  if (jobs.empty()) throw UsageError("the pipeline declares no jobs");
+  if (args.catch_up < 0) {
+    throw UsageError(fmt::format("--catch-up must not be negative, got {}", args.catch_up));
+  }
+  if (!args.now.empty() && !args.once) throw UsageError("--now needs --once");
+  const TimePoint now = args.now.empty() ? SystemClock().now() : parse_instant(args.now);
+
+  auto store = open_store(args.store_path);
+  FireLog log(args.store_path);
+  std::mutex output;
+  ScheduleOptions options;
+  options.catch_up = static_cast<std::size_t>(args.catch_up);
+  options.concurrency = args.concurrency;
+  options.store = store.get();
+  options.logger = schedule_logger(output, args.quiet, args.verbose);
   bool failed = false;
   options.on_fire = [&](const FireRecord& r) {
     failed = failed || r.outcome == "failed";
-    std::string zone = "UTC";
-    for (const Job& j : jobs) {
-      if (j.name == r.job) zone = j.time_zone;
-    }
     const std::lock_guard lock(output);
-    if (args.json) {
-      json out;
-      out["job"] = r.job;
-      out["fire"] = to_local_text(r.fire, zone);
-      out["fire_utc"] = r.fire.to_string() + "Z";
-      out["window"] = r.window.empty() ? json(nullptr) : json(r.window);
-      out["run_id"] = r.run_id;
-      out["outcome"] = r.outcome;
-      std::cout << dump(out) << "\n";
-    } else if (!args.quiet) {
-      std::cout << fmt::format("{:<10}{}  {}  {}  {}\n", r.outcome, r.job,
-                               to_local_text(r.fire, zone), r.window.empty() ? "-" : r.window,
-                               r.run_id);
-    }
-    std::cout.flush();
+    print_fire(r, jobs, args);
   };
 
   if (args.once) {
