@@ -20,29 +20,15 @@
 #include <optional>
 
 #include "interloper/error.hpp"
+#include "interloper/pipeline/child.hpp"
 
 extern char** environ;
 
 namespace interloper::pipeline {
 namespace {
 
-// Closes a file descriptor when it goes out of scope.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  int get() const { return fd_; }
-  void reset(int fd = -1) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = fd;
-  }
-
- private:
-  int fd_ = -1;
-};
+using detail::Child;
+using detail::Fd;
 
 struct Pipe {
   Fd read;
@@ -100,110 +86,6 @@ std::vector<std::string> child_environment(
   for (const auto& [name, value] : vars) out.push_back(name + "=" + value);
   return out;
 }
-
-// The children being run, so that an interrupt reaches them. An entry lives from the spawn until
-// just before the child is reaped: until then its pid, which is its group's id, cannot be reused.
-struct Running {
-  pid_t group;
-  bool interrupted;
-};
-
-struct Registry {
-  std::mutex mutex;
-  std::list<Running> running;
-  int signal = 0;  // the interrupt sent, for children that start later: 0, SIGTERM or SIGKILL
-};
-
-Registry& registry() {
-  static Registry instance;
-  return instance;
-}
-
-void signal_all(int sig) {
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  if (r.signal != SIGKILL) r.signal = sig;
-  for (Running& child : r.running) {
-    child.interrupted = true;
-    ::kill(-child.group, sig);
-  }
-}
-
-// A spawned child: registered for interrupts, its exit observed without reaping it, and on
-// finish() its group killed, its entry removed and the child reaped.
-class Child {
- public:
-  explicit Child(pid_t pid) : pid_(pid) {
-    {
-      Registry& r = registry();
-      std::lock_guard lock(r.mutex);
-      entry_ = r.running.insert(r.running.end(), Running{pid, false});
-      if (r.signal != 0) {
-        entry_->interrupted = true;
-        ::kill(-pid, r.signal);
-      }
-    }
-    // A pidfd makes the exit pollable; without one (old kernels) exits are checked on a tick.
-    const long fd = ::syscall(SYS_pidfd_open, pid, 0);
-    pidfd_.reset(fd >= 0 ? static_cast<int>(fd) : -1);
-  }
-  ~Child() { finish(); }
-  Child(const Child&) = delete;
-  Child& operator=(const Child&) = delete;
-
-  int pidfd() const { return pidfd_.get(); }
-
-  // Whether the child has exited. WNOWAIT leaves it a zombie, so its pid stays reserved.
-  bool exited() {
-    if (exited_) return true;
-    siginfo_t info{};
-    if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
-        info.si_pid == 0) {
-      return false;
-    }
-    exited_ = true;
-    if (info.si_code == CLD_EXITED) {
-      exit_code_ = info.si_status;
-    } else {
-      signal_ = info.si_status;
-    }
-    return true;
-  }
-
-  // Kills what is left of the group, unregisters and reaps the child. Idempotent.
-  void finish() {
-    if (finished_) return;
-    finished_ = true;
-    ::kill(-pid_, SIGKILL);
-    {
-      Registry& r = registry();
-      std::lock_guard lock(r.mutex);
-      interrupted_ = entry_->interrupted;
-      r.running.erase(entry_);
-    }
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!exited_) {
-      exited_ = true;
-      if (WIFEXITED(status)) exit_code_ = WEXITSTATUS(status);
-      if (WIFSIGNALED(status)) signal_ = WTERMSIG(status);
-    }
-  }
-
-  void report(ProcessResult& result) const {
-    result.exit_code = exit_code_;
-    result.signal = signal_;
-    result.interrupted = interrupted_;
-  }
-
- private:
-  pid_t pid_;
-  Fd pidfd_;
-  std::list<Running>::iterator entry_;
-  bool exited_ = false, finished_ = false, interrupted_ = false;
-  int exit_code_ = -1, signal_ = 0;
-};
 
 // Why execve refused: the arguments and environment exceed ARG_MAX in all, or one string
 // exceeds the kernel's per-string limit (32 pages).
@@ -418,22 +300,6 @@ std::string ProcessResult::describe(double timeout_seconds) const {
   if (timed_out) return fmt::format("timed out after {}s", timeout_seconds);
   if (signal != 0) return fmt::format("killed by signal {} ({})", signal, ::strsignal(signal));
   return fmt::format("exited with status {}", exit_code);
-}
-
-void terminate_processes() { signal_all(SIGTERM); }
-
-void kill_processes() { signal_all(SIGKILL); }
-
-bool processes_interrupted() {
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  return r.signal != 0;
-}
-
-void clear_interrupt() {
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  r.signal = 0;
 }
 
 ProcessResult run_process(const ProcessSpec& spec, std::size_t tail_lines) {
