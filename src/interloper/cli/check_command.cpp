@@ -1,0 +1,209 @@
+// `interloper check` and the plans that check and --dry-run print.
+#include "interloper/cli/cli_internal.hpp"
+
+namespace interloper::cli::detail {
+
+// ---------------------------------------------------------------------------------------
+// Plans (check, --dry-run)
+
+namespace {
+
+// A check or --dry-run's plan: per asset its share of the window and its task count, never one
+// element per partition. Points into the selection and the project it was made from.
+struct PlanReport {
+  struct Step {
+    const Asset* asset = nullptr;
+    const AssetDefinition* definition = nullptr;  // nullptr for an asset built in code
+    std::vector<std::string> windows;             // its share of the window, as ranges
+    std::size_t tasks = 0;
+  };
+  std::string command;
+  const PartitionWindow* window = nullptr;  // nullptr: a run without a window
+  bool backfill = false;                    // one task per asset and partition, newest first
+  std::size_t tasks = 0;
+  std::vector<Step> steps;  // in the order they run
+  const std::vector<std::pair<std::string, std::string>>* left_out = nullptr;
+};
+
+// The plan of a selection, or of every asset of the DAG when `whole` (the selection's assets are
+// then not read); none when there is nothing to plan.
+std::optional<Plan> plan_of(const Project& project, const Selection& selection, bool backfill,
+                            bool whole) {
+  PlanOptions options;
+  options.scope = backfill ? TaskScope::per_partition : TaskScope::per_asset;
+  if (!whole) options.assets = selection.assets;
+  try {
+    if (whole || !selection.assets.empty()) {
+      return interloper::plan(*project.dag, selection.window.get(), options);
+    }
+  } catch (const PartitionError&) {
+    // `check` of the whole DAG without a window: partitioned assets have no tasks to plan.
+    if (selection.window) throw;
+  }
+  return std::nullopt;
+}
+
+PlanReport plan_report(const std::string& command, const Project& project,
+                       const Selection& selection, bool backfill, bool whole = false) {
+  PlanReport report;
+  report.command = command;
+  report.window = selection.window.get();
+  report.backfill = backfill;
+  report.left_out = &selection.left_out;
+  const std::optional<Plan> planned = plan_of(project, selection, backfill, whole);
+  report.tasks = planned ? planned->size() : 0;
+  std::unordered_map<std::string_view, const Plan::Step*> step_of;  // asset name -> its step
+  if (planned) {
+    for (const Plan::Step& step : planned->steps()) step_of.emplace(step.asset->name(), &step);
+  }
+  for (const auto& name : selection.assets) {
+    PlanReport::Step step;
+    step.asset = &project.dag->asset(name);
+    if (project.pipeline != nullptr) step.definition = project.pipeline->definition(name);
+    if (auto it = step_of.find(name); it != step_of.end()) {
+      step.tasks = it->second->tasks;
+      if (it->second->share) step.windows.push_back(it->second->share->to_string());
+    }
+    report.steps.push_back(std::move(step));
+  }
+  return report;
+}
+
+json plan_json(const PlanReport& report) {
+  json plan;
+  plan["command"] = report.command;
+  plan["window"] = report.window ? json(report.window->to_string()) : json(nullptr);
+  plan["partitions"] = report.window ? report.window->size() : 0;
+  plan["tasks"] = report.tasks;
+  plan["order"] = report.backfill ? "newest first" : "upstream first";
+  json assets = json::array();
+  for (const PlanReport::Step& step : report.steps) {
+    json entry;
+    entry["name"] = step.asset->name();
+    entry["source"] = step.asset->source_name();
+    entry["deps"] = step.asset->deps();
+    entry["partitioning"] = describe_partitioning(step.asset->partitioning());
+    if (step.definition != nullptr) entry["body"] = step.definition->body;
+    entry["windows"] = step.windows;
+    entry["tasks"] = step.tasks;
+    assets.push_back(entry);
+  }
+  plan["assets"] = assets;
+  json left_out = json::array();
+  for (const auto& [name, reason] : *report.left_out) {
+    left_out.push_back({{"asset", name}, {"reason", reason}});
+  }
+  plan["left_out"] = left_out;
+  return plan;
+}
+
+void print_plan(const PlanReport& report) {
+  const std::size_t partitions = report.window ? report.window->size() : 0;
+  std::cout << "window: " << (report.window ? report.window->to_string() : "(none)");
+  if (partitions > 0)
+    std::cout << " (" << partitions << " partition" << (partitions == 1 ? "" : "s") << ")";
+  std::cout << "\n";
+  if (report.backfill) {
+    std::cout << "tasks: " << report.tasks << ", one per asset and partition, newest first\n";
+  } else {
+    std::cout << "tasks: " << report.tasks << ", one per asset\n";
+  }
+  std::cout << "assets, in order:\n";
+  int i = 0;
+  for (const PlanReport::Step& step : report.steps) {
+    const std::vector<std::string>& deps = step.asset->deps();
+    const std::size_t n = step.tasks;
+    std::cout << fmt::format(
+        "  {}. {}  [{}{}]{}  {}{} task{}\n", ++i, step.asset->name(),
+        describe_partitioning(step.asset->partitioning()),
+        step.definition != nullptr ? ", " + step.definition->body : "",
+        deps.empty() ? "" : "  after " + fmt::format("{}", fmt::join(deps, ", ")),
+        step.windows.empty() ? "" : fmt::format("{}", fmt::join(step.windows, ", ")) + "  ", n,
+        n == 1 ? "" : "s");
+  }
+  for (const auto& [name, reason] : *report.left_out) {
+    std::cout << fmt::format("  left out: {} ({})\n", name, reason);
+  }
+}
+
+// The plan as JSON or as text.
+void show_plan(const PlanReport& report, const Args& args) {
+  if (args.json) {
+    std::cout << dump(plan_json(report)) << "\n";
+  } else {
+    print_plan(report);
+  }
+}
+
+}  // namespace
+
+void report_left_out(const Args& args, const Selection& selection) {
+  if (selection.left_out.empty()) return;
+  std::vector<std::string> parts;
+  for (const auto& [name, reason] : selection.left_out) {
+    parts.push_back(fmt::format("{} ({})", name, reason));
+  }
+  print_info(args, fmt::format("left out: {}", fmt::join(parts, ", ")));
+}
+
+// ---------------------------------------------------------------------------------------
+// Commands
+
+WindowArgument window_argument(const Project& project, const Args& args) {
+  if (!args.partition.empty()) return WindowArgument::key(args.partition);
+  if (!args.window.empty()) return WindowArgument::window(args.window);
+  if (args.lookback > 0) {
+    std::optional<TimePartitionWindow> window = lookback_window(
+        *project.dag, args.assets, args.lookback, args.offset, args.time_zone, SystemClock().now());
+    if (!window) throw UsageError("the lookback window lies entirely before the assets' start");
+    return WindowArgument::from(std::move(*window));
+  }
+  return {};
+}
+
+int run_check(const Project& project, const Args& args) {
+  const WindowArgument window = window_argument(project, args);
+  // A quiet check plans, for what the plan refuses, and describes nothing.
+  const bool shown = args.json || !args.quiet;
+  if (window.empty() && args.assets.empty()) {
+    // Without a scope, check the whole DAG: every asset, in order.
+    // Its plan has no window, so it refuses nothing (partitioned assets have no tasks, the
+    // others one each): loading the project was the check, and a quiet check ends there.
+    if (!shown) return kOk;
+    Selection all;
+    for (const Asset* asset : project.dag->order()) all.assets.push_back(asset->name());
+    const PlanReport report = plan_report("check", project, all, false, true);
+    if (!args.json) std::cout << "ok: " << project.dag->size() << " assets\n";
+    show_plan(report, args);
+    return kOk;
+  }
+  Selection selection = select(*project.dag, window, args.assets, false);
+  if (!shown) {
+    plan_of(project, selection, false, false);
+    return kOk;
+  }
+  const PlanReport report = plan_report("check", project, selection, false);
+  if (!args.json) std::cout << "ok\n";
+  show_plan(report, args);
+  return kOk;
+}
+
+// --dry-run: the plan, as JSON or as text.
+int print_dry_run(const char* command, const Project& project, const Selection& selection,
+                  bool per_partition, const Args& args) {
+  show_plan(plan_report(command, project, selection, per_partition), args);
+  return kOk;
+}
+
+Command add_check(CLI::App& app, Args& args, const Program& program) {
+  auto* sub = app.add_subcommand("check", "Validate and print the plan without running");
+  add_common(sub, args, program);
+  add_window_options(sub, args, false);
+  sub->footer(
+      fmt::format("Examples:\n  {0} check{1}\n  {0} check{1} --window "
+                  "2026-11-01..2026-11-30 --json",
+                  program.name, program.target()));
+  return {sub, run_check, nullptr};
+}
+
+}  // namespace interloper::cli::detail
