@@ -165,6 +165,17 @@ int run_catalog(const Project& project, const Args& args);
 int run_reset(const Project& project, const Args& args);
 std::string history_name(const Args& args);
 json run_json(const RunRecord& r);
+// "run-YYYYMMDDTHHMMSS-PID": one run per process.
+std::string new_run_id();
+// Records a run as started in the history, with a new run id that the run's options get too.
+RunRecord start_history(RunContext& run, const Args& args, const PartitionWindow* window);
+// Records the end of the run and, with --json, prints the summary (with `extra`) as the last
+// event.
+void finish_history(RunContext& run, const Args& args, RunRecord record, json extra = {});
+std::string signal_name(int signal);
+// Watches for SIGINT/SIGTERM during a run. Should the run not end after the commands were
+// killed, the history records it as interrupted before the process exits.
+Interrupts watch_interrupts(RunContext& run, const Args& args, const RunRecord& history);
 int run_materialize(const Project& project, const Args& args);
 QueueProject queue_project(const Project& project, const Args& args);
 int run_worker(const Project& project, const Args& args);
