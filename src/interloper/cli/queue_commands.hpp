@@ -8,7 +8,12 @@
 #include "interloper/cli/selection.hpp"
 #include "interloper/dag.hpp"
 #include "interloper/pipeline.hpp"
+#include "interloper/plan.hpp"
 #include "interloper/run.hpp"
+
+namespace interloper::queue {
+class Queue;
+}
 
 namespace interloper::cli {
 
@@ -45,5 +50,25 @@ int queue_backfill(const QueueProject& project, const Selection& selection, bool
 int queue_worker(const QueueProject& project, const RunOptions& run, const QueueArgs& args);
 int queue_status(const QueueProject& project, const QueueArgs& args);
 int queue_cancel(const QueueArgs& args, bool quiet);
+
+// What the queue commands share: exit codes, the plan of a backfill, and following one.
+namespace queue_detail {
+
+constexpr int kOk = 0;
+constexpr int kRunFailed = 1;
+constexpr int kBadInput = 2;
+
+// `window` planned task by task over `assets` (all when empty); with `missing`, what `store`
+// records as up to date is skipped.
+Plan plan_backfill(const DAG& dag, const PartitionWindow& window,
+                   const std::vector<std::string>& assets, bool missing,
+                   MaterializationStore* store);
+// Prints a progress line unless --quiet or --json.
+void print_line(const QueueProject& project, const std::string& line);
+// Follows backfill `id` until none of its tasks is queued or running; the exit code of a local
+// backfill with its outcome.
+int wait_for(const QueueProject& project, queue::Queue& q, std::int64_t id);
+
+}  // namespace queue_detail
 
 }  // namespace interloper::cli
