@@ -1,0 +1,307 @@
+// PostgresDestination's window writer: a transaction holding the window's partition locks and
+// rows streamed through binary COPY.
+#include "interloper/destination/postgres_state.hpp"
+
+namespace interloper {
+
+namespace {
+
+using detail::pg::qualified;
+constexpr auto quote = sql::quote_identifier;
+
+// Bytes of COPY data gathered before they are handed to libpq.
+constexpr std::size_t kCopyChunk = std::size_t{1} << 20;
+
+// The replace of one window in progress: a transaction holding the window's partition locks,
+// and, once rows arrive, a COPY that stays open across batches. A batch that brings new columns
+// or wider types closes the COPY, changes the table inside the same transaction and opens a new
+// COPY; destroying the writer uncommitted rolls everything back.
+class PostgresWindowWriter final : public WindowWriter {
+ public:
+  PostgresWindowWriter(detail::PostgresState& state, const DatasetRef& dataset,
+                       const PartitionWindow* window)
+      : state_(state),
+        dataset_(dataset),
+        window_(window),
+        partitioned_(window != nullptr && dataset.partitioning != nullptr),
+        column_(dataset.partitioning ? dataset.partitioning->column() : ""),
+        name_(SqliteDestination::table_name(dataset)),
+        table_(state.table(dataset)),
+        conn_(state.pool.acquire()),
+        tx_(*conn_) {
+    if (partitioned_) {
+      index_.emplace(*window, column_);
+      counts_.assign(window->size(), 0);
+    }
+    lock_partitions();
+    stored_ = detail::pg::stored_schema(*conn_, state_.schema, name_);
+    if (stored_.empty()) take_over();
+    // An unpartitioned dataset is replaced whole, so it may come back with any columns and
+    // types: its table goes, inside this transaction, and the batches build it anew.
+    if (dataset.partitioning == nullptr && !stored_.empty()) drop_table();
+  }
+
+  void append(const Table& batch) override {
+    if (broken_) throw DestinationError("postgresql: writer used after a failure");
+    try {
+      append_batch(batch);
+    } catch (...) {
+      broken_ = true;
+      throw;
+    }
+  }
+
+  std::int64_t commit() override {
+    if (broken_) throw DestinationError("postgresql: writer used after a failure");
+    broken_ = true;  // call at most once
+    if (!cleared_) clear_window();
+    if (copying_) end_copy();
+    record_partitions();
+    if (dataset_.partitioning != nullptr) record_retired();
+    tx_.commit();
+    return rows_;
+  }
+
+ private:
+  // Same-partition writers serialize on these locks; taken in key order so that two windows
+  // overlapping in several partitions never wait on each other in a cycle.
+  void lock_partitions() {
+    std::vector<std::string> keys = partitioned_ ? window_->keys() : std::vector<std::string>{""};
+    std::sort(keys.begin(), keys.end());
+    postgres::Params params;
+    params.text(name_);
+    params.text(detail::pg::text_array(keys));
+    conn_->exec(
+        "SELECT pg_advisory_xact_lock(hashtext($1), hashtext(k)) "
+        "FROM unnest($2::text[]) WITH ORDINALITY AS u(k, n) ORDER BY n",
+        params);
+  }
+
+  void append_batch(const Table& batch) {
+    std::vector<std::vector<std::size_t>> parts;
+    if (partitioned_) parts = index_->split(dataset_, batch);  // before anything is sent
+    if (batch.num_columns() > 0) {
+      evolve(batch.schema());
+      written_ = written_.empty() ? batch.schema() : Schema::unify(written_, batch.schema());
+    }
+    if (!cleared_) clear_window();
+    if (batch.num_rows() == 0) return;
+    if (!copying_ || copy_columns_ != batch.schema().fields()) start_copy(batch.schema());
+    const std::size_t n = batch.num_columns();
+    std::vector<const std::vector<Value>*> cells(n);
+    for (std::size_t c = 0; c < n; ++c) cells[c] = &batch.column(c);
+    auto put = [&](std::size_t r) {
+      detail::pg::CopyEncoder::row(buffer_, cells, copy_types_, r);
+      if (buffer_.size() >= kCopyChunk) flush();
+    };
+    if (partitioned_) {
+      for (std::size_t i = 0; i < parts.size(); ++i) {
+        for (std::size_t r : parts[i]) put(r);
+        counts_[i] += static_cast<std::int64_t>(parts[i].size());
+      }
+    } else {
+      for (std::size_t r = 0; r < batch.num_rows(); ++r) put(r);
+    }
+    rows_ += static_cast<std::int64_t>(batch.num_rows());
+  }
+
+  // A table of the dataset's name that this destination did not create is refused, or, when
+  // the dataset adopts it, recorded with its columns as they are (and indexed like ours).
+  void take_over() {
+    std::optional<Schema> existing;
+    try {
+      existing = detail::pg::foreign_schema(*conn_, state_.schema, name_);
+      if (!existing) return;
+    } catch (const DestinationError& e) {
+      if (dataset_.adopt) {
+        state_.fail_table(
+            name_, fmt::format("cannot be taken over by asset '{}': {}", dataset_.asset, e.what()));
+      }
+    }
+    if (!dataset_.adopt) {
+      state_.fail_table(name_, fmt::format("exists but was not created by interloper; it is left "
+                                           "as it is. Rename it, or let asset '{}' take it over "
+                                           "(adopt: true)",
+                                           dataset_.asset));
+    }
+    postgres::Params lock;
+    lock.text("interloper ddl " + state_.schema + "." + name_);
+    conn_->exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
+    // From an empty record to the table's own columns: CREATE TABLE IF NOT EXISTS leaves the
+    // table as it is; the columns are recorded and the partition column indexed.
+    detail::pg::change_schema(*conn_, state_.schema, name_, Schema(), *existing, column_);
+    stored_ = std::move(*existing);
+  }
+
+  void drop_table() {
+    postgres::Params lock;
+    lock.text("interloper ddl " + state_.schema + "." + name_);
+    conn_->exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
+    conn_->exec("DROP TABLE IF EXISTS " + table_);
+    postgres::Params params;
+    params.text(name_);
+    conn_->exec("DELETE FROM " + state_.catalog("_interloper_columns") + " WHERE dataset = $1",
+                params);
+    stored_ = Schema();
+  }
+
+  // The stored and incoming types cannot be unified: says why, and how to go on for a
+  // partitioned dataset.
+  [[noreturn]] void incompatible(const Schema& incoming, const DataError& e) const {
+    try {
+      if (dataset_.partitioning != nullptr) detail::evolve_schema(dataset_, stored_, incoming);
+    } catch (const DestinationError& explained) {
+      state_.fail_table(name_, explained.what());
+    }
+    state_.fail_table(name_, e.what());
+  }
+
+  // Creates the table, adds columns or widens types when `incoming` needs it.
+  void evolve(const Schema& incoming) {
+    Schema merged;
+    try {
+      merged = Schema::unify(stored_, incoming);
+    } catch (const DataError& e) {
+      incompatible(incoming, e);
+    }
+    if (merged == stored_) return;
+    if (copying_) end_copy();
+    // Table changes by concurrent writers of one dataset take turns; re-read once in line.
+    postgres::Params lock;
+    lock.text("interloper ddl " + state_.schema + "." + name_);
+    conn_->exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
+    stored_ = detail::pg::stored_schema(*conn_, state_.schema, name_);
+    try {
+      merged = Schema::unify(stored_, incoming);
+    } catch (const DataError& e) {
+      incompatible(incoming, e);
+    }
+    if (merged == stored_) return;
+    detail::pg::change_schema(*conn_, state_.schema, name_, stored_, merged, column_);
+    stored_ = merged;
+  }
+
+  // Deletes what the write replaces: the window's ranges or keys, or everything.
+  void clear_window() {
+    cleared_ = true;
+    if (stored_.empty()) return;  // no table yet
+    if (!partitioned_) {
+      conn_->exec("DELETE FROM " + table_);
+      return;
+    }
+    auto c = stored_.find(column_);
+    if (!c) return;
+    DataType type = stored_.field(*c).type;
+    std::vector<Filter> filters;
+    if (index_->is_time() || index_->is_list()) {
+      filters.push_back(window_->filter(column_));  // the union of the partitions
+    } else {
+      for (std::size_t i = 0; i < window_->size(); ++i) {
+        filters.push_back(window_->partition_at(i)->filter(column_));
+      }
+    }
+    for (const Filter& filter : filters) {
+      detail::pg::Where where = detail::pg::where_of(filter, type);
+      conn_->exec("DELETE FROM " + table_ + " WHERE " + where.sql, where.params);
+    }
+  }
+
+  void start_copy(const Schema& columns) {
+    if (copying_) end_copy();
+    std::string sql = "COPY " + table_ + " (";
+    copy_types_.clear();
+    for (std::size_t c = 0; c < columns.size(); ++c) {
+      const Field& f = columns.field(c);
+      sql += (c ? ", " : "") + quote(f.name);
+      copy_types_.push_back(stored_.field(*stored_.find(f.name)).type);
+    }
+    sql += ") FROM STDIN (FORMAT binary)";
+    conn_->copy_start(sql);
+    copying_ = true;
+    copy_columns_ = columns.fields();
+    detail::pg::CopyEncoder::header(buffer_);
+  }
+
+  void flush() {
+    conn_->copy_put(buffer_.data(), buffer_.size());
+    buffer_.clear();
+  }
+
+  void end_copy() {
+    detail::pg::CopyEncoder::trailer(buffer_);
+    flush();
+    copying_ = false;
+    conn_->copy_end();
+  }
+
+  // Which stored columns this write did not produce; writers of the dataset take turns.
+  void record_retired() {
+    postgres::Params lock;
+    lock.text("interloper ddl " + state_.schema + "." + name_);
+    conn_->exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
+    const Schema stored = detail::pg::stored_schema(*conn_, state_.schema, name_);
+    const std::vector<std::string> before =
+        detail::pg::retired_columns(*conn_, state_.schema, name_);
+    const std::vector<std::string> after =
+        detail::retired_columns(dataset_, stored, written_, before);
+    if (after != before) detail::pg::record_retired(*conn_, state_.schema, name_, after);
+  }
+
+  // The registry tells an empty written partition from a missing one.
+  void record_partitions() {
+    postgres::Params params;
+    params.text(name_);
+    if (!partitioned_) {
+      conn_->exec("DELETE FROM " + state_.catalog("_interloper_partitions") + " WHERE dataset = $1",
+                  params);
+      if (dataset_.partitioning) return;
+    }
+    std::vector<std::string> keys = partitioned_ ? window_->keys() : std::vector<std::string>{""};
+    std::vector<std::string> rows;
+    if (partitioned_) {
+      for (std::int64_t n : counts_) rows.push_back(std::to_string(n));
+    } else {
+      rows.push_back(std::to_string(rows_));
+    }
+    params.text(detail::pg::text_array(keys));
+    params.text(detail::pg::text_array(rows));
+    conn_->exec("INSERT INTO " + state_.catalog("_interloper_partitions") +
+                    " (dataset, key, rows, written_at) "
+                    "SELECT $1, k, r::bigint, now() AT TIME ZONE 'UTC' "
+                    "FROM unnest($2::text[], $3::text[]) AS u(k, r) "
+                    "ON CONFLICT (dataset, key) DO UPDATE SET rows = excluded.rows, "
+                    "written_at = excluded.written_at",
+                params);
+  }
+
+  detail::PostgresState& state_;
+  DatasetRef dataset_;
+  const PartitionWindow* window_;
+  bool partitioned_;
+  std::string column_;
+  std::string name_;   // unqualified
+  std::string table_;  // qualified and quoted
+  postgres::Pool::Lease conn_;
+  postgres::Transaction tx_;
+  std::optional<detail::WindowIndex> index_;
+  std::vector<std::int64_t> counts_;
+  Schema stored_;
+  Schema written_;  // the columns of every batch appended
+  bool cleared_ = false;
+  bool copying_ = false;
+  bool broken_ = false;
+  std::vector<Field> copy_columns_;
+  std::vector<DataType> copy_types_;
+  std::string buffer_;
+  std::int64_t rows_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<WindowWriter> detail::open_postgres_writer(PostgresState& state,
+                                                           const DatasetRef& dataset,
+                                                           const PartitionWindow* window) {
+  return std::make_unique<PostgresWindowWriter>(state, dataset, window);
+}
+
+}  // namespace interloper
