@@ -1,0 +1,115 @@
+// The SQLite destination's SQL types, WHERE clauses and the Value <-> SQLite codec shared by
+// writes, reads and queries (declared in sqlite_state.hpp).
+#include <fmt/format.h>
+
+#include <array>
+#include <cctype>
+#include <unordered_map>
+#include <unordered_set>
+#include <variant>
+
+#include "interloper/destination.hpp"
+#include "interloper/destination/sqlite_state.hpp"
+#include "interloper/destination/window_index.hpp"
+#include "interloper/sql/identifier.hpp"
+#include "interloper/sqlite/sqlite.hpp"
+#include "interloper/time/civil.hpp"
+
+namespace interloper {
+
+namespace detail::sqlite_store {
+
+const char* sql_type(DataType type) {
+  switch (type) {
+    case DataType::boolean:
+    case DataType::int64:
+      return "INTEGER";
+    case DataType::float64:
+      return "REAL";
+    case DataType::string:
+    case DataType::date:
+    case DataType::timestamp:
+      return "TEXT";
+    case DataType::null:
+      break;
+  }
+  return "";
+}
+
+// The text a time bound is compared with. Stored dates are "YYYY-MM-DD" and timestamps
+// "YYYY-MM-DDTHH:MM:SS"; as text, a date sorts before every timestamp of its own day, so a
+// midnight bound must be written as the bare date: then "2026-01-05" and every
+// "2026-01-05T..." compare >= it, and both compare < "2026-01-06". A bound inside a day
+// (hour partitions) is written in full, which also places a bare date (its midnight) right.
+std::string bound_text(TimePoint t) {
+  char buffer[detail::kMaxIsoChars];
+  char* end =
+      t.is_midnight()
+          ? detail::put_date(buffer, detail::floor_div(t.epoch_seconds(), detail::kSecondsPerDay))
+          : detail::put_timestamp(buffer, t.epoch_seconds());
+  return std::string(buffer, end);
+}
+
+Where where_of(const Filter& filter, Filter::Placeholder style, std::string_view prefix) {
+  Filter::Sql sql = filter.to_sql(style, 1, prefix);
+  Where where{std::move(sql.text), {}};
+  where.params.reserve(sql.params.size());
+  for (auto& param : sql.params) {
+    if (const auto* t = std::get_if<TimePoint>(&param)) {
+      where.params.push_back(bound_text(*t));
+    } else {
+      where.params.push_back(std::move(std::get<std::string>(param)));
+    }
+  }
+  return where;
+}
+
+void bind_all(Statement& stmt, const std::vector<std::string>& params, int first) {
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    stmt.bind_text(first + static_cast<int>(i), params[i], false);
+  }
+}
+
+int bind_value(sqlite3_stmt* stmt, int i, const Value& value, char* iso) {
+  switch (value.type()) {
+    case DataType::null:
+      return sqlite3_bind_null(stmt, i);
+    case DataType::boolean:
+      return sqlite3_bind_int(stmt, i, value.as_bool() ? 1 : 0);
+    case DataType::int64:
+      return sqlite3_bind_int64(stmt, i, value.as_int());
+    case DataType::float64:
+      return sqlite3_bind_double(stmt, i, value.as_double());
+    case DataType::string: {
+      const std::string& text = value.as_string();
+      return sqlite3_bind_text(stmt, i, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
+    }
+    case DataType::date:
+    case DataType::timestamp: {
+      const char* end =
+          value.type() == DataType::date
+              ? detail::put_date(iso, value.as_date().time_since_epoch().count())
+              : detail::put_timestamp(iso, value.as_timestamp().time_since_epoch().count());
+      return sqlite3_bind_text(stmt, i, iso, static_cast<int>(end - iso), SQLITE_STATIC);
+    }
+  }
+  return SQLITE_MISUSE;
+}
+
+Value read_stored(sqlite3_stmt* stmt, int c) {
+  switch (sqlite3_column_type(stmt, c)) {
+    case SQLITE_INTEGER:
+      return Value(static_cast<long long>(sqlite3_column_int64(stmt, c)));
+    case SQLITE_FLOAT:
+      return Value(sqlite3_column_double(stmt, c));
+    case SQLITE_NULL:
+      return Value();
+    default:
+      return Value(std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, c)),
+                               static_cast<std::size_t>(sqlite3_column_bytes(stmt, c))));
+  }
+}
+
+}  // namespace detail::sqlite_store
+
+}  // namespace interloper
