@@ -1,4 +1,4 @@
-// The engine behind the runners: the ready-queue scheduler (runner.cpp) and the execution
+// The engine behind the runners: the ready-queue scheduler (engine.cpp) and the execution
 // and recording of one task (runner_task.cpp).
 #pragma once
 
@@ -23,6 +23,9 @@ inline double seconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 inline constexpr const char* kInterrupted = "interrupted";
+
+// The run's clock: options.clock, or the system's.
+const Clock& clock_of(const RunOptions& options);
 
 // How a task ended besides its Status: claimed by another run, or found done meanwhile.
 enum class Unrun : std::uint8_t { no, claimed_elsewhere, done_meanwhile };
