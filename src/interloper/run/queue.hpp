@@ -43,9 +43,9 @@ namespace interloper::queue {
 // What a backfill was planned from: enough for a worker to plan it again and check that it
 // runs the same pipeline.
 struct BackfillSpec {
-  std::string pipeline;       // the pipeline's name, which workers select their tasks by
-  std::string pipeline_hash;  // a hash of the pipeline's definition
-  std::string window;         // the request window as text
+  std::string pipeline;             // the pipeline's name, which workers select their tasks by
+  std::string pipeline_hash;        // a hash of the pipeline's definition
+  std::string window;               // the request window as text
   std::vector<std::string> assets;  // the selected assets
   int max_attempts = 3;             // runs (and expired leases) before a task fails
 };

@@ -1,5 +1,5 @@
-// Validation and the runners: a ready-queue scheduler shared by the serial and threaded
-// runners (the serial one simply has a single worker: the calling thread).
+// Validation and the runners: the serial and threaded runners over the ready-queue scheduler of
+// engine.cpp (the serial one simply has a single worker: the calling thread).
 #include <fmt/format.h>
 #include <unistd.h>
 
