@@ -226,9 +226,7 @@ void PostgresDestination::drop(const DatasetRef& dataset, const PartitionWindow*
   auto conn = state_->pool.acquire();
   postgres::Transaction tx(*conn);
   // Table changes take turns with the writers of the same dataset (see the writer).
-  postgres::Params lock;
-  lock.text("interloper ddl " + state_->schema + "." + name);
-  conn->exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
+  detail::pg::lock_table_changes(*conn, state_->schema, name);
   postgres::Params params;
   params.text(name);
   if (window == nullptr || dataset.partitioning == nullptr) {

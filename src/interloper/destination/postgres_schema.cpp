@@ -118,12 +118,26 @@ Schema stored_schema(postgres::Connection& conn, const std::string& schema,
   return Schema(std::move(fields));
 }
 
-std::optional<Schema> foreign_schema(postgres::Connection& conn, const std::string& schema,
-                                     const std::string& table) {
+bool table_exists(postgres::Connection& conn, const std::string& schema,
+                  const std::string& table) {
   postgres::Params params;
   params.text(qualified(schema, table));
   postgres::Result exists = conn.exec("SELECT to_regclass($1::text) IS NOT NULL", params);
-  if (exists.rows() == 0 || std::string_view(exists.value(0, 0)) != "t") return std::nullopt;
+  return exists.rows() > 0 && std::string_view(exists.value(0, 0)) == "t";
+}
+
+void lock_table_changes(postgres::Connection& conn, const std::string& schema,
+                        const std::string& table) {
+  postgres::Params lock;
+  lock.text("interloper ddl " + schema + "." + table);
+  conn.exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
+}
+
+std::optional<Schema> foreign_schema(postgres::Connection& conn, const std::string& schema,
+                                     const std::string& table) {
+  if (!table_exists(conn, schema, table)) return std::nullopt;
+  postgres::Params params;
+  params.text(qualified(schema, table));
   postgres::Result rows = conn.exec(
       "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
       "WHERE attrelid = to_regclass($1::text) AND attnum > 0 AND NOT attisdropped "

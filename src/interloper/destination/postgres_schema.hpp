@@ -24,6 +24,14 @@ std::string qualified(const std::string& schema, const std::string& name);
 // doing the same at once).
 void ensure_catalog(postgres::Connection& conn, const std::string& schema);
 
+// Whether a table of that name exists in `schema` (ours or not).
+bool table_exists(postgres::Connection& conn, const std::string& schema, const std::string& table);
+
+// Takes, until the transaction ends, the lock under which the table of a dataset and its record
+// change: writers, takers-over and drops of one dataset take turns.
+void lock_table_changes(postgres::Connection& conn, const std::string& schema,
+                        const std::string& table);
+
 // The stored schema of `table` (empty when never written with columns).
 Schema stored_schema(postgres::Connection& conn, const std::string& schema,
                      const std::string& table);

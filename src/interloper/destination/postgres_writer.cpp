@@ -108,6 +108,12 @@ class PostgresWindowWriter final : public WindowWriter {
   // A table of the dataset's name that this destination did not create is refused, or, when
   // the dataset adopts it, recorded with its columns as they are (and indexed like ours).
   void take_over() {
+    if (!detail::pg::table_exists(*conn_, state_.schema, name_)) return;
+    // A concurrent writer of the dataset may have created it since the record was read: the
+    // record is read again in line behind it.
+    detail::pg::lock_table_changes(*conn_, state_.schema, name_);
+    stored_ = detail::pg::stored_schema(*conn_, state_.schema, name_);
+    if (!stored_.empty()) return;
     std::optional<Schema> existing;
     try {
       existing = detail::pg::foreign_schema(*conn_, state_.schema, name_);
@@ -124,9 +130,6 @@ class PostgresWindowWriter final : public WindowWriter {
                                            "(adopt: true)",
                                            dataset_.asset));
     }
-    postgres::Params lock;
-    lock.text("interloper ddl " + state_.schema + "." + name_);
-    conn_->exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
     // From an empty record to the table's own columns: CREATE TABLE IF NOT EXISTS leaves the
     // table as it is; the columns are recorded and the partition column indexed.
     detail::pg::change_schema(*conn_, state_.schema, name_, Schema(), *existing, column_);
@@ -134,9 +137,7 @@ class PostgresWindowWriter final : public WindowWriter {
   }
 
   void drop_table() {
-    postgres::Params lock;
-    lock.text("interloper ddl " + state_.schema + "." + name_);
-    conn_->exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
+    detail::pg::lock_table_changes(*conn_, state_.schema, name_);
     conn_->exec("DROP TABLE IF EXISTS " + table_);
     postgres::Params params;
     params.text(name_);
@@ -167,9 +168,7 @@ class PostgresWindowWriter final : public WindowWriter {
     if (merged == stored_) return;
     if (copying_) end_copy();
     // Table changes by concurrent writers of one dataset take turns; re-read once in line.
-    postgres::Params lock;
-    lock.text("interloper ddl " + state_.schema + "." + name_);
-    conn_->exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
+    detail::pg::lock_table_changes(*conn_, state_.schema, name_);
     stored_ = detail::pg::stored_schema(*conn_, state_.schema, name_);
     try {
       merged = Schema::unify(stored_, incoming);
@@ -236,9 +235,7 @@ class PostgresWindowWriter final : public WindowWriter {
 
   // Which stored columns this write did not produce; writers of the dataset take turns.
   void record_retired() {
-    postgres::Params lock;
-    lock.text("interloper ddl " + state_.schema + "." + name_);
-    conn_->exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
+    detail::pg::lock_table_changes(*conn_, state_.schema, name_);
     const Schema stored = detail::pg::stored_schema(*conn_, state_.schema, name_);
     const std::vector<std::string> before =
         detail::pg::retired_columns(*conn_, state_.schema, name_);
