@@ -91,6 +91,20 @@ Table FileDestination::State::decode(const fs::path& file, const std::string& te
   }
 }
 
+void FileDestination::State::decode_into(Table& table, const fs::path& file,
+                                         const std::string& text, const Schema* schema) const {
+  if (text.empty()) return;
+  try {
+    if (format == Format::csv) {
+      table.append_table(parse_csv(text, schema));
+    } else {
+      detail::append_json_lines_text(table, text, schema ? ReadOptions{*schema, true} : ReadOptions{});
+    }
+  } catch (const DataError& e) {
+    throw DestinationError(fmt::format("file destination: '{}': {}", file.string(), e.what()));
+  }
+}
+
 // Every partition directory of `dir` for `column`: (key, path).
 std::vector<std::pair<std::string, fs::path>> FileDestination::State::partition_dirs(
     const fs::path& dir, const std::string& column) const {
@@ -139,110 +153,37 @@ std::vector<FileDestination::State::Candidate> FileDestination::State::candidate
         candidates.push_back({TimePoint(), key, p});
       }
     }
-  } else {
-    for (auto& [key, path] : partition_dirs(dir, column)) {
-      TimePoint start;
-      if (index.is_time()) {
-        // Any granularity: a monthly directory may hold rows of a daily window.
-        auto granularity = TimeGranularity::infer(key);
-        if (!granularity) continue;
-        Bounds b;
-        try {
-          b = granularity->bounds(granularity->parse(key));
-        } catch (const std::exception&) {
-          continue;
-        }
-        if (!(b.start < index.bounds()->end) || !(index.bounds()->start < b.end)) continue;
-        start = b.start;
-      }
-      candidates.push_back({start, std::move(key), std::move(path)});
-    }
-    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-      return a.start < b.start || (a.start == b.start && a.key < b.key);
-    });
+    return candidates;
   }
+  for (auto& [key, path] : partition_dirs(dir, column)) {
+    TimePoint start;
+    if (index.is_time()) {
+      auto overlap = index.overlap_start(key);
+      if (!overlap) continue;
+      start = *overlap;
+    }
+    candidates.push_back({start, std::move(key), std::move(path)});
+  }
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    return a.start < b.start || (a.start == b.start && a.key < b.key);
+  });
   return candidates;
 }
 
-FileDestination::State::Collected FileDestination::State::collect(
-    const DatasetRef& dataset, const PartitionWindow& window) const {
+detail::WindowRows FileDestination::State::collect(const DatasetRef& dataset,
+                                                   const PartitionWindow& window) const {
   const fs::path dir = dataset_dir(dataset);
-  const std::string& column = dataset.partitioning->column();
   auto schema = stored_schema(dir);
   const Schema* declared = schema ? &*schema : nullptr;
-  detail::WindowIndex index(window, column);
-  Collected out;
-  out.counts.assign(index.size(), 0);
-  out.written.assign(index.size(), false);
-
-  const std::vector<Candidate> found = candidates(dir, column, index);
-  std::unordered_map<std::string, std::size_t> key_slot;
-  std::vector<std::string> keys = window.keys();
-  for (std::size_t i = 0; i < keys.size(); ++i) key_slot.emplace(keys[i], i);
-
-  std::vector<Table> pieces;
-  std::vector<std::vector<std::pair<std::size_t, std::size_t>>> buckets(index.size());
-  for (const auto& candidate : found) {
-    fs::path file = candidate.path / data_name();
-    auto text = posix::read_file(file);
-    if (!text) continue;
-    if (auto it = key_slot.find(candidate.key); it != key_slot.end()) {
-      out.written[it->second] = true;
-    }
-    Table piece = decode(file, *text, declared);
-    if (piece.num_rows() == 0) continue;
-    auto c = piece.column_index(column);
-    if (!c) continue;
-    const auto& cells = piece.column(*c);
-    // Rows of one partition mostly share their value: it is located once.
-    const Value* last = nullptr;
-    std::size_t last_index = detail::WindowIndex::npos;
-    for (std::size_t r = 0; r < cells.size(); ++r) {
-      std::size_t i = detail::WindowIndex::npos;
-      if (!cells[r].is_null()) {
-        i = last != nullptr && cells[r] == *last ? last_index : index.locate(cells[r]);
-        last = &cells[r];
-        last_index = i;
-      }
-      if (i != detail::WindowIndex::npos) buckets[i].emplace_back(pieces.size(), r);
-    }
-    pieces.push_back(std::move(piece));
+  detail::WindowIndex index(window, dataset.partitioning->column());
+  detail::WindowRowsBuilder rows(window, index, declared);
+  for (const auto& candidate : candidates(dir, index.column(), index)) {
+    const fs::path file = candidate.path / data_name();
+    const auto text = posix::read_file(file);
+    if (text) decode_into(rows.table(), file, *text, declared);
+    rows.end_object(candidate.key, text.has_value());
   }
-  for (std::size_t i = 0; i < buckets.size(); ++i) out.counts[i] = buckets[i].size();
-
-  // One piece read in order: hand it back as it is.
-  if (pieces.size() == 1) {
-    std::vector<std::size_t> order;
-    bool in_order = true;
-    for (const auto& bucket : buckets) {
-      for (const auto& [p, r] : bucket) {
-        in_order = in_order && r == order.size();
-        order.push_back(r);
-      }
-    }
-    out.rows = in_order && order.size() == pieces[0].num_rows() ? std::move(pieces[0])
-                                                                : pieces[0].select_rows(order);
-    return out;
-  }
-  out.rows = declared ? Table(*declared) : Table();
-  if (pieces.empty()) return out;
-  if (!declared) {
-    for (const auto& piece : pieces) out.rows.append_table(Table(piece.schema()));
-  }
-  const Schema& result_schema = out.rows.schema();
-  for (const auto& bucket : buckets) {
-    for (const auto& [p, r] : bucket) {
-      const Table& piece = pieces[p];
-      std::vector<Value> row;
-      row.reserve(result_schema.size());
-      for (const Field& f : result_schema.fields()) {
-        auto c = piece.column_index(f.name);
-        row.push_back(c ? piece.column(*c)[r] : Value());
-      }
-      out.rows.append_row(std::move(row));
-    }
-  }
-  return out;
+  return std::move(rows).finish();
 }
 
 Table FileDestination::State::read_unpartitioned(const fs::path& dir) const {

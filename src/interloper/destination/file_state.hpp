@@ -11,11 +11,11 @@
 
 #include "interloper/data.hpp"
 #include "interloper/destination.hpp"
+#include "interloper/destination/window_index.hpp"
 
 namespace interloper {
 
 namespace detail {
-class WindowIndex;
 inline constexpr const char* file_key_name = "_key";  // a hashed key's own text, beside its data
 inline constexpr const char* file_schema_name = "_schema.json";
 // The stored columns the latest write did not produce (Destination::retired_columns), as a
@@ -43,6 +43,9 @@ struct FileDestination::State {
   std::string encode(const Table& table) const;
   Table decode(const std::filesystem::path& file, const std::string& text,
                const Schema* schema) const;
+  // Adds the rows of `text` to `table` (a table of `schema`'s columns when it is given).
+  void decode_into(Table& table, const std::filesystem::path& file, const std::string& text,
+                   const Schema* schema) const;
 
   // Every partition directory of `dir` for `column`: (key, path).
   std::vector<std::pair<std::string, std::filesystem::path>> partition_dirs(
@@ -51,15 +54,8 @@ struct FileDestination::State {
   std::filesystem::path partition_dir(const std::filesystem::path& dir, const std::string& column,
                                       const std::string& key) const;
 
-  // Rows of the window, bucketed per partition in window order; `written[i]` tells whether the
-  // partition's own file exists.
-  struct Collected {
-    Table rows;
-    std::vector<std::size_t> counts;
-    std::vector<bool> written;
-  };
-
-  Collected collect(const DatasetRef& dataset, const PartitionWindow& window) const;
+  // The rows of the window, in window order, counted per partition.
+  detail::WindowRows collect(const DatasetRef& dataset, const PartitionWindow& window) const;
   // A partition directory that may hold rows of a window: its key, and its start for time keys.
   struct Candidate {
     TimePoint start;

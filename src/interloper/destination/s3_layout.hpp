@@ -18,11 +18,11 @@
 #include <vector>
 
 #include "interloper/destination.hpp"
+#include "interloper/destination/window_index.hpp"
 #include "interloper/s3/client.hpp"
 
 namespace interloper::detail {
 
-class WindowIndex;
 
 struct StoredPartition {
   std::string key;
@@ -125,12 +125,7 @@ class S3Layout {
   // The rows an object holds (from its metadata), or nullopt when there is no such object.
   std::optional<std::int64_t> rows_of(const std::string& object);
 
-  struct Collected {
-    Table rows;
-    std::vector<std::size_t> counts;
-    std::vector<bool> written;  // the partition's own object exists
-  };
-  Collected collect(const DatasetRef& dataset, const PartitionWindow& window);
+  WindowRows collect(const DatasetRef& dataset, const PartitionWindow& window);
   std::vector<PartitionCount> counts(const DatasetRef& dataset, const PartitionWindow& window);
   Table read_whole(const DatasetRef& dataset);
   Table read_everything(const DatasetRef& dataset);

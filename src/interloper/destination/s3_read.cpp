@@ -36,17 +36,9 @@ std::vector<S3Layout::Candidate> S3Layout::candidates(const DatasetRef& dataset,
   for (auto& stored : stored_partitions(dataset)) {
     TimePoint start;
     if (index.is_time()) {
-      // Any granularity: a monthly object may hold rows of a daily window.
-      auto granularity = TimeGranularity::infer(stored.key);
-      if (!granularity) continue;
-      Bounds b;
-      try {
-        b = granularity->bounds(granularity->parse(stored.key));
-      } catch (const std::exception&) {
-        continue;
-      }
-      if (!(b.start < index.bounds()->end) || !(index.bounds()->start < b.end)) continue;
-      start = b.start;
+      auto overlap = index.overlap_start(stored.key);
+      if (!overlap) continue;
+      start = *overlap;
     }
     out.push_back({start, std::move(stored.key), std::move(stored.object), stored.size});
   }
@@ -56,18 +48,10 @@ std::vector<S3Layout::Candidate> S3Layout::candidates(const DatasetRef& dataset,
   return out;
 }
 
-S3Layout::Collected S3Layout::collect(const DatasetRef& dataset, const PartitionWindow& window) {
-  const std::string& column = dataset.partitioning->column();
+WindowRows S3Layout::collect(const DatasetRef& dataset, const PartitionWindow& window) {
   auto schema = stored_schema(dataset);
   const Schema* declared = schema ? &*schema : nullptr;
-  WindowIndex index(window, column);
-  Collected out;
-  out.counts.assign(index.size(), 0);
-  out.written.assign(index.size(), false);
-  std::unordered_map<std::string, std::size_t> slot;
-  std::vector<std::string> keys = window.keys();
-  for (std::size_t i = 0; i < keys.size(); ++i) slot.emplace(keys[i], i);
-
+  WindowIndex index(window, dataset.partitioning->column());
   const std::vector<Candidate> found = candidates(dataset, index);
   std::vector<std::string> objects;
   std::int64_t listed_bytes = 0;  // -1 when some size is not known
@@ -76,68 +60,30 @@ S3Layout::Collected S3Layout::collect(const DatasetRef& dataset, const Partition
     listed_bytes = listed_bytes < 0 || c.size < 0 ? -1 : listed_bytes + c.size;
   }
   // Objects are decoded in window order straight into one table while the next ones are
-  // fetched; the rows of candidate p end at row ends[p].
-  Table rows = declared ? Table(*declared) : Table();
-  std::vector<std::size_t> ends(found.size());
+  // fetched.
+  WindowRowsBuilder rows(window, index, declared);
   bool reserved = false;
   fetch_in_order(client_, objects, s3_parallel_requests,
                  [&](std::size_t p, std::optional<std::string>&& text) {
                    if (text) {
-                     if (auto it = slot.find(found[p].key); it != slot.end()) {
-                       out.written[it->second] = true;
-                     }
-                     const std::size_t before = rows.num_rows();
-                     decode_into(rows, found[p].object, *text, declared);
-                     if (!reserved && rows.num_rows() > before) {
+                     Table& table = rows.table();
+                     const std::size_t before = table.num_rows();
+                     decode_into(table, found[p].object, *text, declared);
+                     if (!reserved && table.num_rows() > before) {
                        // Room for every object at the first one's rows per byte, so that the
                        // result is not regrown (and copied) as it fills.
                        const double bytes = listed_bytes >= 0
                                                 ? static_cast<double>(listed_bytes)
                                                 : static_cast<double>(text->size()) * found.size();
                        const double per_byte =
-                           static_cast<double>(rows.num_rows() - before) / text->size();
-                       rows.reserve(static_cast<std::size_t>(bytes * per_byte * 1.1) + 64);
+                           static_cast<double>(table.num_rows() - before) / text->size();
+                       table.reserve(static_cast<std::size_t>(bytes * per_byte * 1.1) + 64);
                        reserved = true;
                      }
                    }
-                   ends[p] = rows.num_rows();
+                   rows.end_object(found[p].key, text.has_value());
                  });
-  // Where each row belongs in the window.
-  const std::optional<std::size_t> c = rows.column_index(column);
-  std::vector<std::size_t> partition_of(rows.num_rows(), WindowIndex::npos);
-  bool own_rows_only = true;    // each object holds only rows of its own partition of the window
-  const Value* last = nullptr;  // rows of one partition mostly share their value: locate it once
-  std::size_t last_index = WindowIndex::npos;
-  for (std::size_t p = 0, r = 0; p < found.size(); ++p) {
-    auto it = slot.find(found[p].key);
-    for (; r < ends[p]; ++r) {
-      const Value* v = c ? &rows.column(*c)[r] : nullptr;
-      std::size_t i = WindowIndex::npos;
-      if (v != nullptr && !v->is_null()) {
-        i = last != nullptr && *v == *last ? last_index : index.locate(*v);
-        last = v;
-        last_index = i;
-      }
-      if (i != WindowIndex::npos) ++out.counts[i];
-      partition_of[r] = i;
-      own_rows_only = own_rows_only && it != slot.end() && i == it->second;
-    }
-  }
-  if (own_rows_only) {
-    // Candidates come in window order: the rows are in place already.
-    out.rows = std::move(rows);
-    return out;
-  }
-  // Objects of another granularity overlap the window: rows of the window, partition by
-  // partition.
-  std::vector<std::size_t> start(index.size() + 1, 0);
-  for (std::size_t i = 0; i < index.size(); ++i) start[i + 1] = start[i] + out.counts[i];
-  std::vector<std::size_t> order(start.back());
-  for (std::size_t r = 0; r < partition_of.size(); ++r) {
-    if (partition_of[r] != WindowIndex::npos) order[start[partition_of[r]]++] = r;
-  }
-  out.rows = rows.select_rows(order);
-  return out;
+  return std::move(rows).finish();
 }
 
 std::vector<PartitionCount> S3Layout::counts(const DatasetRef& dataset,
@@ -164,7 +110,7 @@ std::vector<PartitionCount> S3Layout::counts(const DatasetRef& dataset,
     return out;
   }
   // Objects of another granularity overlap the window: place their rows one by one.
-  Collected collected = collect(dataset, window);
+  WindowRows collected = collect(dataset, window);
   for (std::size_t i = 0; i < out.size(); ++i) {
     out[i].rows = static_cast<std::int64_t>(collected.counts[i]);
     out[i].written = collected.written[i] || collected.counts[i] > 0;

@@ -69,6 +69,28 @@ std::size_t WindowIndex::locate(const Value& value) {
   return npos;
 }
 
+std::size_t WindowIndex::place(const Value& value) {
+  if (value.is_null()) return npos;
+  if (placed_ && value == placed_value_) return placed_index_;
+  placed_index_ = locate(value);
+  placed_value_ = value;
+  placed_ = true;
+  return placed_index_;
+}
+
+std::optional<TimePoint> WindowIndex::overlap_start(const std::string& key) const {
+  auto granularity = TimeGranularity::infer(key);
+  if (!granularity || !bounds_) return std::nullopt;
+  Bounds b;
+  try {
+    b = granularity->bounds(granularity->parse(key));
+  } catch (const std::exception&) {
+    return std::nullopt;  // not a key of ours
+  }
+  if (!(b.start < bounds_->end) || !(bounds_->start < b.end)) return std::nullopt;
+  return b.start;
+}
+
 std::vector<std::vector<std::size_t>> WindowIndex::split(const DatasetRef& dataset,
                                                          const Table& table) {
   std::vector<std::vector<std::size_t>> parts(size_);
@@ -106,6 +128,54 @@ std::vector<std::vector<std::size_t>> WindowIndex::split(const DatasetRef& datas
   for (std::size_t i = 0; i < size_; ++i) parts[i].reserve(sizes[i]);
   for (std::size_t r = 0; r < cells.size(); ++r) parts[partition_of[r]].push_back(r);
   return parts;
+}
+
+WindowRowsBuilder::WindowRowsBuilder(const PartitionWindow& window, WindowIndex& index,
+                                     const Schema* declared)
+    : index_(index), rows_(declared ? Table(*declared) : Table()), written_(index.size(), false) {
+  const std::vector<std::string> keys = window.keys();
+  slot_.reserve(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) slot_.emplace(keys[i], i);
+}
+
+void WindowRowsBuilder::end_object(const std::string& key, bool present) {
+  auto it = slot_.find(key);
+  const std::size_t slot = it == slot_.end() ? WindowIndex::npos : it->second;
+  if (present && slot != WindowIndex::npos) written_[slot] = true;
+  ends_.push_back(rows_.num_rows());
+  slots_.push_back(slot);
+}
+
+WindowRows WindowRowsBuilder::finish() && {
+  WindowRows out;
+  out.counts.assign(index_.size(), 0);
+  out.written = std::move(written_);
+  const std::optional<std::size_t> c = rows_.column_index(index_.column());
+  std::vector<std::size_t> partition_of(rows_.num_rows(), WindowIndex::npos);
+  bool own_rows_only = true;  // each object holds only rows of its own partition of the window
+  for (std::size_t p = 0, r = 0; p < ends_.size(); ++p) {
+    for (; r < ends_[p]; ++r) {
+      const std::size_t i = c ? index_.place(rows_.column(*c)[r]) : WindowIndex::npos;
+      if (i != WindowIndex::npos) ++out.counts[i];
+      partition_of[r] = i;
+      own_rows_only = own_rows_only && i == slots_[p] && i != WindowIndex::npos;
+    }
+  }
+  if (own_rows_only) {
+    // Objects came in window order: the rows are in place already.
+    out.rows = std::move(rows_);
+    return out;
+  }
+  // Objects of another granularity overlap the window, or hold rows outside it: the rows of
+  // the window, partition by partition.
+  std::vector<std::size_t> start(index_.size() + 1, 0);
+  for (std::size_t i = 0; i < index_.size(); ++i) start[i + 1] = start[i] + out.counts[i];
+  std::vector<std::size_t> order(start.back());
+  for (std::size_t r = 0; r < partition_of.size(); ++r) {
+    if (partition_of[r] != WindowIndex::npos) order[start[partition_of[r]]++] = r;
+  }
+  out.rows = rows_.select_rows(order);
+  return out;
 }
 
 bool drop_covers(const PartitionWindow& window, const std::string& key) {

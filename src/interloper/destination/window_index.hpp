@@ -43,6 +43,13 @@ class WindowIndex {
   // The index of the partition holding `value`, or npos when it lies outside the window.
   // Throws DestinationError when the value cannot denote a partition.
   std::size_t locate(const Value& value);
+  // locate() for rows that mostly arrive grouped by partition: a value equal to the one placed
+  // before is not located again. A null value lies outside (npos).
+  std::size_t place(const Value& value);
+  // For a time window: the start of the stored partition `key`, of any time granularity, when
+  // its period overlaps the window (a monthly object may hold rows of a daily window); nullopt
+  // for a key that is no time period or lies outside.
+  std::optional<TimePoint> overlap_start(const std::string& key) const;
   // For time windows, the half-open bounds of the whole window.
   const std::optional<Bounds>& bounds() const { return bounds_; }
   // The keys of the window's partitions (time windows: empty).
@@ -68,6 +75,40 @@ class WindowIndex {
   std::vector<std::string> keys_;
   std::unordered_map<std::string, std::size_t> key_index_;
   std::vector<Filter> filters_;  // other kinds
+  // The value place() saw last and where it went.
+  Value placed_value_;
+  std::size_t placed_index_ = npos;
+  bool placed_ = false;
+};
+
+// The rows of a window as storage that keeps one object per partition key (files, S3 objects)
+// reads them: every partition's rows, in window order, counted per partition.
+struct WindowRows {
+  Table rows;
+  std::vector<std::size_t> counts;
+  std::vector<bool> written;  // whether the partition's own object exists
+};
+
+// Gathers WindowRows from the objects that may hold rows of a window, taken in window order
+// (candidates of another granularity included): each object's rows are decoded into table(),
+// then end_object() names the object's key. finish() places every row and drops those outside.
+class WindowRowsBuilder {
+ public:
+  WindowRowsBuilder(const PartitionWindow& window, WindowIndex& index, const Schema* declared);
+
+  Table& table() { return rows_; }
+  // The rows added since the last call were the object stored under `key`; `present` is false
+  // when there was no such object.
+  void end_object(const std::string& key, bool present);
+  WindowRows finish() &&;
+
+ private:
+  WindowIndex& index_;
+  Table rows_;
+  std::unordered_map<std::string, std::size_t> slot_;  // the window's keys -> position
+  std::vector<std::size_t> ends_;                      // where each object's rows end
+  std::vector<std::size_t> slots_;                     // each object's slot, or npos
+  std::vector<bool> written_;
 };
 
 }  // namespace interloper::detail
