@@ -285,6 +285,10 @@ class Table {
  private:
   template <typename Cells>
   void append_cells(Cells&& cells);
+  // The column of each of a row's cells into scratch_ (new columns numbered from
+  // num_columns()); throws DataError for a cell its column cannot take or a column given twice.
+  template <typename Cells>
+  void resolve_cells(const Cells& cells);
   // Sets column c's type to `type`, converting its cells.
   void retype_column(std::size_t c, DataType type);
 

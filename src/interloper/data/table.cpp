@@ -58,20 +58,15 @@ void Table::retype_column(std::size_t c, DataType type) {
 }
 
 template <typename Cells>
-void Table::append_cells(Cells&& cells) {
-  constexpr bool kMove = !std::is_const_v<std::remove_reference_t<Cells>>;
-  const std::size_t ncols = columns_.size();
+void Table::resolve_cells(const Cells& cells) {
   const std::size_t row = num_rows_;
-  // Pass 1: resolve columns and validate types; nothing changes until all cells are known good.
-  // scratch_[k] is the column of cell k (>= ncols for a new column).
   scratch_.clear();
-  std::size_t next_new = ncols;
+  std::size_t next_new = columns_.size();
   std::size_t k = 0;
   for (const auto& [name, value] : cells) {
     std::string_view n = name;
-    auto found = schema_.find(n);
     std::size_t c;
-    if (found) {
+    if (auto found = schema_.find(n)) {
       c = *found;
       DataType have = schema_.fields()[c].type;
       if (value.type() != have && !value.is_null()) {
@@ -96,8 +91,16 @@ void Table::append_cells(Cells&& cells) {
     scratch_.push_back(c);
     ++k;
   }
-  // Pass 2: mutate.
-  k = 0;
+}
+
+template <typename Cells>
+void Table::append_cells(Cells&& cells) {
+  constexpr bool kMove = !std::is_const_v<std::remove_reference_t<Cells>>;
+  const std::size_t ncols = columns_.size();
+  const std::size_t row = num_rows_;
+  // Nothing changes until every cell is known good.
+  resolve_cells(cells);
+  std::size_t k = 0;
   for (auto& [name, value] : cells) {
     std::size_t c = scratch_[k++];
     if (c >= ncols) {
@@ -208,9 +211,8 @@ void Table::append_rows_of(Source&& other) {
     auto& cells = other.columns_[*src];
     const DataType t = schema_.field(c).type;
     if constexpr (moving) {
-      const bool same_type = std::all_of(cells.begin(), cells.end(), [t](const Value& v) {
-        return v.type() == t || v.is_null();
-      });
+      const bool same_type = std::all_of(
+          cells.begin(), cells.end(), [t](const Value& v) { return v.type() == t || v.is_null(); });
       if (rows_before == 0 && same_type && col.capacity() <= cells.size()) {
         col = std::move(cells);  // the column taken whole
         continue;

@@ -98,7 +98,8 @@ void FileDestination::State::decode_into(Table& table, const fs::path& file,
     if (format == Format::csv) {
       table.append_table(parse_csv(text, schema));
     } else {
-      detail::append_json_lines_text(table, text, schema ? ReadOptions{*schema, true} : ReadOptions{});
+      detail::append_json_lines_text(table, text,
+                                     schema ? ReadOptions{*schema, true} : ReadOptions{});
     }
   } catch (const DataError& e) {
     throw DestinationError(fmt::format("file destination: '{}': {}", file.string(), e.what()));

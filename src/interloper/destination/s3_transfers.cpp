@@ -45,69 +45,92 @@ void parallel_for(std::size_t n, std::size_t threads, const std::function<void(s
   if (error) std::rethrow_exception(error);
 }
 
-void fetch_in_order(S3Client& client, const std::vector<std::string>& objects, std::size_t ahead,
-                    const std::function<void(std::size_t, std::optional<std::string>&&)>& consume) {
+namespace {
+
+// GETs of a list of objects by a few threads, at most `ahead` bodies past the last one taken;
+// the bodies are taken in order.
+class InOrderFetch {
+ public:
+  InOrderFetch(S3Client& client, const std::vector<std::string>& objects, std::size_t ahead)
+      : client_(client), objects_(objects), ahead_(ahead), slots_(objects.size()) {
+    for (std::size_t t = 0; t < std::min(objects.size(), std::max<std::size_t>(ahead, 1)); ++t) {
+      threads_.emplace_back([this] { fetch(); });
+    }
+  }
+  InOrderFetch(const InOrderFetch&) = delete;
+  InOrderFetch& operator=(const InOrderFetch&) = delete;
+
+  // Stops and joins the fetchers however the caller leaves.
+  ~InOrderFetch() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    for (auto& thread : threads_) thread.join();
+  }
+
+  // The body of object i (nullopt when there is none), once fetched; rethrows its failure.
+  std::optional<std::string> take(std::size_t i) {
+    std::optional<std::string> body;
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return slots_[i].done; });
+      if (slots_[i].error) std::rethrow_exception(slots_[i].error);
+      body = std::move(slots_[i].body);
+      consumed_ = i + 1;
+    }
+    changed_.notify_all();
+    return body;
+  }
+
+ private:
   struct Slot {
     bool done = false;
     std::optional<std::string> body;
     std::exception_ptr error;
   };
-  const std::size_t n = objects.size();
-  std::vector<Slot> slots(n);
-  std::mutex mutex;
-  std::condition_variable changed;
-  std::size_t next = 0;      // the next object to fetch
-  std::size_t consumed = 0;  // bodies taken by the caller
-  bool stop = false;
-  auto fetch = [&] {
-    std::unique_lock lock(mutex);
+
+  // One fetcher: takes the next object while the window ahead of the consumer has room.
+  void fetch() {
+    const std::size_t n = objects_.size();
+    std::unique_lock lock(mutex_);
     for (;;) {
-      changed.wait(lock, [&] { return stop || next >= n || next < consumed + ahead; });
-      if (stop || next >= n) return;
-      const std::size_t i = next++;
+      changed_.wait(lock, [&] { return stop_ || next_ >= n || next_ < consumed_ + ahead_; });
+      if (stop_ || next_ >= n) return;
+      const std::size_t i = next_++;
       lock.unlock();
       Slot got;
       try {
-        got.body = client.get(objects[i]);
+        got.body = client_.get(objects_[i]);
       } catch (...) {
         got.error = std::current_exception();
       }
       lock.lock();
       got.done = true;
-      slots[i] = std::move(got);
-      changed.notify_all();
+      slots_[i] = std::move(got);
+      changed_.notify_all();
     }
-  };
-  // Stops and joins the fetchers however the caller leaves.
-  struct Fetchers {
-    std::mutex& mutex;
-    std::condition_variable& changed;
-    bool& stop;
-    std::vector<std::thread> threads;
-    ~Fetchers() {
-      {
-        std::lock_guard lock(mutex);
-        stop = true;
-      }
-      changed.notify_all();
-      for (auto& thread : threads) thread.join();
-    }
-  } fetchers{mutex, changed, stop, {}};
-  for (std::size_t t = 0; t < std::min(n, std::max<std::size_t>(ahead, 1)); ++t) {
-    fetchers.threads.emplace_back(fetch);
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    std::optional<std::string> body;
-    {
-      std::unique_lock lock(mutex);
-      changed.wait(lock, [&] { return slots[i].done; });
-      if (slots[i].error) std::rethrow_exception(slots[i].error);
-      body = std::move(slots[i].body);
-      consumed = i + 1;
-    }
-    changed.notify_all();
-    consume(i, std::move(body));
-  }
+
+  S3Client& client_;
+  const std::vector<std::string>& objects_;
+  const std::size_t ahead_;
+  std::vector<Slot> slots_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::size_t next_ = 0;      // the next object to fetch
+  std::size_t consumed_ = 0;  // bodies taken by the caller
+  bool stop_ = false;
+  std::vector<std::thread> threads_;  // last: they start once everything else is in place
+};
+
+}  // namespace
+
+void fetch_in_order(S3Client& client, const std::vector<std::string>& objects, std::size_t ahead,
+                    const std::function<void(std::size_t, std::optional<std::string>&&)>& consume) {
+  InOrderFetch fetches(client, objects, ahead);
+  for (std::size_t i = 0; i < objects.size(); ++i) consume(i, fetches.take(i));
 }
 
 }  // namespace interloper::detail

@@ -79,42 +79,9 @@ void Loader::read_command(const yaml::Node& node, AssetSpec& spec, AssetDefiniti
     fail(command, "'command' must be a list: [program, arg, ...] (it runs without a shell)");
   }
   if (command.size() == 0) fail(command, "'command' must name a program");
-  for (const auto& arg : command) {
-    std::string text = scalar(arg, "a command argument");
-    try {
-      pipeline::expand_placeholders(text, nullptr, def.deps);
-    } catch (const PipelineError& e) {
-      fail(arg, e.what());
-    }
-    bool uses_window = text.find("{partition.") != std::string::npos ||
-                       text.find("{window.") != std::string::npos ||
-                       text.find("{bounds.") != std::string::npos;
-    if (uses_window && !spec.partitioning) {
-      fail(arg, fmt::format("argument '{}' uses a window placeholder but asset '{}' is not "
-                            "partitioned",
-                            text, def.name));
-    }
-    if (text.find("{bounds.") != std::string::npos && spec.partitioning &&
-        spec.partitioning->kind() != "time") {
-      fail(arg, fmt::format("argument '{}' uses {{bounds.*}} but asset '{}' is not "
-                            "time-partitioned",
-                            text, def.name));
-    }
-    def.command.push_back(text);
-  }
+  for (const auto& arg : command) def.command.push_back(command_argument(arg, spec, def));
   spec.argv = def.command;
-  // Each dependency's input file is named by a variable; two names must not give the same.
-  for (std::size_t i = 0; i < def.deps.size(); ++i) {
-    for (std::size_t j = 0; j < i; ++j) {
-      if (pipeline::input_variable(def.deps[i]) == pipeline::input_variable(def.deps[j])) {
-        fail(
-            spec.dep_nodes[i],
-            fmt::format("dependencies '{}' and '{}' of asset '{}' would both be given in {}; "
-                        "rename one of them",
-                        def.deps[j], def.deps[i], def.name, pipeline::input_variable(def.deps[i])));
-      }
-    }
-  }
+  check_input_variables(spec, def);
   if (spec.argv[0].find('/') != std::string::npos) {
     // Assets mostly share a few programs: each is resolved once.
     auto [program, added] = programs_.try_emplace(spec.argv[0]);
@@ -134,6 +101,45 @@ void Loader::read_command(const yaml::Node& node, AssetSpec& spec, AssetDefiniti
     def.timeout_seconds = spec.timeout;
   }
   if (node["max_output"]) spec.max_output = byte_size(node["max_output"], "max_output");
+}
+
+std::string Loader::command_argument(const yaml::Node& arg, const AssetSpec& spec,
+                                     const AssetDefinition& def) const {
+  std::string text = scalar(arg, "a command argument");
+  try {
+    pipeline::expand_placeholders(text, nullptr, def.deps);
+  } catch (const PipelineError& e) {
+    fail(arg, e.what());
+  }
+  bool uses_window = text.find("{partition.") != std::string::npos ||
+                     text.find("{window.") != std::string::npos ||
+                     text.find("{bounds.") != std::string::npos;
+  if (uses_window && !spec.partitioning) {
+    fail(arg, fmt::format("argument '{}' uses a window placeholder but asset '{}' is not "
+                          "partitioned",
+                          text, def.name));
+  }
+  if (text.find("{bounds.") != std::string::npos && spec.partitioning &&
+      spec.partitioning->kind() != "time") {
+    fail(arg, fmt::format("argument '{}' uses {{bounds.*}} but asset '{}' is not "
+                          "time-partitioned",
+                          text, def.name));
+  }
+  return text;
+}
+
+void Loader::check_input_variables(const AssetSpec& spec, const AssetDefinition& def) const {
+  for (std::size_t i = 0; i < def.deps.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (pipeline::input_variable(def.deps[i]) == pipeline::input_variable(def.deps[j])) {
+        fail(
+            spec.dep_nodes[i],
+            fmt::format("dependencies '{}' and '{}' of asset '{}' would both be given in {}; "
+                        "rename one of them",
+                        def.deps[j], def.deps[i], def.name, pipeline::input_variable(def.deps[i])));
+      }
+    }
+  }
 }
 
 // `timeout: SECONDS`, a positive number.

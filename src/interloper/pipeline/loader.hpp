@@ -101,6 +101,11 @@ class Loader {
   void check_list_value(const yaml::Node& node, const std::string& value) const;
   void read_asset(const yaml::Node& node, const SourceSpec& source);
   void read_command(const yaml::Node& node, AssetSpec& spec, AssetDefinition& def);
+  // One argument of a command as written, its placeholders checked against the asset.
+  std::string command_argument(const yaml::Node& arg, const AssetSpec& spec,
+                               const AssetDefinition& def) const;
+  // Fails when two dependencies would be given in the same input variable.
+  void check_input_variables(const AssetSpec& spec, const AssetDefinition& def) const;
   void read_sql(const yaml::Node& node, const SourceSpec& source, AssetSpec& spec,
                 AssetDefinition& def);
   double timeout(const yaml::Node& node) const;

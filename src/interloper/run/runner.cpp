@@ -72,24 +72,21 @@ RunResult Runner::run(const DAG& dag, const Partition& partition, const RunOptio
 
 namespace {
 
-// A run of one window: one task per asset over its own share.
-RunResult run_window(const DAG& dag, const PartitionWindow* window, const RunOptions& options,
-                     int workers) {
-  const Clock& clock = detail::clock_of(options);
-  RunOptions run_options = options;
-  if (run_options.run_id.empty()) run_options.run_id = detail::generate_run_id(clock);
+// The plan of a run of one window: one task per asset over its own share. A window the DAG
+// refuses is published as a failed run before the error goes on.
+Plan plan_window(const DAG& dag, const PartitionWindow* window, const RunOptions& options,
+                 const Clock& clock) {
   PlanOptions plan_options;
   plan_options.scope = TaskScope::per_asset;
   plan_options.assets = options.assets;
-  std::optional<Plan> planned;
   try {
-    planned = plan(dag, window, plan_options);
+    return plan(dag, window, plan_options);
   } catch (const std::exception& e) {
     if (options.events != nullptr) {
       Event event;
       event.type = EventType::run_failed;
       event.time = clock.now();
-      event.run_id = run_options.run_id;
+      event.run_id = options.run_id;
       event.window = window ? window->to_string() : std::string();
       event.message = e.what();
       try {
@@ -99,30 +96,13 @@ RunResult run_window(const DAG& dag, const PartitionWindow* window, const RunOpt
     }
     throw;
   }
-  ExecuteOptions execute_options;
-  execute_options.concurrency = workers;
-  execute_options.fail_fast = options.fail_fast;
-  execute_options.run = std::move(run_options);
-  std::unordered_map<std::string_view, AssetResult> outcomes;
-  execute_options.on_task = [&outcomes](const TaskResult& task) {
-    auto it = outcomes.find(task.asset);
-    if (it == outcomes.end()) return;
-    AssetResult& result = it->second;
-    result.asset = task.asset;
-    result.status = task.status;
-    result.rows = task.rows;
-    result.seconds = task.seconds;
-    result.error = task.error;
-  };
-  // Keys of `outcomes` point into the DAG's assets, which outlive the run.
-  for (const Plan::Step& step : planned->steps()) outcomes[step.asset->name()];
-  PlanResult done = execute(dag, *planned, execute_options);
+}
 
-  RunResult result;
-  result.run_id = done.run_id;
-  result.window = window ? window->to_string() : std::string();
-  result.status = done.ok() ? Status::succeeded : Status::failed;
-  result.seconds = done.seconds;
+// Each selected asset's outcome in DAG order: what its task did, or why it had none.
+std::vector<AssetResult> asset_results(
+    const DAG& dag, const RunOptions& options,
+    std::unordered_map<std::string_view, AssetResult>& outcomes) {
+  std::vector<AssetResult> results;
   const auto chosen = selection(dag, options);
   for (const Asset* asset : dag.order()) {
     if (!chosen.empty() && chosen.count(asset->name()) == 0) continue;
@@ -135,8 +115,43 @@ RunResult run_window(const DAG& dag, const PartitionWindow* window, const RunOpt
       entry = std::move(it->second);
       entry.asset = asset->name();
     }
-    result.assets.push_back(std::move(entry));
+    results.push_back(std::move(entry));
   }
+  return results;
+}
+
+RunResult run_window(const DAG& dag, const PartitionWindow* window, const RunOptions& options,
+                     int workers) {
+  const Clock& clock = detail::clock_of(options);
+  ExecuteOptions execute_options;
+  execute_options.concurrency = workers;
+  execute_options.fail_fast = options.fail_fast;
+  execute_options.run = options;
+  if (execute_options.run.run_id.empty()) {
+    execute_options.run.run_id = detail::generate_run_id(clock);
+  }
+  const Plan planned = plan_window(dag, window, execute_options.run, clock);
+  std::unordered_map<std::string_view, AssetResult> outcomes;
+  // Keys of `outcomes` point into the DAG's assets, which outlive the run.
+  for (const Plan::Step& step : planned.steps()) outcomes[step.asset->name()];
+  execute_options.on_task = [&outcomes](const TaskResult& task) {
+    auto it = outcomes.find(task.asset);
+    if (it == outcomes.end()) return;
+    AssetResult& result = it->second;
+    result.asset = task.asset;
+    result.status = task.status;
+    result.rows = task.rows;
+    result.seconds = task.seconds;
+    result.error = task.error;
+  };
+  PlanResult done = execute(dag, planned, execute_options);
+
+  RunResult result;
+  result.run_id = done.run_id;
+  result.window = window ? window->to_string() : std::string();
+  result.status = done.ok() ? Status::succeeded : Status::failed;
+  result.seconds = done.seconds;
+  result.assets = asset_results(dag, options, outcomes);
   return result;
 }
 

@@ -150,71 +150,90 @@ std::string S3Client::url_for(const Request& request) const {
   return url;
 }
 
-S3Client::Response S3Client::perform_once(const Request& request, std::string& transport_error) {
-  CURL* handle = pool_->acquire();
-  struct Release {
-    Pool& pool;
-    CURL* handle;
-    curl_slist* headers = nullptr;
-    ~Release() {
-      curl_slist_free_all(headers);
-      pool.release(handle);
-    }
-  } guard{*pool_, handle};
+namespace {
 
-  Response response;
-  std::string url = url_for(request);
-  std::string sigv4 = fmt::format("aws:amz:{}:s3", location_.region);
-  std::string user = credentials_.access_key_id + ":" + credentials_.secret_access_key;
-  auto add = [&](const std::string& line) {
-    curl_slist* next = curl_slist_append(guard.headers, line.c_str());
+// A request's header lines, freed with it.
+class HeaderLines {
+ public:
+  HeaderLines() = default;
+  HeaderLines(const HeaderLines&) = delete;
+  HeaderLines& operator=(const HeaderLines&) = delete;
+  ~HeaderLines() { curl_slist_free_all(list_); }
+
+  void add(const std::string& line) {
+    curl_slist* next = curl_slist_append(list_, line.c_str());
     if (!next) throw DestinationError("s3: out of memory");
-    guard.headers = next;
-  };
-  add("x-amz-content-sha256: " + (request.body.empty() ? empty_sha256 : sha256_hex(request.body)));
-  if (!credentials_.session_token.empty()) {
-    add("x-amz-security-token: " + credentials_.session_token);
+    list_ = next;
   }
-  add("Content-Type: application/octet-stream");
-  for (const auto& line : request.headers) add(line);
+  curl_slist* get() const { return list_; }
 
-  curl_easy_setopt(handle, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(handle, CURLOPT_AWS_SIGV4, sigv4.c_str());
-  curl_easy_setopt(handle, CURLOPT_USERPWD, user.c_str());
-  curl_easy_setopt(handle, CURLOPT_HTTPHEADER, guard.headers);
-  curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, retry_.connect_timeout_ms);
-  curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME, retry_.stall_seconds);
+ private:
+  curl_slist* list_ = nullptr;
+};
+
+// The request's method, and its body sent under it as "post fields" (without a copy).
+void set_method(CURL* handle, const S3Client::Request& request) {
   if (std::strcmp(request.method, "HEAD") == 0) {
     curl_easy_setopt(handle, CURLOPT_NOBODY, 1L);
   } else if (std::strcmp(request.method, "GET") != 0) {
     curl_easy_setopt(handle, CURLOPT_CUSTOMREQUEST, request.method);
-    // The body goes as "post fields" (no copy) under the request's own method.
     curl_easy_setopt(handle, CURLOPT_POSTFIELDS, request.body.empty() ? "" : request.body.data());
     curl_easy_setopt(handle, CURLOPT_POSTFIELDSIZE_LARGE,
                      static_cast<curl_off_t>(request.body.size()));
   }
+}
+
+// One header line of a response into `out` (a Response).
+std::size_t collect_header(char* data, std::size_t size, std::size_t count, void* out) {
+  std::string_view line(data, size * count);
+  auto colon = line.find(':');
+  if (colon == std::string_view::npos) return size * count;
+  auto& response = *static_cast<S3Client::Response*>(out);
+  auto& header = response.headers.emplace_back(lower(trim(line.substr(0, colon))),
+                                               trim(line.substr(colon + 1)));
+  // Room for the whole body at once rather than growing it chunk by chunk (within reason: the
+  // header is the server's word, and a HEAD response has no body).
+  if (header.first == "content-length") {
+    constexpr unsigned long long most = 256ULL << 20;
+    response.body.reserve(std::min(most, std::strtoull(header.second.c_str(), nullptr, 10)));
+  }
+  return size * count;
+}
+
+}  // namespace
+
+S3Client::Response S3Client::perform_once(const Request& request, std::string& transport_error) {
+  struct Lease {
+    Pool& pool;
+    CURL* handle;
+    ~Lease() { pool.release(handle); }
+  } lease{*pool_, pool_->acquire()};
+  CURL* handle = lease.handle;
+  HeaderLines headers;
+  headers.add("x-amz-content-sha256: " +
+              (request.body.empty() ? empty_sha256 : sha256_hex(request.body)));
+  if (!credentials_.session_token.empty()) {
+    headers.add("x-amz-security-token: " + credentials_.session_token);
+  }
+  headers.add("Content-Type: application/octet-stream");
+  for (const auto& line : request.headers) headers.add(line);
+
+  const std::string url = url_for(request);
+  const std::string sigv4 = fmt::format("aws:amz:{}:s3", location_.region);
+  const std::string user = credentials_.access_key_id + ":" + credentials_.secret_access_key;
+  curl_easy_setopt(handle, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(handle, CURLOPT_AWS_SIGV4, sigv4.c_str());
+  curl_easy_setopt(handle, CURLOPT_USERPWD, user.c_str());
+  curl_easy_setopt(handle, CURLOPT_HTTPHEADER, headers.get());
+  curl_easy_setopt(handle, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(handle, CURLOPT_CONNECTTIMEOUT_MS, retry_.connect_timeout_ms);
+  curl_easy_setopt(handle, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(handle, CURLOPT_LOW_SPEED_TIME, retry_.stall_seconds);
+  set_method(handle, request);
+  Response response;
   curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, collect_body);
   curl_easy_setopt(handle, CURLOPT_WRITEDATA, &response.body);
-  curl_easy_setopt(
-      handle, CURLOPT_HEADERFUNCTION,
-      +[](char* data, std::size_t size, std::size_t count, void* out) -> std::size_t {
-        std::string_view line(data, size * count);
-        auto colon = line.find(':');
-        if (colon != std::string_view::npos) {
-          auto& response = *static_cast<Response*>(out);
-          auto& header = response.headers.emplace_back(lower(trim(line.substr(0, colon))),
-                                                       trim(line.substr(colon + 1)));
-          // Room for the whole body at once rather than growing it chunk by chunk (within
-          // reason: the header is the server's word, and a HEAD response has no body).
-          if (header.first == "content-length") {
-            constexpr unsigned long long most = 256ULL << 20;
-            response.body.reserve(std::min(most, std::strtoull(header.second.c_str(), nullptr, 10)));
-          }
-        }
-        return size * count;
-      });
+  curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, collect_header);
   curl_easy_setopt(handle, CURLOPT_HEADERDATA, &response);
 
   CURLcode code = curl_easy_perform(handle);

@@ -247,76 +247,85 @@ std::uint64_t CronSchedule::days_matching(std::int64_t year, unsigned month) con
   return (day_or_ ? (by_day | by_weekday) : (by_day & by_weekday)) & valid;
 }
 
+namespace {
+
+// The civil minute the search for the next fire stands on. Moving to a later day, month or
+// hour lands on the first hour and minute of the expression within it.
+struct CronCursor {
+  std::int64_t year;
+  unsigned month, day, hour, minute;
+  unsigned first_hour, first_minute;
+
+  void start_of_hour(unsigned h) {
+    hour = h;
+    minute = first_minute;
+  }
+  void start_of_day(unsigned d) {
+    day = d;
+    start_of_hour(first_hour);
+  }
+  void start_of_month(unsigned m) {
+    month = m;
+    start_of_day(1);
+  }
+  void next_month() {
+    if (month == 12) ++year;
+    start_of_month(month % 12 + 1);
+  }
+};
+
+}  // namespace
+
 std::int64_t CronSchedule::next_match(std::int64_t civil) const {
   const std::int64_t minute = detail::floor_div(civil, 60) + 1;
-  std::int64_t days = detail::floor_div(minute, kMinutesPerDay);
+  const std::int64_t days = detail::floor_div(minute, kMinutesPerDay);
   const auto of_day = static_cast<unsigned>(minute - days * kMinutesPerDay);
   const detail::Civil c = detail::civil_from_days(days);
-  std::int64_t y = c.year;
-  unsigned mo = c.month, d = c.day, h = of_day / 60, mi = of_day % 60;
-  const unsigned first_hour = static_cast<unsigned>(std::countr_zero(hours_));
-  const unsigned first_minute = static_cast<unsigned>(std::countr_zero(minutes_));
-
-  // Moves to the start of the first day of the month after mo.
-  const auto next_month = [&] {
-    if (++mo > 12) {
-      mo = 1;
-      ++y;
-    }
-    d = 1;
-    h = first_hour;
-    mi = first_minute;
-  };
+  CronCursor at{c.year,
+                c.month,
+                c.day,
+                of_day / 60,
+                of_day % 60,
+                static_cast<unsigned>(std::countr_zero(hours_)),
+                static_cast<unsigned>(std::countr_zero(minutes_))};
   // Fires exist (parse checks), so the loop ends within a leap-year cycle of months.
   for (int guard = 0; guard < 12 * 400; ++guard) {
-    if (!(months_ >> mo & 1)) {
-      const unsigned later = months_ & ~((2u << mo) - 1);
-      if (later != 0) {
-        mo = static_cast<unsigned>(std::countr_zero(later));
-      } else {
-        mo = static_cast<unsigned>(std::countr_zero(static_cast<unsigned>(months_)));
-        ++y;
-      }
-      d = 1;
-      h = first_hour;
-      mi = first_minute;
+    if (!(months_ >> at.month & 1)) {
+      const unsigned later = months_ & ~((2u << at.month) - 1);
+      if (later == 0) ++at.year;
+      at.start_of_month(static_cast<unsigned>(std::countr_zero(later != 0 ? later : months_)));
     }
-    const unsigned dim = detail::days_in_month(y, mo);
-    std::uint64_t matching = days_matching(y, mo);
-    matching &= ~((std::uint64_t{1} << d) - 1);  // days >= d
-    if (matching == 0) {
-      next_month();
+    const std::uint64_t days_left =
+        days_matching(at.year, at.month) & ~((std::uint64_t{1} << at.day) - 1);
+    if (days_left == 0) {
+      at.next_month();
       continue;
     }
-    const auto nd = static_cast<unsigned>(std::countr_zero(matching));
-    if (nd != d) {
-      d = nd;
-      h = first_hour;
-      mi = first_minute;
+    if (const auto d = static_cast<unsigned>(std::countr_zero(days_left)); d != at.day) {
+      at.start_of_day(d);
     }
-    const std::uint32_t hours = h > 23 ? 0 : hours_ & ~((1u << h) - 1);
-    if (hours == 0) {
-      if (++d > dim) {
-        next_month();
+    const std::uint32_t hours_left = at.hour > 23 ? 0 : hours_ & ~((1u << at.hour) - 1);
+    if (hours_left == 0) {
+      if (at.day == detail::days_in_month(at.year, at.month)) {
+        at.next_month();
       } else {
-        h = first_hour;
-        mi = first_minute;
+        at.start_of_day(at.day + 1);
       }
       continue;
     }
-    const auto nh = static_cast<unsigned>(std::countr_zero(hours));
-    if (nh != h) {
-      h = nh;
-      mi = first_minute;
+    if (const auto h = static_cast<unsigned>(std::countr_zero(hours_left)); h != at.hour) {
+      at.start_of_hour(h);
     }
-    const std::uint64_t mins = mi > 59 ? 0 : minutes_ & ~((std::uint64_t{1} << mi) - 1);
-    if (mins == 0) {
-      ++h;
-      mi = first_minute;
+    const std::uint64_t minutes_left =
+        at.minute > 59 ? 0 : minutes_ & ~((std::uint64_t{1} << at.minute) - 1);
+    if (minutes_left == 0) {
+      at.start_of_hour(at.hour + 1);
       continue;
     }
-    mi = static_cast<unsigned>(std::countr_zero(mins));
-    return (detail::days_from_civil(y, mo, d) * kMinutesPerDay + h * 60 + mi) * 60;
+    at.minute = static_cast<unsigned>(std::countr_zero(minutes_left));
+    return (detail::days_from_civil(at.year, at.month, at.day) * kMinutesPerDay + at.hour * 60 +
+            at.minute) *
+           60;
   }
   throw std::logic_error("cron expression '" + text_ + "' found no fire in 400 years");
 }
