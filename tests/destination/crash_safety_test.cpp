@@ -19,6 +19,7 @@
 #include <random>
 #include <thread>
 
+#include "destination/s3_fixtures.hpp"
 #include "destination/storage_fixtures.hpp"
 #include "interloper/destination.hpp"
 #include "interloper/store.hpp"
@@ -53,6 +54,19 @@ std::string crash_schema(const std::string& dir) {
 
 std::unique_ptr<Destination> open_kind(const std::string& kind, const std::string& dir) {
   if (kind == "file") return std::make_unique<FileDestination>(dir + "/files");
+  if (kind == "s3") {
+    const auto server = testing::s3_server();
+    if (!server) throw std::runtime_error("no S3 server");
+    testing::use_test_credentials(*server);
+    S3Destination::Options options;
+    options.bucket = "interloper-test";
+    options.prefix = crash_schema(dir);  // the same objects for the parent and its children
+    options.endpoint = server->endpoint;
+    options.region = "us-east-1";
+    auto destination = std::make_unique<S3Destination>(options);
+    destination->create_bucket();
+    return destination;
+  }
   if (kind == "postgres") {
     return std::make_unique<PostgresDestination>(testing::postgres_url().value_or("") +
                                                  "?schema=" + crash_schema(dir));
@@ -170,7 +184,9 @@ void drain(int fd) {
 }
 
 // `max_delay_ms` spans a few writes of the kind (an fsync-heavy file write is slower).
+// IL_CRASH_KILLS, when set, replaces every test's count of kills (for a long run by hand).
 void crash_repeatedly(const std::string& kind, int kills, int max_delay_ms) {
+  if (const char* asked = std::getenv("IL_CRASH_KILLS")) kills = std::max(1, std::atoi(asked));
   TempDir dir;
   std::mt19937 rng(20260101);
   std::uniform_int_distribution<int> delay_ms(0, max_delay_ms);
@@ -220,6 +236,11 @@ void crash_repeatedly(const std::string& kind, int kills, int max_delay_ms) {
 
 TEST(CrashSafety, FileDestinationSurvivesSigkill) { crash_repeatedly("file", 55, 200); }
 TEST(CrashSafety, SqliteDestinationSurvivesSigkill) { crash_repeatedly("sqlite", 55, 80); }
+TEST(CrashSafety, S3DestinationSurvivesSigkill) {
+  IL_REQUIRE_S3(server);
+  (void)server;
+  crash_repeatedly("s3", 55, 150);
+}
 TEST(CrashSafety, PostgresDestinationSurvivesSigkill) {
   IL_REQUIRE_POSTGRES(url);
   (void)url;
