@@ -43,7 +43,7 @@ il::DAG mixed_dag(int assets, std::shared_ptr<il::Destination> destination = nul
     std::vector<std::string> deps;
     if (i >= 3) deps.push_back("a" + std::to_string(i - 3));      // same granularity
     if (i % 3 != 0) deps.push_back("a" + std::to_string(i - 1));  // the finer one beside it
-    source.asset("a" + std::to_string(i), nothing).partitioned(*configs[i % 3]).depends_on(deps);
+    source.asset("a" + std::to_string(i), nothing).partitioning(*configs[i % 3]).deps(deps);
   }
   return il::DAG({source});
 }
@@ -102,7 +102,7 @@ void BM_BackfillMillionPartitions(benchmark::State& state) {
     il::MemoryStore store;
     il::Source source("bench", destination);
     source.asset("tick", nothing)
-        .partitioned(il::TimePartitionConfig("hour", {.granularity = il::TimeGranularity::HOUR}));
+        .partitioning(il::TimePartitionConfig("hour", {.granularity = il::TimeGranularity::HOUR}));
     il::DAG dag({source});
     const il::TimePoint start = year{1950} / 1 / 1;
     const il::TimePartitionWindow window(

@@ -62,8 +62,8 @@ il::DAG hours_and_days(std::shared_ptr<il::Destination> destination) {
   static const il::TimePartitionConfig hourly("hour", {.granularity = il::TimeGranularity::HOUR});
   static const il::TimePartitionConfig daily("date", {.granularity = il::TimeGranularity::DAY});
   il::Source source("bench", std::move(destination));
-  source.asset("events", nothing).partitioned(hourly);
-  source.asset("daily", nothing).partitioned(daily).depends_on({"events"});
+  source.asset("events", nothing).partitioning(hourly);
+  source.asset("daily", nothing).partitioning(daily).deps({"events"});
   return il::DAG({source});
 }
 
@@ -215,7 +215,7 @@ void BM_EnqueueMillionTasks(benchmark::State& state) {
   if (server_url().empty()) return state.SkipWithError("IL_TEST_POSTGRES_URL is not set");
   static const il::TimePartitionConfig hourly("hour", {.granularity = il::TimeGranularity::HOUR});
   il::Source source("bench", std::make_shared<il::MemoryDestination>());
-  source.asset("events", nothing).partitioned(hourly);
+  source.asset("events", nothing).partitioning(hourly);
   il::DAG dag({source});
   const sys_seconds start = sys_days(year{2000} / 1 / 1);
   const il::TimePartitionWindow window(start, start + hours(999'999), il::TimeGranularity::HOUR);

@@ -34,7 +34,7 @@ il::DAG chain(std::shared_ptr<il::Destination> destination) {
      t.reserve(10);
      for (int i = 0; i < 10; ++i) t.append({{"date", date}, {"id", i}, {"clicks", i * 3}});
      return t;
-   }).partitioned(daily);
+   }).partitioning(daily);
   s.asset("clean",
           [](il::ExecutionContext& ctx) {
             il::Table raw = ctx.load("raw");
@@ -47,8 +47,8 @@ il::DAG chain(std::shared_ptr<il::Destination> destination) {
             }
             return t;
           })
-      .partitioned(daily)
-      .depends_on({"raw"});
+      .partitioning(daily)
+      .deps({"raw"});
   s.asset("report",
           [](il::ExecutionContext& ctx) {
             il::Table clean = ctx.load("clean");
@@ -61,8 +61,8 @@ il::DAG chain(std::shared_ptr<il::Destination> destination) {
             }
             return t;
           })
-      .partitioned(daily)
-      .depends_on({"clean"});
+      .partitioning(daily)
+      .deps({"clean"});
   return il::DAG({s});
 }
 
@@ -103,8 +103,8 @@ void BM_ValidateMillionHourly(benchmark::State& state) {
   std::vector<il::Asset> assets;
   for (int i = 0; i < 100; ++i) {
     il::Asset a("asset_" + std::to_string(i), [](il::ExecutionContext&) { return il::Table(); });
-    a.partitioned(hourly);
-    if (i > 0) a.depends_on({"asset_" + std::to_string(i - 1)});
+    a.partitioning(hourly);
+    if (i > 0) a.deps({"asset_" + std::to_string(i - 1)});
     assets.push_back(std::move(a));
   }
   il::DAG dag({}, assets);

@@ -43,7 +43,7 @@ il::TimePoint hour(std::int64_t i) {
 il::DAG hourly_dag() {
   const il::TimePartitionConfig hourly("ts", {.granularity = il::TimeGranularity::HOUR});
   il::Source source("bench", nullptr);
-  source.asset("events", nothing).partitioned(hourly);
+  source.asset("events", nothing).partitioning(hourly);
   return il::DAG({source});
 }
 

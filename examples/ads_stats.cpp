@@ -21,7 +21,7 @@ int main() {
               }
               return rows;
             })
-      .partitioned(il::TimePartitionConfig("date"));
+      .partitioning(il::TimePartitionConfig("date"));
   il::DAG dag({ads});
 
   // One partition.

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
             rows.append({{"date", day}, {"visits", std::int64_t{100} + unsigned(day.day()) * 7}});
             return rows;
           })
-      .partitioned(il::TimePartitionConfig("date"));
+      .partitioning(il::TimePartitionConfig("date"));
   // Twice the visits, read back from the upstream through the context.
   shop.asset("visits_doubled",
              [](il::ExecutionContext& ctx) {
@@ -39,8 +39,8 @@ int main(int argc, char** argv) {
                }
                return rows;
              })
-      .partitioned(il::TimePartitionConfig("date"))
-      .depends_on({"visits"});
+      .partitioning(il::TimePartitionConfig("date"))
+      .deps({"visits"});
 
   return il::cli::main(argc, argv, il::DAG({shop}));
 }

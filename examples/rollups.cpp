@@ -34,7 +34,7 @@ int main() {
               rows.append({{"hour", hour.seconds()}, {"views", 10 + hour_of_day}});
               return rows;
             })
-      .partitioned(every(il::TimeGranularity::HOUR, "hour"));
+      .partitioning(every(il::TimeGranularity::HOUR, "hour"));
   web.asset("daily_views",
             [](il::ExecutionContext& ctx) {
               il::Table rows;  // the day's 24 hours, whatever else is stored
@@ -42,8 +42,8 @@ int main() {
                            {"views", total_views(ctx.load("pageviews"))}});
               return rows;
             })
-      .partitioned(every(il::TimeGranularity::DAY, "date"))
-      .depends_on({"pageviews"});
+      .partitioning(every(il::TimeGranularity::DAY, "date"))
+      .deps({"pageviews"});
   web.asset("monthly_report",
             [](il::ExecutionContext& ctx) {
               const il::Table days = ctx.load("daily_views");  // the days of the month
@@ -53,8 +53,8 @@ int main() {
                            {"views", total_views(days)}});
               return rows;
             })
-      .partitioned(every(il::TimeGranularity::MONTH, "month"))
-      .depends_on({"daily_views"});
+      .partitioning(every(il::TimeGranularity::MONTH, "month"))
+      .deps({"daily_views"});
   il::DAG dag({web});
 
   const il::TimePartitionWindow november(year{2026} / 11 / 1, year{2026} / 11 / 30);

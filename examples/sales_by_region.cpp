@@ -17,7 +17,7 @@ int main() {
                }
                return rows;
              })
-      .partitioned(regions);
+      .partitioning(regions);
   shop.asset("sales_total",
              [](il::ExecutionContext& ctx) {
                il::Table sales = ctx.load("sales");
@@ -27,8 +27,8 @@ int main() {
                rows.append({{"region", ctx.partition().key()}, {"total", total}});
                return rows;
              })
-      .partitioned(regions)
-      .depends_on({"sales"});
+      .partitioning(regions)
+      .deps({"sales"});
   il::DAG dag({shop});
 
   il::ThreadedRunner runner(2);

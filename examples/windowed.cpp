@@ -21,7 +21,7 @@ int main() {
               }
               return rows;
             })
-      .partitioned(il::TimePartitionConfig("date", {.allow_window = true}));
+      .partitioning(il::TimePartitionConfig("date", {.allow_window = true}));
   il::DAG dag({api});
 
   il::RunOptions options;

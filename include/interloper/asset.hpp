@@ -11,7 +11,7 @@
 //        rows.append({{"date", ctx.partition_date()}, {"clicks", 12}});
 //        return rows;
 //      })
-//      .partitioned(il::TimePartitionConfig("date"));
+//      .partitioning(il::TimePartitionConfig("date"));
 //
 // An asset with more rows than memory should hold emits them in batches instead: each batch goes
 // to the destination's writer at once, and the partition is replaced when the callable returns
@@ -27,7 +27,7 @@
 //        }
 //        return il::Table();  // nothing more
 //      })
-//      .partitioned(il::TimePartitionConfig("date"));
+//      .partitioning(il::TimePartitionConfig("date"));
 //
 // Asset and Source are value types; copying an asset copies its definition (the
 // partitioning is cloned, the destination shared).
@@ -87,9 +87,16 @@ class Asset {
   Asset& operator=(Asset&&) noexcept = default;
   ~Asset();
 
-  // Builder-style setters; each returns *this.
-  Asset& partitioned(const PartitionConfig& config);  // clones `config`
-  Asset& depends_on(std::vector<std::string> upstream_names);
+  // Builder-style setters, each named as its getter; each returns *this.
+  Asset& partitioning(const PartitionConfig& config);  // clones `config`
+  Asset& deps(std::vector<std::string> upstream_names);
+  // The earlier names of those two setters.
+  [[deprecated("use partitioning(config)")]] Asset& partitioned(const PartitionConfig& config) {
+    return partitioning(config);
+  }
+  [[deprecated("use deps(names)")]] Asset& depends_on(std::vector<std::string> upstream_names) {
+    return deps(std::move(upstream_names));
+  }
   Asset& enabled(bool on);
   Asset& destination(std::shared_ptr<Destination> destination);  // overrides the source's
   Asset& source_name(std::string name);                          // set by Source::add

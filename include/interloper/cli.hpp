@@ -11,7 +11,7 @@
 //
 //   int main(int argc, char** argv) {
 //     il::Source shop("shop", il::open_destination("sqlite:warehouse.db"));
-//     shop.asset("orders", compute_orders).partitioned(il::TimePartitionConfig("date"));
+//     shop.asset("orders", compute_orders).partitioning(il::TimePartitionConfig("date"));
 //     return il::cli::main(argc, argv, il::DAG({shop}));
 //   }
 //

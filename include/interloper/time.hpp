@@ -109,9 +109,11 @@ class TimeGranularity {
  public:
   enum class Unit : std::uint8_t { hour, day, week, month, quarter, year };
 
+  // Constant values rather than enumerators (which are lower-case across the API): they keep
+  // the upper-case names every partition definition uses.
   static const TimeGranularity HOUR;
   static const TimeGranularity DAY;
-  static const TimeGranularity WEEK;     // ISO weeks, starting on Monday
+  static const TimeGranularity WEEK;  // ISO weeks, starting on Monday
   static const TimeGranularity MONTH;
   static const TimeGranularity QUARTER;
   static const TimeGranularity YEAR;

@@ -33,7 +33,7 @@ bool starts_with(const std::string& s, const std::string& prefix) {
 
 TEST(AssetCheck, EachFailureNamesTheAsset) {
   il::Asset daily("ads_stats", one_row);
-  daily.partitioned(il::TimePartitionConfig("date", {.start = il::TimePoint(year{2026} / 1 / 1)}));
+  daily.partitioning(il::TimePartitionConfig("date", {.start = il::TimePoint(year{2026} / 1 / 1)}));
   il::TimePartitionWindow week(year{2026} / 1 / 1, year{2026} / 1 / 7);
   il::TimePartitionWindow month(year{2026} / 1 / 1, year{2026} / 1 / 1, il::TimeGranularity::MONTH);
   il::TimePartitionWindow before(year{2025} / 12 / 31, year{2025} / 12 / 31);
@@ -66,7 +66,7 @@ TEST(AssetCheck, ConstructorRejectsEmptyNameAndCallable) {
 TEST(Asset, CopyClonesPartitioningAndSharesDestination) {
   auto destination = std::make_shared<il::MemoryDestination>();
   il::Asset a("a", one_row);
-  a.partitioned(il::TimePartitionConfig("date")).destination(destination).depends_on({"b"});
+  a.partitioning(il::TimePartitionConfig("date")).destination(destination).deps({"b"});
   il::Asset b = a;
   ASSERT_NE(b.partitioning(), nullptr);
   EXPECT_NE(b.partitioning(), a.partitioning());
@@ -78,7 +78,7 @@ TEST(Asset, CopyClonesPartitioningAndSharesDestination) {
 TEST(Asset, RunComputesAndMaterializeWrites) {
   auto destination = std::make_shared<il::MemoryDestination>();
   il::Asset a("ads_stats", one_row);
-  a.partitioned(il::TimePartitionConfig("date"));
+  a.partitioning(il::TimePartitionConfig("date"));
   il::TimePartition day(year{2026} / 1 / 15);
   il::Table rows = a.run(day);
   ASSERT_EQ(rows.num_rows(), 1u);
@@ -108,7 +108,7 @@ il::Table emit_batches(il::ExecutionContext& ctx, int rows) {
 
 TEST(Asset, EmittedBatchesAndTheReturnedRowsMakeThePartition) {
   il::Asset a("clicks", [](il::ExecutionContext& ctx) { return emit_batches(ctx, 4); });
-  a.partitioned(il::TimePartitionConfig("date"));
+  a.partitioning(il::TimePartitionConfig("date"));
   il::TimePartition day(year{2026} / 1 / 15);
   // Without a destination the batches come back with the returned rows, in order.
   il::Table rows = a.run(day);
@@ -125,7 +125,7 @@ TEST(Asset, EmittedBatchesObeyTheDeclaredSchemaAndTheRowFloor) {
   auto destination = std::make_shared<il::MemoryDestination>();
   il::TimePartition day(year{2026} / 1 / 15);
   il::Asset a("clicks", [](il::ExecutionContext& ctx) { return emit_batches(ctx, 4); });
-  a.partitioned(il::TimePartitionConfig("date"))
+  a.partitioning(il::TimePartitionConfig("date"))
       .destination(destination)
       .schema(il::Schema{{"n", il::DataType::string}, {"extra", il::DataType::float64}});
   // Every batch is converted as it is emitted, not only the returned rows.
@@ -156,7 +156,7 @@ TEST(Asset, EmittedBatchesObeyTheDeclaredSchemaAndTheRowFloor) {
     ctx.emit(batch);
     return il::Table();
   });
-  bad.partitioned(il::TimePartitionConfig("date"))
+  bad.partitioning(il::TimePartitionConfig("date"))
       .destination(destination)
       .schema(il::Schema{{"n", il::DataType::int64}});
   try {
@@ -172,13 +172,13 @@ TEST(Asset, AnAssetThatFailsAfterEmittingReplacesNothing) {
   auto destination = std::make_shared<il::MemoryDestination>();
   il::TimePartition day(year{2026} / 1 / 15);
   il::Asset good("clicks", one_row);
-  good.partitioned(il::TimePartitionConfig("date")).destination(destination);
+  good.partitioning(il::TimePartitionConfig("date")).destination(destination);
   ASSERT_EQ(good.materialize(day), 1);
   il::Asset failing("clicks", [](il::ExecutionContext& ctx) -> il::Table {
     emit_batches(ctx, 4);
     throw std::runtime_error("upstream vanished");
   });
-  failing.partitioned(il::TimePartitionConfig("date")).destination(destination);
+  failing.partitioning(il::TimePartitionConfig("date")).destination(destination);
   EXPECT_THROW(failing.materialize(day), std::runtime_error);
   // A batch with a row outside the window fails at once.
   il::Asset stray("clicks", [](il::ExecutionContext& ctx) {
@@ -187,7 +187,7 @@ TEST(Asset, AnAssetThatFailsAfterEmittingReplacesNothing) {
     ctx.emit(batch);
     return il::Table();
   });
-  stray.partitioned(il::TimePartitionConfig("date")).destination(destination);
+  stray.partitioning(il::TimePartitionConfig("date")).destination(destination);
   EXPECT_THROW(stray.materialize(day), il::DestinationError);
   EXPECT_EQ(destination->read(good.dataset(), day.as_window().get()), good.run(day));
 }
@@ -195,7 +195,7 @@ TEST(Asset, AnAssetThatFailsAfterEmittingReplacesNothing) {
 TEST(Asset, MaterializeWritesToTheSourcesDestination) {
   auto source_destination = std::make_shared<il::MemoryDestination>();
   il::Source ads("ads", source_destination);
-  il::Asset& stats = ads.asset("ads_stats", one_row).partitioned(il::TimePartitionConfig("date"));
+  il::Asset& stats = ads.asset("ads_stats", one_row).partitioning(il::TimePartitionConfig("date"));
   il::TimePartition day(year{2026} / 1 / 15);
   EXPECT_EQ(stats.resolved_destination(), source_destination);
   EXPECT_EQ(stats.materialize(day), 1);
@@ -221,7 +221,7 @@ TEST(Asset, WindowedAssetSeesTheWholeWindowInOneCall) {
     for (il::TimePartition p : window) t.append({{"date", p.value().date()}});
     return t;
   });
-  a.partitioned(il::TimePartitionConfig("date", {.allow_window = true}));
+  a.partitioning(il::TimePartitionConfig("date", {.allow_window = true}));
   EXPECT_EQ(a.run(il::TimePartitionWindow(year{2026} / 1 / 1, year{2026} / 1 / 7)).num_rows(), 7u);
   EXPECT_EQ(a.run(il::TimePartition(year{2026} / 1 / 1)).num_rows(), 1u);
   EXPECT_EQ(calls, 2);

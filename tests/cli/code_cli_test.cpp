@@ -40,7 +40,7 @@ class CodeCli : public ::testing::Test {
                  rows.append({{"date", ctx.partition_date()}, {"n", 1}});
                  return rows;
                })
-        .partitioned(il::TimePartitionConfig("date"));
+        .partitioning(il::TimePartitionConfig("date"));
     return il::DAG({shop});
   }
 
@@ -122,7 +122,7 @@ TEST_F(CodeCli, CatalogNamesTheColumnsTheLatestWriteDidNotProduce) {
                rows.append({{"date", ctx.partition_date()}, {renamed ? "renamed" : "old", 1}});
                return rows;
              })
-      .partitioned(il::TimePartitionConfig("date"));
+      .partitioning(il::TimePartitionConfig("date"));
   const il::DAG dag({shop});
   ASSERT_EQ(run(dag, {"--quiet", "materialize", "--partition", "2026-11-01", "--store", store_}),
             0);

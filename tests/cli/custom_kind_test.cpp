@@ -62,7 +62,7 @@ TEST_F(CustomKind, EveryCommandWorksOverACodeDag) {
                rows.append({{"shard_id", key.substr(6)}, {"n", 1}});
                return rows;
              })
-      .partitioned(il_test::ShardPartitionConfig("shard_id", 4));
+      .partitioning(il_test::ShardPartitionConfig("shard_id", 4));
   const il::DAG dag({shop});
 
   Outcome check = run(&dag, {"check"});

@@ -16,7 +16,7 @@ il::Table nothing(il::ExecutionContext&) { return il::Table(); }
 
 il::Asset asset(std::string name, std::vector<std::string> deps = {}) {
   il::Asset a(std::move(name), nothing);
-  a.depends_on(std::move(deps));
+  a.deps(std::move(deps));
   return a;
 }
 
@@ -150,9 +150,9 @@ TEST(DAG, AnyTwoTimeGranularitiesMayBeWired) {
   for (il::TimeGranularity up : all) {
     for (il::TimeGranularity down : all) {
       il::Source s("s");
-      s.add(asset("up")).partitioned(il::TimePartitionConfig("t", {.granularity = up}));
+      s.add(asset("up")).partitioning(il::TimePartitionConfig("t", {.granularity = up}));
       s.add(asset("down", {"up"}))
-          .partitioned(il::TimePartitionConfig("date", {.granularity = down}));
+          .partitioning(il::TimePartitionConfig("date", {.granularity = down}));
       EXPECT_EQ(dag_error({s}), "") << up << " -> " << down;
     }
   }
@@ -160,8 +160,8 @@ TEST(DAG, AnyTwoTimeGranularitiesMayBeWired) {
 
 TEST(DAG, TimeAndListEdgesAreRejectedNamingBothSides) {
   il::Source s("s");
-  s.add(asset("daily")).partitioned(il::TimePartitionConfig("date"));
-  s.add(asset("regional", {"daily"})).partitioned(il::ListPartitionConfig("region", {"eu", "us"}));
+  s.add(asset("daily")).partitioning(il::TimePartitionConfig("date"));
+  s.add(asset("regional", {"daily"})).partitioning(il::ListPartitionConfig("region", {"eu", "us"}));
   std::string message = dag_error({s});
   EXPECT_EQ(message,
             "asset 'regional' (partitioned "
@@ -172,8 +172,8 @@ TEST(DAG, TimeAndListEdgesAreRejectedNamingBothSides) {
             "mapped");
 
   il::Source reverse("r");
-  reverse.add(asset("regional")).partitioned(il::ListPartitionConfig("region", {"eu", "us"}));
-  reverse.add(asset("daily", {"regional"})).partitioned(il::TimePartitionConfig("date"));
+  reverse.add(asset("regional")).partitioning(il::ListPartitionConfig("region", {"eu", "us"}));
+  reverse.add(asset("daily", {"regional"})).partitioning(il::TimePartitionConfig("date"));
   message = dag_error({reverse});
   EXPECT_NE(message.find("asset 'daily'"), std::string::npos) << message;
   EXPECT_NE(message.find("asset 'regional'"), std::string::npos) << message;
@@ -182,8 +182,8 @@ TEST(DAG, TimeAndListEdgesAreRejectedNamingBothSides) {
 TEST(DAG, ListEdgesNeedTheSameList) {
   auto wire = [](il::ListPartitionConfig up, il::ListPartitionConfig down) {
     il::Source s("s");
-    s.add(asset("up")).partitioned(up);
-    s.add(asset("down", {"up"})).partitioned(down);
+    s.add(asset("up")).partitioning(up);
+    s.add(asset("down", {"up"})).partitioning(down);
     return dag_error({s});
   };
   EXPECT_EQ(wire(il::ListPartitionConfig("region", {"eu", "us"}),
@@ -205,10 +205,10 @@ TEST(DAG, ListEdgesNeedTheSameList) {
 
   // Partitioned upstream, unpartitioned downstream (and the reverse) are fine.
   il::Source mixed("m");
-  mixed.add(asset("daily")).partitioned(il::TimePartitionConfig("date"));
+  mixed.add(asset("daily")).partitioning(il::TimePartitionConfig("date"));
   mixed.add(asset("summary", {"daily"}));
   mixed.add(asset("regional", {"summary"}))
-      .partitioned(il::ListPartitionConfig("region", {"eu", "us"}));
+      .partitioning(il::ListPartitionConfig("region", {"eu", "us"}));
   EXPECT_EQ(dag_error({mixed}), "");
 }
 

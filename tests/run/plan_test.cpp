@@ -62,10 +62,10 @@ TEST(Plan, EveryPairOfGranularitiesRelatesByOverlappingBounds) {
     for (G up : kAll) {
       for (G down : kAll) {
         il::Source s("s", std::make_shared<il::MemoryDestination>());
-        s.asset("up", empty_table).partitioned(il::TimePartitionConfig("t", {.granularity = up}));
+        s.asset("up", empty_table).partitioning(il::TimePartitionConfig("t", {.granularity = up}));
         s.asset("down", empty_table)
-            .partitioned(il::TimePartitionConfig("t", {.granularity = down}))
-            .depends_on({"up"});
+            .partitioning(il::TimePartitionConfig("t", {.granularity = down}))
+            .deps({"up"});
         il::DAG dag({s});
         il::Plan plan = il::plan(dag, &request);
         ASSERT_EQ(plan.steps().size(), 2u);
@@ -88,12 +88,12 @@ TEST(Plan, EveryPairOfGranularitiesRelatesByOverlappingBounds) {
 
 TEST(Plan, IsoWeeksReadTheDaysOfTheWeekAndTheMonthsTheyStraddle) {
   il::Source s("s", std::make_shared<il::MemoryDestination>());
-  s.asset("daily", empty_table).partitioned(il::TimePartitionConfig("t"));
+  s.asset("daily", empty_table).partitioning(il::TimePartitionConfig("t"));
   s.asset("monthly", empty_table)
-      .partitioned(il::TimePartitionConfig("t", {.granularity = G::MONTH}));
+      .partitioning(il::TimePartitionConfig("t", {.granularity = G::MONTH}));
   s.asset("weekly", empty_table)
-      .partitioned(il::TimePartitionConfig("t", {.granularity = G::WEEK}))
-      .depends_on({"daily", "monthly"});
+      .partitioning(il::TimePartitionConfig("t", {.granularity = G::WEEK}))
+      .deps({"daily", "monthly"});
   il::DAG dag({s});
   // 2026-W53 runs from Monday 2026-12-28 to Sunday 2027-01-03.
   il::TimePartitionWindow request = il::TimePartitionWindow::parse("2026-W53");
@@ -111,7 +111,7 @@ TEST(Plan, IsoWeeksReadTheDaysOfTheWeekAndTheMonthsTheyStraddle) {
 TEST(Plan, SharesAreClampedToEachAssetsStart) {
   il::Source s("s", std::make_shared<il::MemoryDestination>());
   s.asset("late", empty_table)
-      .partitioned(il::TimePartitionConfig("t", {.start = il::TimePoint(year{2026} / 11 / 20)}));
+      .partitioning(il::TimePartitionConfig("t", {.start = il::TimePoint(year{2026} / 11 / 20)}));
   il::DAG dag({s});
   il::TimePartitionWindow november = il::TimePartitionWindow::parse("2026-11");
   il::Plan plan = il::plan(dag, &november);
@@ -129,11 +129,11 @@ TEST(Plan, SharesAreClampedToEachAssetsStart) {
 TEST(Plan, PerAssetTasksNeedAllowWindowAndTheErrorListsEveryAsset) {
   il::Source s("s", std::make_shared<il::MemoryDestination>());
   s.asset("hourly", empty_table)
-      .partitioned(il::TimePartitionConfig("t", {.granularity = G::HOUR}));
-  s.asset("daily", empty_table).partitioned(il::TimePartitionConfig("t")).depends_on({"hourly"});
+      .partitioning(il::TimePartitionConfig("t", {.granularity = G::HOUR}));
+  s.asset("daily", empty_table).partitioning(il::TimePartitionConfig("t")).deps({"hourly"});
   s.asset("monthly", empty_table)
-      .partitioned(il::TimePartitionConfig("t", {.granularity = G::MONTH}))
-      .depends_on({"daily"});
+      .partitioning(il::TimePartitionConfig("t", {.granularity = G::MONTH}))
+      .deps({"daily"});
   il::DAG dag({s});
   il::TimePartitionWindow november = il::TimePartitionWindow::parse("2026-11");
   il::PlanOptions options;
@@ -169,7 +169,7 @@ struct HourDayMonth {
        il::Table t;
        t.append({{"t", hour.start().seconds()}, {"n", 1}});
        return t;
-     }).partitioned(il::TimePartitionConfig("t", {.granularity = G::HOUR}));
+     }).partitioning(il::TimePartitionConfig("t", {.granularity = G::HOUR}));
     // Each rollup keeps one row per hour it read, so its row count is the hours it covers.
     auto rollup = [](std::string upstream) {
       return [upstream](il::ExecutionContext& ctx) {
@@ -182,11 +182,11 @@ struct HourDayMonth {
       };
     };
     s.asset("daily", rollup("hourly"))
-        .partitioned(il::TimePartitionConfig("t"))
-        .depends_on({"hourly"});
+        .partitioning(il::TimePartitionConfig("t"))
+        .deps({"hourly"});
     s.asset("monthly", rollup("daily"))
-        .partitioned(il::TimePartitionConfig("t", {.granularity = G::MONTH}))
-        .depends_on({"daily"});
+        .partitioning(il::TimePartitionConfig("t", {.granularity = G::MONTH}))
+        .deps({"daily"});
     dag = std::make_unique<il::DAG>(std::vector<il::Source>{s});
   }
 
@@ -335,15 +335,15 @@ TEST(Execute, ListPartitionsMapOneToOne) {
      il::Table t;
      t.append({{"region", ctx.partition().key()}});
      return t;
-   }).partitioned(regions);
+   }).partitioning(regions);
   s.asset("clean",
           [&](il::ExecutionContext& ctx) {
             std::lock_guard lock(mutex);
             seen.push_back(ctx.partition().key());
             return ctx.load("raw");
           })
-      .partitioned(regions)
-      .depends_on({"raw"});
+      .partitioning(regions)
+      .deps({"raw"});
   il::DAG dag({s});
   il::BackfillResult result = il::backfill(dag, regions.window("eu", "apac"));
   EXPECT_EQ(result.tasks.failed, 1u);
@@ -365,10 +365,10 @@ TEST(Execute, RunnerGivesEachAssetItsOwnShare) {
     };
   };
   s.asset("hourly", record("hourly"))
-      .partitioned(il::TimePartitionConfig("t", {.granularity = G::HOUR, .allow_window = true}));
+      .partitioning(il::TimePartitionConfig("t", {.granularity = G::HOUR, .allow_window = true}));
   s.asset("monthly", record("monthly"))
-      .partitioned(il::TimePartitionConfig("t", {.granularity = G::MONTH}))
-      .depends_on({"hourly"});
+      .partitioning(il::TimePartitionConfig("t", {.granularity = G::MONTH}))
+      .deps({"hourly"});
   il::DAG dag({s});
   il::RunResult result =
       il::ThreadedRunner(2).run(dag, il::TimePartitionWindow::parse("2026-02-01..2026-02-28"));

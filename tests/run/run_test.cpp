@@ -93,7 +93,7 @@ TEST_P(Runners, EmittedBatchesAreWrittenThroughTheDestinationsWriter) {
        ctx.emit(batch);
      }
      return il::Table();
-   }).partitioned(kDaily);
+   }).partitioning(kDaily);
   il::DAG dag({s});
   il::RunResult result = runner().run(dag, il::TimePartition(day(5)));
   ASSERT_TRUE(result.ok()) << result.error_summary();
@@ -114,16 +114,16 @@ TEST_P(Runners, ChainRunsInOrderAndLoadsTheUpstreamWindow) {
          t.append({{"date", ctx.partition_date()}, {"rows", static_cast<int>(clean.num_rows())}});
          return t;
        })
-      .partitioned(kDaily)
-      .depends_on({"clean"});
-  s.asset("raw", daily_rows(&journal, "raw", 3)).partitioned(kDaily);
+      .partitioning(kDaily)
+      .deps({"clean"});
+  s.asset("raw", daily_rows(&journal, "raw", 3)).partitioning(kDaily);
   s.asset("clean",
           [&](il::ExecutionContext& ctx) {
             journal.add("clean");
             return ctx.load("raw");
           })
-      .partitioned(kDaily)
-      .depends_on({"raw"});
+      .partitioning(kDaily)
+      .deps({"raw"});
   il::DAG dag({s});
   il::RunResult result = runner().run(dag, il::TimePartition(day(5)));
   ASSERT_TRUE(result.ok()) << result.error_summary();
@@ -144,10 +144,10 @@ TEST_P(Runners, FailedAssetCancelsItsDownstreamsOnly) {
   il::Source s("s", destination_);
   s.asset("bad", [](il::ExecutionContext&) -> il::Table {
      throw std::runtime_error("boom");
-   }).partitioned(kDaily);
-  s.asset("after_bad", daily_rows(&journal, "after_bad")).partitioned(kDaily).depends_on({"bad"});
-  s.asset("deeper", daily_rows(&journal, "deeper")).partitioned(kDaily).depends_on({"after_bad"});
-  s.asset("good", daily_rows(&journal, "good")).partitioned(kDaily);
+   }).partitioning(kDaily);
+  s.asset("after_bad", daily_rows(&journal, "after_bad")).partitioning(kDaily).deps({"bad"});
+  s.asset("deeper", daily_rows(&journal, "deeper")).partitioning(kDaily).deps({"after_bad"});
+  s.asset("good", daily_rows(&journal, "good")).partitioning(kDaily);
   il::DAG dag({s});
   il::RunResult result = runner().run(dag, il::TimePartition(day(1)));
   EXPECT_FALSE(result.ok());
@@ -180,7 +180,7 @@ TEST_P(Runners, NonStandardExceptionsFailTheAsset) {
 
 TEST_P(Runners, MissingDestinationFailsThatAsset) {
   il::Source s("s");  // no destination
-  s.asset("a", daily_rows(nullptr, "a")).partitioned(kDaily);
+  s.asset("a", daily_rows(nullptr, "a")).partitioning(kDaily);
   il::DAG dag({s});
   il::RunResult result = runner().run(dag, il::TimePartition(day(1)));
   EXPECT_EQ(result.asset("a").status, il::Status::failed);
@@ -190,8 +190,8 @@ TEST_P(Runners, MissingDestinationFailsThatAsset) {
 
 TEST_P(Runners, LoadingANonDependencyFails) {
   il::Source s("s", destination_);
-  s.asset("a", daily_rows(nullptr, "a")).partitioned(kDaily);
-  s.asset("b", [](il::ExecutionContext& ctx) { return ctx.load("a"); }).partitioned(kDaily);
+  s.asset("a", daily_rows(nullptr, "a")).partitioning(kDaily);
+  s.asset("b", [](il::ExecutionContext& ctx) { return ctx.load("a"); }).partitioning(kDaily);
   il::DAG dag({s});
   il::RunResult result = runner().run(dag, il::TimePartition(day(1)));
   EXPECT_EQ(result.asset("b").status, il::Status::failed);
@@ -214,8 +214,8 @@ TEST_P(Runners, UnpartitionedUpstreamIsReadWhole) {
             t.append({{"date", ctx.partition_date()}, {"dims", static_cast<int>(dim.num_rows())}});
             return t;
           })
-      .partitioned(kDaily)
-      .depends_on({"dim"});
+      .partitioning(kDaily)
+      .deps({"dim"});
   il::DAG dag({s});
   il::RunResult result = runner().run(dag, il::TimePartition(day(2)));
   ASSERT_TRUE(result.ok()) << result.error_summary();
@@ -227,11 +227,11 @@ TEST_P(Runners, UnpartitionedUpstreamIsReadWhole) {
 TEST_P(Runners, DisabledAssetsAreSkippedAndExemptFromValidation) {
   Journal journal;
   il::Source s("s", destination_);
-  s.asset("off", daily_rows(&journal, "off")).partitioned(kDaily).enabled(false);
+  s.asset("off", daily_rows(&journal, "off")).partitioning(kDaily).enabled(false);
   s.asset("on", [&](il::ExecutionContext&) {
      journal.add("on");
      return il::Table();
-   }).partitioned(il::TimePartitionConfig("date", {.allow_window = true}));
+   }).partitioning(il::TimePartitionConfig("date", {.allow_window = true}));
   il::DAG dag({s});
   // "off" could not serve a week, but it is disabled.
   il::RunResult result = runner().run(dag, il::TimePartitionWindow(day(1), day(7)));
@@ -243,14 +243,14 @@ TEST_P(Runners, DisabledAssetsAreSkippedAndExemptFromValidation) {
 TEST_P(Runners, ValidationFailureListsEveryAssetAndExecutesNothing) {
   Journal journal;
   il::Source s("s", destination_);
-  s.asset("first", daily_rows(&journal, "first")).partitioned(kDaily);
+  s.asset("first", daily_rows(&journal, "first")).partitioning(kDaily);
   s.asset("windowed", daily_rows(&journal, "windowed"))
-      .partitioned(il::TimePartitionConfig("date", {.allow_window = true}));
+      .partitioning(il::TimePartitionConfig("date", {.allow_window = true}));
   s.asset("second", daily_rows(&journal, "second"))
-      .partitioned(il::TimePartitionConfig("date", {.start = day(20)}));
+      .partitioning(il::TimePartitionConfig("date", {.start = day(20)}));
   // Another granularity serves its own partitions overlapping the window: no error.
   s.asset("monthly", daily_rows(&journal, "monthly"))
-      .partitioned(il::TimePartitionConfig(
+      .partitioning(il::TimePartitionConfig(
           "date", {.granularity = il::TimeGranularity::MONTH, .allow_window = true}));
   il::DAG dag({s});
   il::EventBus events;
@@ -282,15 +282,15 @@ TEST_P(Runners, EventsAndStoreRecords) {
   std::vector<il::Event> seen;
   events.subscribe([&](const il::Event& e) { seen.push_back(e); });
   il::Source s("s", destination_);
-  s.asset("a", daily_rows(nullptr, "a", 5)).partitioned(kDaily);
+  s.asset("a", daily_rows(nullptr, "a", 5)).partitioning(kDaily);
   s.asset("b",
           [](il::ExecutionContext& ctx) -> il::Table {
             ctx.logger().info("about to fail");
             ctx.load("a");
             throw std::runtime_error("nope");
           })
-      .partitioned(kDaily)
-      .depends_on({"a"});
+      .partitioning(kDaily)
+      .deps({"a"});
   il::DAG dag({s});
   il::RunOptions options;
   options.events = &events;
@@ -349,7 +349,7 @@ struct UpstreamCase {
          t.append({{"ts", hour.value().seconds()}, {"n", 1}});
        }
        return t;
-     }).partitioned(hourly);
+     }).partitioning(hourly);
     if (with_dims) s.asset("dims", [](il::ExecutionContext&) { return il::Table(); });
     std::vector<std::string> deps{"events"};
     if (with_dims) deps.push_back("dims");
@@ -361,8 +361,8 @@ struct UpstreamCase {
                   {{"date", ctx.partition_date()}, {"n", static_cast<long long>(rows.num_rows())}});
               return t;
             })
-        .partitioned(kDaily)
-        .depends_on(deps)
+        .partitioning(kDaily)
+        .deps(deps)
         .require_upstream(require_upstream);
     return il::DAG({s});
   }
@@ -437,7 +437,7 @@ TEST_P(Runners, RequireUpstreamOffReadsWhatIsStored) {
 TEST_P(Runners, GivenRunIdAndSelection) {
   Journal journal;
   il::Source s("s", destination_);
-  s.asset("raw", daily_rows(&journal, "raw", 2)).partitioned(kDaily);
+  s.asset("raw", daily_rows(&journal, "raw", 2)).partitioning(kDaily);
   s.asset("count",
           [&](il::ExecutionContext& ctx) {
             journal.add("count");
@@ -446,8 +446,8 @@ TEST_P(Runners, GivenRunIdAndSelection) {
                       {"n", static_cast<int>(ctx.load("raw").num_rows())}});
             return t;
           })
-      .partitioned(kDaily)
-      .depends_on({"raw"});
+      .partitioning(kDaily)
+      .deps({"raw"});
   il::DAG dag({s});
   il::RunOptions options;
   options.run_id = "manual";
@@ -473,7 +473,7 @@ TEST_P(Runners, WindowedRunAndPerPartitionRunsStoreTheSame) {
          for (int i = 0; i < 3; ++i) t.append({{"date", p.value().date()}, {"i", i}});
        }
        return t;
-     }).partitioned(il::TimePartitionConfig("date", {.allow_window = true}));
+     }).partitioning(il::TimePartitionConfig("date", {.allow_window = true}));
     return il::DAG({s});
   };
   il::DAG windowed = make(destination_);
@@ -535,8 +535,8 @@ TEST(ThreadedRunner, IndependentAssetsRunConcurrently) {
 TEST(Validate, MultiPartitionWindowNeedsAllowWindowEverywhere) {
   il::Source s("s");
   s.asset("yes", daily_rows(nullptr, "yes"))
-      .partitioned(il::TimePartitionConfig("date", {.allow_window = true}));
-  s.asset("no", daily_rows(nullptr, "no")).partitioned(kDaily);
+      .partitioning(il::TimePartitionConfig("date", {.allow_window = true}));
+  s.asset("no", daily_rows(nullptr, "no")).partitioning(kDaily);
   s.asset("plain", daily_rows(nullptr, "plain"));
   il::DAG dag({s});
   il::TimePartitionWindow week(day(1), day(7));
@@ -656,7 +656,7 @@ struct Outcomes {
 TEST(Backfill, NewestFirstOneTaskPerPartition) {
   auto destination = std::make_shared<il::MemoryDestination>();
   il::Source s("s", destination);
-  s.asset("a", daily_rows(nullptr, "a", 2)).partitioned(kDaily);  // no allow_window needed
+  s.asset("a", daily_rows(nullptr, "a", 2)).partitioning(kDaily);  // no allow_window needed
   il::DAG dag({s});
   Outcomes outcomes;
   il::BackfillOptions options;
@@ -688,7 +688,7 @@ TEST(Backfill, StopStartsNothingNewAndRecordsTheInterruptedTask) {
      il::Table t;
      t.append({{"date", ctx.partition_date()}});
      return t;
-   }).partitioned(kDaily);
+   }).partitioning(kDaily);
   il::DAG dag({s});
   il::MemoryStore store;
   Outcomes outcomes;
@@ -722,9 +722,9 @@ TEST(Backfill, ValidatesTheWholeWindowFirst) {
   Journal journal;
   il::Source s("s", std::make_shared<il::MemoryDestination>());
   s.asset("late", daily_rows(&journal, "late"))
-      .partitioned(il::TimePartitionConfig("date", {.start = day(10)}));
+      .partitioning(il::TimePartitionConfig("date", {.start = day(10)}));
   s.asset("regions", daily_rows(&journal, "regions"))
-      .partitioned(il::ListPartitionConfig("region", {"eu", "us"}));
+      .partitioning(il::ListPartitionConfig("region", {"eu", "us"}));
   il::DAG dag({s});
   try {
     il::backfill(dag, il::TimePartitionWindow(day(1), day(5)));
@@ -744,7 +744,7 @@ TEST(Backfill, ClampsEachShareToTheAssetsStart) {
   Journal journal;
   il::Source s("s", std::make_shared<il::MemoryDestination>());
   s.asset("late", daily_rows(&journal, "late"))
-      .partitioned(il::TimePartitionConfig("date", {.start = day(3)}));
+      .partitioning(il::TimePartitionConfig("date", {.start = day(3)}));
   il::DAG dag({s});
   il::BackfillResult result = il::backfill(dag, il::TimePartitionWindow(day(1), day(5)));
   EXPECT_EQ(result.succeeded(), 3u);
@@ -760,7 +760,7 @@ TEST(Backfill, RunsPartitionsConcurrently) {
        throw std::runtime_error("partitions did not overlap");
      }
      return il::Table();
-   }).partitioned(kDaily);
+   }).partitioning(kDaily);
   il::DAG dag({s});
   il::BackfillOptions options;
   options.concurrency = 2;
@@ -781,14 +781,14 @@ TEST(Backfill, MissingOnlyRedoesFailedAndMissingPartitions) {
      il::Table t;
      t.append({{"date", ctx.partition_date()}});
      return t;
-   }).partitioned(kDaily);
+   }).partitioning(kDaily);
   s.asset("down",
           [&](il::ExecutionContext& ctx) {
             journal.add("down " + il::TimePoint(ctx.partition_date()).date_string());
             return ctx.load("up");
           })
-      .partitioned(kDaily)
-      .depends_on({"up"});
+      .partitioning(kDaily)
+      .deps({"up"});
   il::DAG dag({s});
   il::MemoryStore store;
   il::BackfillOptions options;
@@ -844,7 +844,7 @@ TEST(Backfill, SkipsPartitionsClaimedByAnotherRunAndReleasesItsOwn) {
      il::Table t;
      t.append({{"date", ctx.partition_date()}});
      return t;
-   }).partitioned(kDaily);
+   }).partitioning(kDaily);
   il::DAG dag({s});
   il::MemoryStore store;
   il::FixedClock clock(il::TimePoint(day(10)));
@@ -881,7 +881,7 @@ TEST(Backfill, FailFastCancelsWhatHasNotStarted) {
   il::Source s("s", std::make_shared<il::MemoryDestination>());
   s.asset("a", [](il::ExecutionContext&) -> il::Table {
      throw std::runtime_error("down");
-   }).partitioned(kDaily);
+   }).partitioning(kDaily);
   il::DAG dag({s});
   il::BackfillOptions options;
   options.fail_fast = true;

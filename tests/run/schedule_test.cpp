@@ -50,7 +50,7 @@ struct Fixture : ::testing::Test {
               std::optional<il::TimePoint> start = std::nullopt) {
     il::Source s("s", std::make_shared<il::MemoryDestination>());
     s.asset("a", remember(&seen))
-        .partitioned(il::TimePartitionConfig(
+        .partitioning(il::TimePartitionConfig(
             "date", {.granularity = g, .allow_window = allow_window, .start = start}));
     return il::DAG({s});
   }
@@ -235,7 +235,7 @@ TEST_F(Schedule, AFailedRunIsRecordedAsFailed) {
   il::Source s("s", std::make_shared<il::MemoryDestination>());
   s.asset("a", [](il::ExecutionContext&) -> il::Table {
      throw std::runtime_error("boom");
-   }).partitioned(il::TimePartitionConfig("date"));
+   }).partitioning(il::TimePartitionConfig("date"));
   const il::DAG d({s});
   il::FireLog log(log_path());
   const auto ran =

@@ -77,12 +77,12 @@ Asset& Asset::operator=(const Asset& other) {
 
 Asset::~Asset() = default;
 
-Asset& Asset::partitioned(const PartitionConfig& config) {
+Asset& Asset::partitioning(const PartitionConfig& config) {
   partitioning_ = config.clone();
   return *this;
 }
 
-Asset& Asset::depends_on(std::vector<std::string> upstream_names) {
+Asset& Asset::deps(std::vector<std::string> upstream_names) {
   deps_ = std::move(upstream_names);
   return *this;
 }

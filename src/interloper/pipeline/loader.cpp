@@ -156,8 +156,8 @@ Source Loader::declare(const SourceSpec& source) {
     AssetSpec& spec = assets_[index];
     const AssetDefinition& def = definitions_[index];
     Asset& asset = built.asset(def.name, compute(spec, def));
-    if (spec.partitioning) asset.partitioned(*spec.partitioning);
-    asset.depends_on(def.deps);
+    if (spec.partitioning) asset.partitioning(*spec.partitioning);
+    asset.deps(def.deps);
     asset.enabled(def.enabled);
     if (!def.schema.empty()) asset.schema(def.schema);
     asset.min_rows(def.min_rows);
