@@ -172,6 +172,13 @@ void Loader::read_sql(const yaml::Node& node, const SourceSpec& source, AssetSpe
     fail(sql, fmt::format("asset '{}': sql must be exactly one statement, but '{}' follows it",
                           def.name, one_line_excerpt(def.sql.substr(more))));
   }
+  if (const std::string word = pipeline::first_keyword(def.sql);
+      word != "SELECT" && word != "WITH" && word != "VALUES") {
+    fail(sql, fmt::format("asset '{}': sql must be a query (SELECT, WITH ... SELECT or VALUES); {}",
+                          def.name,
+                          word.empty() ? "'" + one_line_excerpt(def.sql) + "' is not one"
+                                       : word + " statements are not allowed"));
+  }
   if (node["format"]) fail(node["format"], "'format' applies to command assets only");
   if (node["timeout"]) fail(node["timeout"], "'timeout' applies to command assets only");
   if (node["max_output"]) {

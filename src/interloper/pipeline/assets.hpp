@@ -82,6 +82,10 @@ std::vector<std::string> named_parameters(std::string_view sql);
 // `sql` holds one statement.
 std::size_t second_statement(std::string_view sql);
 
+// The statement's first word, upper-cased, past blanks and comments ("" when it starts with
+// anything else). A query starts with SELECT, WITH or VALUES.
+std::string first_keyword(std::string_view sql);
+
 // The statement actually sent to the database: the user's query with one CTE (name, SELECT
 // body) per entry of `ctes` prepended, merged into the query's own WITH clause when it has one.
 std::string sql_with_dependencies(const std::string& sql,

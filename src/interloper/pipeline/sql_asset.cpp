@@ -134,6 +134,16 @@ std::size_t second_statement(std::string_view sql) {
   return found;
 }
 
+std::string first_keyword(std::string_view sql) {
+  std::string word;
+  for (std::size_t i = skip_blank(sql, 0); i < sql.size(); ++i) {
+    const auto c = static_cast<unsigned char>(sql[i]);
+    if (!std::isalnum(c) && c != '_') break;
+    word += static_cast<char>(std::toupper(c));
+  }
+  return word;
+}
+
 std::string sql_with_dependencies(const std::string& sql,
                                   const std::vector<std::pair<std::string, std::string>>& ctes_of) {
   if (ctes_of.empty()) return sql;
@@ -177,8 +187,8 @@ DatasetRef dependency_ctes(const QueryableDestination& database, const Execution
     if (reads.window == nullptr) {
       scoped = whole + " WHERE 1 = 0";  // the run lies before the upstream's start
     } else {
-      QueryableDestination::Relation relation = database.relation_of(
-          reads.dataset, reads.window.get(), fmt::format("il_dep{}_", index));
+      QueryableDestination::Relation relation =
+          database.relation_of(reads.dataset, reads.window.get(), fmt::format("il_dep{}_", index));
       scoped = std::move(relation.sql);
       for (auto& param : relation.params) params.push_back(std::move(param));
     }
