@@ -79,7 +79,12 @@ DestinationUrl parse_destination_url(std::string_view url) {
     parse_path(out, scheme, rest);
   } else if (scheme == "s3") {
     out.scheme = DestinationUrl::Scheme::s3;
-    out.s3 = S3Destination::parse_url(url);  // credentials are read when the destination opens
+    try {
+      out.s3 = S3Destination::parse_url(url);  // credentials are read when the destination opens
+    } catch (const DestinationError& e) {
+      // Credentials never belong in an s3:// URL, but one written there must not show.
+      throw DestinationError(postgres::hide_password(e.what(), url));
+    }
   } else if (scheme == "postgresql" || scheme == "postgres") {
     out.scheme = DestinationUrl::Scheme::postgresql;
   } else {

@@ -78,12 +78,30 @@ std::string redact(std::string_view url) {
   return std::string(url.substr(0, start + colon + 1)) + "***" + std::string(url.substr(at));
 }
 
+std::string hide_password(std::string message, std::string_view url) {
+  auto scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos) return message;
+  const std::size_t start = scheme_end + 3;
+  const std::size_t at = userinfo_end(url, start);
+  if (at == std::string_view::npos) return message;
+  const std::string_view info = url.substr(start, at - start);
+  const auto colon = info.find(':');
+  if (colon == std::string_view::npos || colon + 1 == info.size()) return message;
+  for (const std::string& secret : spellings(std::string(info.substr(colon + 1)))) {
+    for (auto found = message.find(secret); found != std::string::npos;
+         found = message.find(secret, found + 3)) {
+      message.replace(found, secret.size(), "***");
+    }
+  }
+  return message;
+}
+
 Url parse_url(std::string_view text, const std::vector<std::string>& own_parameters) {
   Url url;
   url.redacted = redact(text);
   auto fail = [&](std::string_view why) -> void {
-    throw DestinationError(
-        fmt::format("postgresql URL '{}': {}", url.redacted, scrub(std::string(why), url.password)));
+    throw DestinationError(fmt::format("postgresql URL '{}': {}", url.redacted,
+                                       scrub(std::string(why), url.password)));
   };
   if (text.rfind("postgresql://", 0) != 0 && text.rfind("postgres://", 0) != 0) {
     fail("must start with postgresql:// or postgres://");

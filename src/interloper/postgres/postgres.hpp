@@ -64,6 +64,9 @@ struct Url {
 Url parse_url(std::string_view url, const std::vector<std::string>& own_parameters);
 // `url` with the password of its user-info part replaced by ***.
 std::string redact(std::string_view url);
+// `message` with every spelling of the password of `url`'s user-info part (as redact() finds
+// it) replaced by ***: for errors that quote parts of a URL of any scheme.
+std::string hide_password(std::string message, std::string_view url);
 
 // Parameters for a query, all sent as text with an explicit type (or inferred by the server when
 // the type is oid::unknown).
