@@ -12,8 +12,10 @@
 
 namespace {
 
-// Whether the reference reads `line` as one object of scalars.
+// Whether the reference reads `line` as one object of scalars. A raw NUL byte is valid nowhere
+// in JSON, but the reference takes it for the end of its input and ignores what follows.
 bool reference_accepts(std::string_view line) {
+  if (line.find('\0') != std::string_view::npos) return false;
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(line.begin(), line.end());
@@ -32,7 +34,7 @@ bool has_repeated_name(std::string_view line) {
   std::set<std::string> names;
   std::size_t members = 0;
   nlohmann::json::parser_callback_t count = [&](int depth, nlohmann::json::parse_event_t event,
-                                               nlohmann::json& parsed) {
+                                                nlohmann::json& parsed) {
     if (depth == 1 && event == nlohmann::json::parse_event_t::key) {
       ++members;
       names.insert(parsed.get<std::string>());

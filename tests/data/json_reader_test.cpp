@@ -36,7 +36,7 @@ std::optional<std::vector<std::pair<std::string, Value>>> reference(const std::s
     if (v.is_number_unsigned()) {
       const auto u = v.get<std::uint64_t>();
       value = u > static_cast<std::uint64_t>(INT64_MAX) ? Value(std::to_string(u))
-                                                         : Value(static_cast<long long>(u));
+                                                        : Value(static_cast<long long>(u));
     }
     if (v.is_number_float()) value = Value(v.get<double>());
     if (v.is_string()) value = Value(v.get<std::string>());
@@ -86,37 +86,122 @@ void expect_same_as_reference(const std::string& line) {
 
 TEST(JsonLineReader, AgreesWithTheReferenceOnAwkwardLines) {
   const std::vector<std::string> lines = {
-      R"({})", R"( { } )", R"({"a":1})", R"({"a":-0})", R"({"a":0.5e-3})", R"({"a":1E+2})",
-      R"({"a":01})", R"({"a":-})", R"({"a":1.})", R"({"a":.5})", R"({"a":+1})", R"({"a":1e})",
-      R"({"a":9223372036854775807})", R"({"a":-9223372036854775808})",
-      R"({"a":9223372036854775808})", R"({"a":18446744073709551616})", R"({"a":1e400})",
-      R"({"a":-1e400})", R"({"a":1e-400})", R"({"a":true,"b":false,"c":null})", R"({"a":tru})",
-      R"({"a":nul})", R"({"a":"x\"y\\z\/\b\f\n\r\t"})", R"({"a":"\u00e9\u20ac\ud83d\ude00"})",
-      R"({"a":"\ud83d"})", R"({"a":"\ude00"})", R"({"a":"\ud83dx"})", R"({"a":"\u12"})",
-      R"({"a":"\x"})", "{\"a\":\"tab\there\"}", "{\"a\":\"caf\xc3\xa9\"}",
-      "{\"a\":\"\xc3\x28\"}", "{\"a\":\"\xed\xa0\x80\"}", "{\"a\":\"\xc0\xaf\"}",
-      "{\"a\":\"\xf4\x90\x80\x80\"}", "{\"a\":\"\xf0\x9f\x98\x80\"}", "{\"a\":\"\xe2\x82\"}",
-      R"({"a":1,})", R"({,"a":1})", R"({"a" 1})", R"({"a":1 "b":2})", R"({"a":1}})",
-      R"({"a":1} x)", R"({"a":1})" "\r", R"([1,2])", R"("text")", R"(12)", R"(null)",
-      R"({"a":[1]})", R"({"a":{"b":1}})", R"({"a")", R"({"a":)", R"({"a":"unclosed)", R"({)",
-      R"({"a":1,"a":2})", R"({"":1})", R"({"a\u0000b":1})", "{\"a\":\"\\u0000\"}", "\t{}\t",
-      R"({"a":-01})", R"({"a":1.5E-07})", R"({"a":123456789012345678901234})", "{\"a\":\x01}",
+      R"({})",
+      R"( { } )",
+      R"({"a":1})",
+      R"({"a":-0})",
+      R"({"a":0.5e-3})",
+      R"({"a":1E+2})",
+      R"({"a":01})",
+      R"({"a":-})",
+      R"({"a":1.})",
+      R"({"a":.5})",
+      R"({"a":+1})",
+      R"({"a":1e})",
+      R"({"a":9223372036854775807})",
+      R"({"a":-9223372036854775808})",
+      R"({"a":9223372036854775808})",
+      R"({"a":18446744073709551616})",
+      R"({"a":1e400})",
+      R"({"a":-1e400})",
+      R"({"a":1e-400})",
+      R"({"a":true,"b":false,"c":null})",
+      R"({"a":tru})",
+      R"({"a":nul})",
+      R"({"a":"x\"y\\z\/\b\f\n\r\t"})",
+      R"({"a":"\u00e9\u20ac\ud83d\ude00"})",
+      R"({"a":"\ud83d"})",
+      R"({"a":"\ude00"})",
+      R"({"a":"\ud83dx"})",
+      R"({"a":"\u12"})",
+      R"({"a":"\x"})",
+      "{\"a\":\"tab\there\"}",
+      "{\"a\":\"caf\xc3\xa9\"}",
+      "{\"a\":\"\xc3\x28\"}",
+      "{\"a\":\"\xed\xa0\x80\"}",
+      "{\"a\":\"\xc0\xaf\"}",
+      "{\"a\":\"\xf4\x90\x80\x80\"}",
+      "{\"a\":\"\xf0\x9f\x98\x80\"}",
+      "{\"a\":\"\xe2\x82\"}",
+      R"({"a":1,})",
+      R"({,"a":1})",
+      R"({"a" 1})",
+      R"({"a":1 "b":2})",
+      R"({"a":1}})",
+      R"({"a":1} x)",
+      R"({"a":1})"
+      "\r",
+      R"([1,2])",
+      R"("text")",
+      R"(12)",
+      R"(null)",
+      R"({"a":[1]})",
+      R"({"a":{"b":1}})",
+      R"({"a")",
+      R"({"a":)",
+      R"({"a":"unclosed)",
+      R"({)",
+      R"({"a":1,"a":2})",
+      R"({"":1})",
+      R"({"a\u0000b":1})",
+      "{\"a\":\"\\u0000\"}",
+      "\t{}\t",
+      R"({"a":-01})",
+      R"({"a":1.5E-07})",
+      R"({"a":123456789012345678901234})",
+      "{\"a\":\x01}",
   };
   for (const std::string& line : lines) expect_same_as_reference(line);
+  // A raw NUL byte is valid nowhere in JSON (the reference stops reading at it instead).
+  for (const std::string& line : {std::string("{\"a\":1}\0xyz", 11), std::string("{\"a\":1}\0", 8),
+                                  std::string("\0{\"a\":1}", 8), std::string("{\"a\":1\0}", 8),
+                                  std::string("{\"a\":\"x\0y\"}", 11)}) {
+    SCOPED_TRACE(testing::PrintToString(line));
+    EXPECT_THROW(parse_json_lines(line), DataError);
+  }
 }
 
 // Lines spelled from JSON's pieces, right and wrong, and then mutated byte by byte.
 TEST(JsonLineReader, AgreesWithTheReferenceOnGeneratedLines) {
   const std::vector<std::string> pieces = {
-      "{", "}", "[", "]", ":", ",", " ", "\"a\"", "\"b\"", "\"k\\u00e9\"", "1", "-1", "0",
-      "1.5", "2e3", "-0.0", "1e-9", "true", "false", "null", "\"s\"", "\"\\n\\t\"",
-      "\"\\ud83d\\ude00\"", "\"\xc3\xa9\"", "99999999999999999999", "\"\\", "\\u", "e", ".",
-      "tru", "\"\xff\"", "\t", "\r",
+      "{",
+      "}",
+      "[",
+      "]",
+      ":",
+      ",",
+      " ",
+      "\"a\"",
+      "\"b\"",
+      "\"k\\u00e9\"",
+      "1",
+      "-1",
+      "0",
+      "1.5",
+      "2e3",
+      "-0.0",
+      "1e-9",
+      "true",
+      "false",
+      "null",
+      "\"s\"",
+      "\"\\n\\t\"",
+      "\"\\ud83d\\ude00\"",
+      "\"\xc3\xa9\"",
+      "99999999999999999999",
+      "\"\\",
+      "\\u",
+      "e",
+      ".",
+      "tru",
+      "\"\xff\"",
+      "\t",
+      "\r",
   };
   std::mt19937 random(20261203);
   auto pick = [&](std::size_t n) { return static_cast<std::size_t>(random() % n); };
-  const std::vector<std::string> values = {"1", "-2.5e-3", "true", "null", "\"v\"", "0",
-                                           "\"\\u20ac\"", "12345678901234567"};
+  const std::vector<std::string> values = {"1",     "-2.5e-3", "true",        "null",
+                                           "\"v\"", "0",       "\"\\u20ac\"", "12345678901234567"};
   for (int round = 0; round < 20000; ++round) {
     std::string line;
     if (round % 2 == 0) {
@@ -135,9 +220,14 @@ TEST(JsonLineReader, AgreesWithTheReferenceOnGeneratedLines) {
     if (!line.empty() && pick(3) == 0) {
       const std::size_t at = pick(line.size());
       switch (pick(3)) {
-        case 0: line[at] = static_cast<char>(pick(128)); break;
-        case 1: line.erase(at, 1); break;
-        default: line.insert(at, 1, line[at]);
+        case 0:
+          line[at] = static_cast<char>(pick(128));
+          break;
+        case 1:
+          line.erase(at, 1);
+          break;
+        default:
+          line.insert(at, 1, line[at]);
       }
     }
     if (line.find('\n') != std::string::npos) continue;  // one line at a time
