@@ -53,6 +53,7 @@
 namespace interloper {
 
 class Table;  // the data layer
+class Value;
 class PartitionWindow;
 class TimePartitionWindow;
 
@@ -213,6 +214,12 @@ class PartitionConfig {
   // handle its partitions by key. Throws PartitionError for a list value the config does not
   // declare.
   virtual std::optional<std::int64_t> ordinal(const Partition& partition) const;
+  // The key of the partition holding the rows whose partition column is `value`: how storage
+  // that keeps one object per partition files the rows of a write without a window. Time gives
+  // the key of the period of its granularity holding the date or timestamp, list the value
+  // itself when it is declared. nullopt for a value no partition holds (a null, a list value
+  // not declared, text that is no time) and, by default, for a kind that cannot say.
+  virtual std::optional<std::string> key_holding(const Value& value) const;
 
   // Whether both ends of a DAG edge accept the same windows (same kind and same shape).
   virtual bool compatible(const PartitionConfig& other) const = 0;
@@ -454,6 +461,7 @@ class TimePartitionConfig final : public PartitionConfig {
   std::unique_ptr<PartitionWindow> default_window(TimePoint now, std::size_t recent) const override;
   // Periods since 1970-01-01T00:00Z; nullopt for a partition of another kind.
   std::optional<std::int64_t> ordinal(const Partition& partition) const override;
+  std::optional<std::string> key_holding(const Value& value) const override;
   bool compatible(const PartitionConfig& other) const override;
   std::string to_definition() const override;
   std::unique_ptr<PartitionConfig> clone() const override;
@@ -544,6 +552,7 @@ class ListPartitionConfig final : public PartitionConfig {
   std::unique_ptr<PartitionWindow> default_window(TimePoint now, std::size_t recent) const override;
   // The position of the partition's key in values(); throws PartitionError for an unknown key.
   std::optional<std::int64_t> ordinal(const Partition& partition) const override;
+  std::optional<std::string> key_holding(const Value& value) const override;
   bool compatible(const PartitionConfig& other) const override;
   std::string to_definition() const override;
   std::unique_ptr<PartitionConfig> clone() const override;

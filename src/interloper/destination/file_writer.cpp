@@ -9,6 +9,7 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
+#include <unordered_set>
 
 #include "interloper/data/format.hpp"
 #include "interloper/destination.hpp"
@@ -84,15 +85,14 @@ class FileDestination::Writer final : public WindowWriter {
  public:
   Writer(State& state, DatasetRef dataset, const PartitionWindow* window)
       : state_(state), dataset_(std::move(dataset)), dir_(state.dataset_dir(dataset_)) {
-    if (window != nullptr && dataset_.partitioning != nullptr) {
+    if (dataset_.partitioning == nullptr) {
+      targets_.push_back({dir_, {}, {}, {}});
+    } else if (window == nullptr) {
+      router_.emplace(dataset_);  // every partition is replaced: the rows say which they are
+    } else {
       index_.emplace(*window, dataset_.partitioning->column());
       keys_ = window->keys();
-      for (const std::string& key : keys_) {
-        targets_.push_back(
-            {state_.partition_dir(dir_, dataset_.partitioning->column(), key), {}, {}, {}});
-      }
-    } else {
-      targets_.push_back({dir_, {}, {}, {}});
+      for (const std::string& key : keys_) add_target(key);
     }
   }
 
@@ -103,6 +103,13 @@ class FileDestination::Writer final : public WindowWriter {
     unusable_ = true;  // until this batch is in
     std::vector<std::vector<std::size_t>> parts;
     if (index_) parts = index_->split(dataset_, batch);  // throws before anything is staged
+    if (router_) {
+      parts = router_->split(batch);
+      for (std::size_t i = keys_.size(); i < router_->keys().size(); ++i) {
+        keys_.push_back(router_->keys()[i]);
+        add_target(keys_.back());
+      }
+    }
     try {
       schema_ = started_ ? Schema::unify(schema_, batch.schema()) : batch.schema();
     } catch (const DataError& e) {
@@ -110,7 +117,7 @@ class FileDestination::Writer final : public WindowWriter {
     }
     started_ = true;
     for (std::size_t i = 0; i < targets_.size(); ++i) {
-      const std::size_t rows = index_ ? parts[i].size() : batch.num_rows();
+      const std::size_t rows = parts.empty() ? batch.num_rows() : parts[i].size();
       if (rows == 0) continue;
       encode(targets_[i], batch, rows == batch.num_rows() ? nullptr : &parts[i]);
       rows_ += static_cast<std::int64_t>(rows);
@@ -132,20 +139,16 @@ class FileDestination::Writer final : public WindowWriter {
       if (!(stored_ && schema == *stored_))
         posix::replace_file(dir_ / schema_file, schema_to_json(schema));
       state_.record_retired(dir_, dataset_, schema, schema_);
-      if (!index_ && dataset_.partitioning) {
-        // The whole dataset is replaced: drop its partitions first.
-        for (auto& [key, path] : state_.partition_dirs(dir_, dataset_.partitioning->column())) {
-          std::error_code ec;
-          fs::remove_all(path, ec);
-        }
-      }
       // Every new file is durable; now swap them in. A crash from here on leaves each partition
       // whole, either old or new.
       for (Target& target : targets_) {
         posix::rename_over(*target.temp, target.dir / state_.data_name());
         target.temp.reset();
       }
-      for (std::size_t i = 0; index_ && i < targets_.size(); ++i) posix::fsync_dir(targets_[i].dir);
+      for (std::size_t i = 0; dataset_.partitioning && i < targets_.size(); ++i) {
+        posix::fsync_dir(targets_[i].dir);
+      }
+      if (router_) drop_others();
       posix::fsync_dir(dir_);
     } catch (...) {
       remove_temps();
@@ -245,7 +248,7 @@ class FileDestination::Writer final : public WindowWriter {
     for (std::size_t i = 0; i < targets_.size(); ++i) {
       Target& target = targets_[i];
       fs::path& temp = temp_of(target);
-      if (index_) {
+      if (dataset_.partitioning) {
         posix::remove_stale_temps(target.dir);
         if (escape_key(keys_[i]).find('~') != std::string::npos &&
             posix::read_file(target.dir / key_file) != keys_[i]) {
@@ -264,6 +267,23 @@ class FileDestination::Writer final : public WindowWriter {
     }
   }
 
+  void add_target(const std::string& key) {
+    targets_.push_back(
+        {state_.partition_dir(dir_, dataset_.partitioning->column(), key), {}, {}, {}});
+  }
+
+  // After a write without a window: the partitions it did not write, and rows an earlier version
+  // kept beside the partitions, go.
+  void drop_others() {
+    const std::unordered_set<std::string> written(keys_.begin(), keys_.end());
+    for (auto& [key, path] : state_.partition_dirs(dir_, dataset_.partitioning->column())) {
+      if (written.count(key) != 0) continue;
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+    posix::remove_quietly(dir_ / state_.data_name());
+  }
+
   void remove_temps() {
     for (Target& target : targets_) {
       if (target.temp) posix::remove_quietly(*target.temp);
@@ -274,8 +294,9 @@ class FileDestination::Writer final : public WindowWriter {
   State& state_;
   DatasetRef dataset_;
   const fs::path dir_;
-  std::optional<detail::WindowIndex> index_;
-  std::vector<std::string> keys_;
+  std::optional<detail::WindowIndex> index_;  // a window's partitions
+  std::optional<detail::KeyRouter> router_;   // or, without a window, the rows' own partitions
+  std::vector<std::string> keys_;             // each target's partition
   std::vector<Target> targets_;
   std::optional<Schema> stored_;
   Schema schema_;

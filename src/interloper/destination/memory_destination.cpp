@@ -18,6 +18,7 @@
 #include "interloper/destination.hpp"
 #include "interloper/destination/dataset_name.hpp"
 #include "interloper/destination/schema_change.hpp"
+#include "interloper/destination/window_index.hpp"
 
 namespace interloper {
 
@@ -222,6 +223,9 @@ class MemoryDestination::Writer final : public WindowWriter {
     } catch (const DataError& e) {
       throw DestinationError(
           fmt::format("dataset '{}': {}", detail::dataset_name(dataset_), e.what()));
+    }
+    if (window_ == nullptr && dataset_.partitioning != nullptr) {
+      detail::check_every_row_held(dataset_, batch);
     }
     if (window_ == nullptr || dataset_.partitioning == nullptr) {
       parts_[0].append_table(batch);

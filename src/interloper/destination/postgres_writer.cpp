@@ -80,6 +80,7 @@ class PostgresWindowWriter final : public WindowWriter {
   void append_batch(const Table& batch) {
     std::vector<std::vector<std::size_t>> parts;
     if (partitioned_) parts = index_->split(dataset_, batch);  // before anything is sent
+    if (!partitioned_ && dataset_.partitioning) detail::check_every_row_held(dataset_, batch);
     if (batch.num_columns() > 0) {
       evolve(batch.schema());
       written_ = written_.empty() ? batch.schema() : Schema::unify(written_, batch.schema());

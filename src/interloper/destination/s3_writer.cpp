@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <mutex>
 #include <optional>
+#include <unordered_set>
 
 #include "interloper/data/format.hpp"
 #include "interloper/destination/dataset_name.hpp"
@@ -103,8 +104,10 @@ class S3WindowWriter final : public WindowWriter {
     if (window != nullptr && dataset_.partitioning != nullptr) {
       index_.emplace(*window, dataset_.partitioning->column());
       keys_ = window->keys();
+    } else if (dataset_.partitioning != nullptr) {
+      router_.emplace(dataset_);  // every partition is replaced: the rows say which they are
     }
-    spools_.resize(index_ ? keys_.size() : 1);
+    spools_.resize(dataset_.partitioning ? keys_.size() : 1);
     rows_.assign(spools_.size(), 0);
   }
 
@@ -210,6 +213,12 @@ class S3WindowWriter final : public WindowWriter {
       throw DestinationError(fmt::format("dataset '{}': {}", dataset_name(dataset_), e.what()));
     }
     if (index_) in.parts = index_->split(dataset_, batch);  // throws before anything is added
+    if (router_) {
+      in.parts = router_->split(batch);
+      keys_ = router_->keys();
+      spools_.resize(keys_.size());
+      rows_.resize(keys_.size(), 0);
+    }
     return in;
   }
 
@@ -217,18 +226,12 @@ class S3WindowWriter final : public WindowWriter {
   // given. Returns the rows written.
   std::int64_t finish(const Batch* last) {
     const Schema schema = layout_.store_schema(dataset_, schema_);
-    if (!index_ && dataset_.partitioning) {
-      // The whole dataset is replaced: its partitions go first.
-      std::vector<std::string> objects;
-      for (auto& stored : layout_.stored_partitions(dataset_)) objects.push_back(stored.object);
-      layout_.client().remove(objects);
-    }
     // Partitions go up several at a time; each is one PUT (or one multipart upload).
     Buffers buffers;
     parallel_for(spools_.size(), s3_parallel_requests, [&](std::size_t i) {
-      const std::string key = index_ ? keys_[i] : std::string();
-      const std::string object =
-          index_ ? layout_.partition_object(dataset_, key) : layout_.whole_object(dataset_);
+      const std::string key = dataset_.partitioning ? keys_[i] : std::string();
+      const std::string object = dataset_.partitioning ? layout_.partition_object(dataset_, key)
+                                                       : layout_.whole_object(dataset_);
       if (last != nullptr && spools_[i].size() == 0 &&
           layout_.format() == FileDestination::Format::jsonl) {
         // Only the last batch's rows: encoded into a buffer that, once sent, takes the next
@@ -247,9 +250,21 @@ class S3WindowWriter final : public WindowWriter {
         layout_.upload(object, spools_[i], layout_.metadata(key, rows_[i]));
       }
     });
+    if (router_) drop_others();
     std::int64_t total = 0;
     for (std::int64_t rows : rows_) total += rows;
     return total;
+  }
+
+  // After a write without a window: the partitions it did not write, and rows an earlier version
+  // kept beside the partitions, go.
+  void drop_others() {
+    const std::unordered_set<std::string> written(keys_.begin(), keys_.end());
+    std::vector<std::string> objects{layout_.whole_object(dataset_)};
+    for (auto& stored : layout_.stored_partitions(dataset_)) {
+      if (written.count(stored.key) == 0) objects.push_back(std::move(stored.object));
+    }
+    layout_.client().remove(objects);
   }
 
  private:
@@ -286,8 +301,9 @@ class S3WindowWriter final : public WindowWriter {
 
   S3Layout& layout_;
   DatasetRef dataset_;
-  std::optional<WindowIndex> index_;
-  std::vector<std::string> keys_;
+  std::optional<WindowIndex> index_;  // a window's partitions
+  std::optional<KeyRouter> router_;   // or, without a window, the rows' own partitions
+  std::vector<std::string> keys_;     // each spool's partition
   // Per partition, the rows of batches before the last. A spool holds JSON lines whatever the
   // format: they need no header, so batches whose columns differ concatenate; csv is encoded
   // once, at commit, from the unified schema.

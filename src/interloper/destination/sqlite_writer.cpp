@@ -89,6 +89,7 @@ class SqliteDestination::Writer final : public WindowWriter {
     unusable_ = true;  // until this batch is in
     std::vector<std::vector<std::size_t>> parts;
     if (index_) parts = index_->split(dataset_, batch);  // throws before anything is staged
+    if (!index_ && dataset_.partitioning) detail::check_every_row_held(dataset_, batch);
     Schema next;
     try {
       next = started_ ? Schema::unify(schema_, batch.schema()) : batch.schema();

@@ -130,6 +130,45 @@ std::vector<std::vector<std::size_t>> WindowIndex::split(const DatasetRef& datas
   return parts;
 }
 
+KeyRouter::KeyRouter(const DatasetRef& dataset) : dataset_(dataset) {}
+
+std::vector<std::vector<std::size_t>> KeyRouter::split(const Table& table) {
+  const std::string& column = dataset_.partitioning->column();
+  std::vector<std::size_t> slot_of(table.num_rows());
+  if (table.num_rows() > 0) {
+    const auto c = table.column_index(column);
+    if (!c) {
+      throw DestinationError(fmt::format("dataset '{}': the rows lack the partition column '{}'",
+                                         dataset_name(dataset_), column));
+    }
+    const std::vector<Value>& cells = table.column(*c);
+    std::size_t last = WindowIndex::npos;  // rows of one partition mostly come together
+    for (std::size_t r = 0; r < cells.size(); ++r) {
+      if (last != WindowIndex::npos && r > 0 && cells[r] == cells[r - 1]) {
+        slot_of[r] = last;
+        continue;
+      }
+      std::optional<std::string> key = dataset_.partitioning->key_holding(cells[r]);
+      if (!key) {
+        throw DestinationError(fmt::format(
+            "dataset '{}': row {} ('{}' = {}) belongs to no partition of its {} partitioning",
+            dataset_name(dataset_), r, column, cells[r].to_string(),
+            dataset_.partitioning->kind()));
+      }
+      auto [it, added] = slot_.try_emplace(std::move(*key), keys_.size());
+      if (added) keys_.push_back(it->first);
+      slot_of[r] = last = it->second;
+    }
+  }
+  std::vector<std::vector<std::size_t>> parts(keys_.size());
+  for (std::size_t r = 0; r < slot_of.size(); ++r) parts[slot_of[r]].push_back(r);
+  return parts;
+}
+
+void check_every_row_held(const DatasetRef& dataset, const Table& table) {
+  KeyRouter(dataset).split(table);
+}
+
 WindowRowsBuilder::WindowRowsBuilder(const PartitionWindow& window, WindowIndex& index,
                                      const Schema* declared)
     : index_(index), rows_(declared ? Table(*declared) : Table()), written_(index.size(), false) {

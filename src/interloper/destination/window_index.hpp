@@ -81,6 +81,28 @@ class WindowIndex {
   bool placed_ = false;
 };
 
+// How storage that keeps one object per partition key (files, S3 objects) files the rows of a
+// write without a window to a partitioned dataset: each row under the key of the partition
+// holding it (PartitionConfig::key_holding), the keys numbered in the order they first appear.
+class KeyRouter {
+ public:
+  explicit KeyRouter(const DatasetRef& dataset);
+
+  // Row indices of `table` per key of keys(), which grows by the keys this table brings. Throws
+  // DestinationError naming the first row no partition holds, or a missing partition column.
+  std::vector<std::vector<std::size_t>> split(const Table& table);
+  const std::vector<std::string>& keys() const { return keys_; }
+
+ private:
+  const DatasetRef& dataset_;
+  std::vector<std::string> keys_;
+  std::unordered_map<std::string, std::size_t> slot_;
+};
+
+// Throws DestinationError naming the first row of `table` that no partition of the dataset
+// holds: a write without a window to a partitioned dataset files every row under a partition.
+void check_every_row_held(const DatasetRef& dataset, const Table& table);
+
 // The rows of a window as storage that keeps one object per partition key (files, S3 objects)
 // reads them: every partition's rows, in window order, counted per partition.
 struct WindowRows {

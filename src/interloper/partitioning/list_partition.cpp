@@ -4,6 +4,7 @@
 // for from_definition (see registry.cpp). Everything else comes from the base classes.
 #include <algorithm>
 
+#include "interloper/data.hpp"
 #include "interloper/partitioning.hpp"
 #include "interloper/partitioning/definition.hpp"
 
@@ -181,6 +182,13 @@ std::unique_ptr<PartitionWindow> ListPartitionConfig::default_window(TimePoint, 
 
 std::optional<std::int64_t> ListPartitionConfig::ordinal(const Partition& partition) const {
   return static_cast<std::int64_t>(index_of(partition.key()));
+}
+
+std::optional<std::string> ListPartitionConfig::key_holding(const Value& value) const {
+  if (value.is_null()) return std::nullopt;
+  std::string key = value.type() == DataType::string ? value.as_string() : value.to_string();
+  if (std::find(values_->begin(), values_->end(), key) == values_->end()) return std::nullopt;
+  return key;
 }
 
 std::unique_ptr<PartitionConfig> ListPartitionConfig::clone() const {

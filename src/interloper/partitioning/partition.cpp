@@ -31,4 +31,6 @@ std::optional<std::int64_t> PartitionConfig::ordinal(const Partition&) const {
   return std::nullopt;
 }
 
+std::optional<std::string> PartitionConfig::key_holding(const Value&) const { return std::nullopt; }
+
 }  // namespace interloper

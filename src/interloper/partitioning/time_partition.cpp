@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "interloper/data/time_value.hpp"
 #include "interloper/partitioning.hpp"
 #include "interloper/partitioning/definition.hpp"
 
@@ -194,6 +195,12 @@ std::optional<std::int64_t> TimePartitionConfig::ordinal(const Partition& partit
   const auto* time = dynamic_cast<const TimePartition*>(&partition);
   if (time == nullptr) return std::nullopt;
   return time->granularity().periods_between(TimePoint{}, time->value());
+}
+
+std::optional<std::string> TimePartitionConfig::key_holding(const Value& value) const {
+  const std::optional<TimePoint> t = detail::value_time(value);
+  if (!t) return std::nullopt;
+  return granularity_.format(*t);
 }
 
 std::unique_ptr<PartitionWindow> TimePartitionConfig::default_window(TimePoint now,
