@@ -91,8 +91,8 @@ void expect_one_error_line(const Outcome& o, const std::string& needle) {
 TEST_F(Cli, HelpMatchesGoldenFiles) {
   fs::path golden = source_dir() / "tests" / "cli" / "golden";
   const char* update = std::getenv("IL_UPDATE_GOLDEN");
-  for (const std::string command : {"", "materialize", "backfill", "status", "runs", "serve", "catalog",
-                                    "check", "jobs", "schedule", "worker", "cancel"}) {
+  for (const std::string command : {"", "materialize", "backfill", "status", "runs", "serve",
+                                    "catalog", "check", "jobs", "schedule", "worker", "cancel"}) {
     std::vector<std::string> args;
     if (!command.empty()) args.push_back(command);
     args.push_back("--help");
@@ -259,7 +259,8 @@ TEST_F(Cli, AChangedDefinitionMakesItsPartitionsStaleAndMissingRunsThemAndTheirD
   text.replace(text.find(before), before.size(),
                "command: [./emit.sh, \"{partition.key}\", extra]");
   write("pipeline.yaml", text);
-  Outcome status = interloper({"--json", "status", path, window[0], window[1], "--asset", "events"});
+  Outcome status =
+      interloper({"--json", "status", path, window[0], window[1], "--asset", "events"});
   ASSERT_EQ(status.code, 0) << status.err;
   json report = json::parse(status.out);
   EXPECT_EQ(report[0]["stale"], json({"2026-11-01..2026-11-03"})) << status.out;
@@ -458,10 +459,12 @@ TEST_F(Cli, ResetDropsAnAssetSoANewTypeCanBeWritten) {
   Outcome whole = interloper({"--json", "reset", path, "labels", "--yes"});
   ASSERT_EQ(whole.code, 0) << whole.err;
   EXPECT_EQ(json::parse(whole.out)["window"], nullptr);
-  EXPECT_EQ(query(data_db(), "SELECT COUNT(*) FROM _interloper_partitions"), std::vector<std::string>{"0"});
+  EXPECT_EQ(query(data_db(), "SELECT COUNT(*) FROM _interloper_partitions"),
+            std::vector<std::string>{"0"});
   Outcome rebuilt = interloper({"backfill", path, "--window", window, "--missing"});
   ASSERT_EQ(rebuilt.code, 0) << rebuilt.err;
-  EXPECT_EQ(query(data_db(), "SELECT v FROM shop__labels"), (std::vector<std::string>{"v2", "v2", "v2"}));
+  EXPECT_EQ(query(data_db(), "SELECT v FROM shop__labels"),
+            (std::vector<std::string>{"v2", "v2", "v2"}));
 }
 
 // A daily command asset that logs each key it runs to calls.log and takes a while.
@@ -729,6 +732,29 @@ TEST_F(Cli, BackfillDryRunPlansNewestFirstWithoutRunning) {
   EXPECT_NE(text.out.find("1. events  [day, command]  2026-11-01..2026-11-03  3 tasks"),
             std::string::npos)
       << text.out;
+}
+
+TEST_F(Cli, BackfillMissingDryRunCountsOnlyWhatWouldRun) {
+  std::string path = shop_pipeline();
+  ASSERT_EQ(interloper({"backfill", path, "--window", "2026-11-01..2026-11-02"}).code, 0);
+  const std::vector<std::string> ran = calls();
+  Outcome o = interloper(
+      {"--json", "backfill", path, "--window", "2026-11-01..2026-11-03", "--missing", "--dry-run"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  json plan = json::parse(o.out);
+  EXPECT_EQ(plan["tasks"], 6);
+  EXPECT_EQ(plan["to_run"], 2);  // the third day of events and of revenue
+  EXPECT_EQ(plan["up_to_date"], 4);
+  EXPECT_EQ(plan["assets"][0]["up_to_date"], 2);
+  EXPECT_EQ(calls(), ran);  // nothing ran
+
+  Outcome text = interloper(
+      {"backfill", path, "--window", "2026-11-01..2026-11-03", "--missing", "--dry-run"});
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("tasks: 2 to run, 4 of 6 up to date (--missing), newest first"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("3 tasks, 2 up to date"), std::string::npos) << text.out;
 }
 
 TEST_F(Cli, CatalogShowsDefinitionsAndSchemas) {

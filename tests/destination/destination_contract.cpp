@@ -453,9 +453,9 @@ TEST_P(DestinationContract, DropOfTheWholeDatasetLetsATypeChange) {
   EXPECT_EQ(destination().schema(ref), std::nullopt);
   EXPECT_EQ(destination().read(ref, nullptr).num_rows(), 0u);
   EXPECT_EQ(destination().row_count(ref, nullptr), 0);
-  EXPECT_EQ(written(destination().partition_counts(ref, both)),
-            (std::vector<std::pair<std::string, std::int64_t>>{{"2026-01-01", -1},
-                                                               {"2026-01-02", -1}}));
+  EXPECT_EQ(
+      written(destination().partition_counts(ref, both)),
+      (std::vector<std::pair<std::string, std::int64_t>>{{"2026-01-01", -1}, {"2026-01-02", -1}}));
   // Another dataset is untouched; a drop of nothing does nothing.
   EXPECT_EQ(destination().read(other, &both), daily_rows({1, 2}));
   destination().drop(ref, nullptr);

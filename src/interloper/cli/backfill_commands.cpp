@@ -204,7 +204,8 @@ Command add_backfill(CLI::App& app, Args& args, const Program& program) {
       ->default_str("1");
   sub->add_flag("--missing", args.missing,
                 "Skip what the store records as materialized and up to date (resume)");
-  sub->add_flag("--dry-run", args.dry_run, "Print the plan without running");
+  sub->add_flag("--dry-run", args.dry_run,
+                "Print the plan without running (with --missing: what would run)");
   sub->add_flag("--fail-fast", args.fail_fast,
                 "After the first failed task start no other task (running ones finish)");
   sub->add_option("--claim-lease", args.claim_lease,

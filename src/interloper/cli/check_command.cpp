@@ -16,22 +16,28 @@ struct PlanReport {
     const AssetDefinition* definition = nullptr;  // nullptr for an asset built in code
     std::vector<std::string> windows;             // its share of the window, as ranges
     std::size_t tasks = 0;
+    std::size_t up_to_date = 0;  // of its tasks, skipped by --missing
   };
   std::string command;
   const PartitionWindow* window = nullptr;  // nullptr: a run without a window
   bool backfill = false;                    // one task per asset and partition, newest first
   std::size_t tasks = 0;
+  bool missing = false;  // --missing: tasks up to date are skipped
+  std::size_t up_to_date = 0;
   std::vector<Step> steps;  // in the order they run
   const std::vector<std::pair<std::string, std::string>>* left_out = nullptr;
 };
 
 // The plan of a selection, or of every asset of the DAG when `whole` (the selection's assets are
-// then not read); none when there is nothing to plan.
+// then not read); none when there is nothing to plan. With `missing`, the tasks `missing`
+// records as up to date are skipped, as backfill --missing skips them.
 std::optional<Plan> plan_of(const Project& project, const Selection& selection, bool backfill,
-                            bool whole) {
+                            bool whole, MaterializationStore* missing = nullptr) {
   PlanOptions options;
   options.scope = backfill ? TaskScope::per_partition : TaskScope::per_asset;
   if (!whole) options.assets = selection.assets;
+  options.missing_only = missing != nullptr;
+  options.store = missing;
   try {
     if (whole || !selection.assets.empty()) {
       return interloper::plan(*project.dag, selection.window.get(), options);
@@ -44,14 +50,17 @@ std::optional<Plan> plan_of(const Project& project, const Selection& selection, 
 }
 
 PlanReport plan_report(const std::string& command, const Project& project,
-                       const Selection& selection, bool backfill, bool whole = false) {
+                       const Selection& selection, bool backfill, bool whole = false,
+                       MaterializationStore* missing = nullptr) {
   PlanReport report;
   report.command = command;
   report.window = selection.window.get();
   report.backfill = backfill;
   report.left_out = &selection.left_out;
-  const std::optional<Plan> planned = plan_of(project, selection, backfill, whole);
+  const std::optional<Plan> planned = plan_of(project, selection, backfill, whole, missing);
   report.tasks = planned ? planned->size() : 0;
+  report.missing = missing != nullptr;
+  report.up_to_date = planned ? planned->skipped() : 0;
   std::unordered_map<std::string_view, const Plan::Step*> step_of;  // asset name -> its step
   if (planned) {
     for (const Plan::Step& step : planned->steps()) step_of.emplace(step.asset->name(), &step);
@@ -62,6 +71,7 @@ PlanReport plan_report(const std::string& command, const Project& project,
     if (project.pipeline != nullptr) step.definition = project.pipeline->definition(name);
     if (auto it = step_of.find(name); it != step_of.end()) {
       step.tasks = it->second->tasks;
+      for (const PartitionRange& r : it->second->skipped) step.up_to_date += r.last - r.first + 1;
       if (it->second->share) step.windows.push_back(it->second->share->to_string());
     }
     report.steps.push_back(std::move(step));
@@ -75,6 +85,10 @@ json plan_json(const PlanReport& report) {
   plan["window"] = report.window ? json(report.window->to_string()) : json(nullptr);
   plan["partitions"] = report.window ? report.window->size() : 0;
   plan["tasks"] = report.tasks;
+  if (report.missing) {
+    plan["to_run"] = report.tasks - report.up_to_date;
+    plan["up_to_date"] = report.up_to_date;
+  }
   plan["order"] = report.backfill ? "newest first" : "upstream first";
   json assets = json::array();
   for (const PlanReport::Step& step : report.steps) {
@@ -86,6 +100,7 @@ json plan_json(const PlanReport& report) {
     if (step.definition != nullptr) entry["body"] = step.definition->body;
     entry["windows"] = step.windows;
     entry["tasks"] = step.tasks;
+    if (report.missing) entry["up_to_date"] = step.up_to_date;
     assets.push_back(entry);
   }
   plan["assets"] = assets;
@@ -103,7 +118,10 @@ void print_plan(const PlanReport& report) {
   if (partitions > 0)
     std::cout << " (" << partitions << " partition" << (partitions == 1 ? "" : "s") << ")";
   std::cout << "\n";
-  if (report.backfill) {
+  if (report.missing) {
+    std::cout << fmt::format("tasks: {} to run, {} of {} up to date (--missing), newest first\n",
+                             report.tasks - report.up_to_date, report.up_to_date, report.tasks);
+  } else if (report.backfill) {
     std::cout << "tasks: " << report.tasks << ", one per asset and partition, newest first\n";
   } else {
     std::cout << "tasks: " << report.tasks << ", one per asset\n";
@@ -114,12 +132,13 @@ void print_plan(const PlanReport& report) {
     const std::vector<std::string>& deps = step.asset->deps();
     const std::size_t n = step.tasks;
     std::cout << fmt::format(
-        "  {}. {}  [{}{}]{}  {}{} task{}\n", ++i, step.asset->name(),
+        "  {}. {}  [{}{}]{}  {}{} task{}{}\n", ++i, step.asset->name(),
         describe_partitioning(step.asset->partitioning()),
         step.definition != nullptr ? ", " + step.definition->body : "",
         deps.empty() ? "" : "  after " + fmt::format("{}", fmt::join(deps, ", ")),
         step.windows.empty() ? "" : fmt::format("{}", fmt::join(step.windows, ", ")) + "  ", n,
-        n == 1 ? "" : "s");
+        n == 1 ? "" : "s",
+        report.missing ? fmt::format(", {} up to date", step.up_to_date) : std::string());
   }
   for (const auto& [name, reason] : *report.left_out) {
     std::cout << fmt::format("  left out: {} ({})\n", name, reason);
@@ -191,7 +210,9 @@ int run_check(const Project& project, const Args& args) {
 // --dry-run: the plan, as JSON or as text.
 int print_dry_run(const char* command, const Project& project, const Selection& selection,
                   bool per_partition, const Args& args) {
-  show_plan(plan_report(command, project, selection, per_partition), args);
+  std::shared_ptr<MaterializationStore> store;
+  if (args.missing) store = open_state_store(project.store_path, false);
+  show_plan(plan_report(command, project, selection, per_partition, false, store.get()), args);
   return kOk;
 }
 

@@ -78,9 +78,9 @@ void widen_csv(const fs::path& from, const fs::path& to, const std::vector<std::
 
 // Batches are validated as they arrive, encoded, and appended to a temporary file beside each
 // partition's file (through a small buffer per partition, flushed when it alone or all buffers
-// together pass a bound). commit() makes every temporary file durable, records the schema, and renames
-// them into place. Whatever fails, and when the writer is dropped uncommitted, the temporary
-// files are removed.
+// together pass a bound). commit() makes every temporary file durable, records the schema, and
+// renames them into place. Whatever fails, and when the writer is dropped uncommitted, the
+// temporary files are removed.
 class FileDestination::Writer final : public WindowWriter {
  public:
   Writer(State& state, DatasetRef dataset, const PartitionWindow* window)

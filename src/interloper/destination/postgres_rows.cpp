@@ -65,14 +65,14 @@ void CopyEncoder::row(std::string& out, const std::vector<const std::vector<Valu
       }
       case DataType::date:
         postgres::put_u32(out, 4);
-        postgres::put_u32(out, static_cast<std::uint32_t>(
-                                   v.as_date().time_since_epoch().count() - kEpochDays));
+        postgres::put_u32(
+            out, static_cast<std::uint32_t>(v.as_date().time_since_epoch().count() - kEpochDays));
         break;
       case DataType::timestamp:
         postgres::put_u32(out, 8);
-        postgres::put_u64(out, static_cast<std::uint64_t>(
-                                   (v.as_timestamp().time_since_epoch().count() - kEpochSeconds) *
-                                   kMicros));
+        postgres::put_u64(
+            out, static_cast<std::uint64_t>(
+                     (v.as_timestamp().time_since_epoch().count() - kEpochSeconds) * kMicros));
         break;
     }
   }
@@ -81,8 +81,8 @@ void CopyEncoder::row(std::string& out, const std::vector<const std::vector<Valu
 Value decode_binary(std::string_view bytes, DataType type, const std::string& column) {
   auto need = [&](std::size_t size) {
     if (bytes.size() != size) {
-      throw DestinationError(fmt::format("postgresql column '{}': {} bytes for a {} value",
-                                         column, bytes.size(), type_name(type)));
+      throw DestinationError(fmt::format("postgresql column '{}': {} bytes for a {} value", column,
+                                         bytes.size(), type_name(type)));
     }
   };
   switch (type) {
@@ -107,7 +107,8 @@ Value decode_binary(std::string_view bytes, DataType type, const std::string& co
     case DataType::timestamp: {
       need(8);
       auto micros = static_cast<std::int64_t>(postgres::get_u64(bytes.data()));
-      return Value(Value::Timestamp(std::chrono::seconds(floor_div(micros, kMicros) + kEpochSeconds)));
+      return Value(
+          Value::Timestamp(std::chrono::seconds(floor_div(micros, kMicros) + kEpochSeconds)));
     }
   }
   return Value();

@@ -107,10 +107,10 @@ Schema stored_schema(postgres::Connection& conn, const std::string& schema,
                      const std::string& table) {
   postgres::Params params;
   params.text(table);
-  postgres::Result rows = conn.exec(
-      "SELECT \"column\", type FROM " + qualified(schema, "_interloper_columns") +
-          " WHERE dataset = $1 ORDER BY position",
-      params);
+  postgres::Result rows =
+      conn.exec("SELECT \"column\", type FROM " + qualified(schema, "_interloper_columns") +
+                    " WHERE dataset = $1 ORDER BY position",
+                params);
   std::vector<Field> fields;
   for (int r = 0; r < rows.rows(); ++r) {
     fields.push_back({std::string(rows.value(r, 0)), type_from_name(rows.value(r, 1))});
@@ -118,8 +118,7 @@ Schema stored_schema(postgres::Connection& conn, const std::string& schema,
   return Schema(std::move(fields));
 }
 
-bool table_exists(postgres::Connection& conn, const std::string& schema,
-                  const std::string& table) {
+bool table_exists(postgres::Connection& conn, const std::string& schema, const std::string& table) {
   postgres::Params params;
   params.text(qualified(schema, table));
   postgres::Result exists = conn.exec("SELECT to_regclass($1::text) IS NOT NULL", params);
@@ -191,8 +190,8 @@ void change_schema(postgres::Connection& conn, const std::string& schema, const 
     for (std::size_t i = 0; i < merged.size(); ++i) {
       const Field& f = merged.field(i);
       if (i >= stored.size()) {
-        ddl += fmt::format("ALTER TABLE {} ADD COLUMN {} {}; ", name, quote(f.name),
-                           sql_type(f.type));
+        ddl +=
+            fmt::format("ALTER TABLE {} ADD COLUMN {} {}; ", name, quote(f.name), sql_type(f.type));
       } else if (stored.field(i).type != f.type) {
         ddl += retype(name, f, stored.field(i).type) + "; ";
       }
@@ -228,9 +227,8 @@ namespace {
 // SQLite-style ISO text for a bound compared with text columns: a midnight as the bare date.
 std::string bound_text(TimePoint t) {
   char buffer[kMaxIsoChars];
-  char* end = t.is_midnight()
-                  ? put_date(buffer, floor_div(t.epoch_seconds(), kSecondsPerDay))
-                  : put_timestamp(buffer, t.epoch_seconds());
+  char* end = t.is_midnight() ? put_date(buffer, floor_div(t.epoch_seconds(), kSecondsPerDay))
+                              : put_timestamp(buffer, t.epoch_seconds());
   return std::string(buffer, end);
 }
 

@@ -291,7 +291,8 @@ class S3WindowWriter final : public WindowWriter {
             csv.append(std::move(records));
           },
           TableStreamParser::Limits{}, &schema);
-      json.for_each_chunk(std::size_t{1} << 20, [&](std::string_view chunk) { parser.feed(chunk); });
+      json.for_each_chunk(std::size_t{1} << 20,
+                          [&](std::string_view chunk) { parser.feed(chunk); });
       parser.finish();
     } catch (const DataError& e) {
       throw DestinationError(fmt::format("dataset '{}': {}", dataset_name(dataset_), e.what()));

@@ -58,8 +58,8 @@ int authorize(void* data, int action, const char* a, const char* b, const char*,
     case SQLITE_READ: {
       const std::string table = text_or_empty(a);
       // The JSON table-valued functions are eponymous virtual tables.
-      if (!guard->readable || guard->readable->count(table) != 0 ||
-          table == "json_each" || table == "json_tree") {
+      if (!guard->readable || guard->readable->count(table) != 0 || table == "json_each" ||
+          table == "json_tree") {
         return SQLITE_OK;
       }
       break;
@@ -129,9 +129,10 @@ std::unique_ptr<sqlite::Statement> QueryGuard::prepare(
     stmt = std::make_unique<sqlite::Statement>(db_, sql, false, &used);
   } catch (const DestinationError& e) {
     if (rules_.denied) {
-      throw DestinationError(fmt::format("{}sqlite '{}': sql may not use {} (a query reads its "
-                                         "dependencies and nothing else)",
-                                         who, db_.path(), *rules_.denied));
+      throw DestinationError(
+          fmt::format("{}sqlite '{}': sql may not use {} (a query reads its "
+                      "dependencies and nothing else)",
+                      who, db_.path(), *rules_.denied));
     }
     throw DestinationError(who + e.what());
   }
