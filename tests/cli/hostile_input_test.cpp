@@ -67,6 +67,20 @@ TEST_F(Hostile, SqlAssetsReadOnlyTheirDependenciesAndLeaveWritesWorking) {
             (std::vector<std::string>{"0"}));
 }
 
+// An argument the command line refuses is quoted back without the password of a URL in it.
+TEST_F(Hostile, ARefusedArgumentNeverShowsAPassword) {
+  std::string file = pipeline(
+      "sources:\n"
+      "  - name: shop\n"
+      "    assets:\n"
+      "      - name: events\n"
+      "        command: [/bin/echo, '{{\"n\":1}}']\n");
+  Outcome o = run_interloper({"check", file, "--destination", "postgresql://me:hunter22@db/x"});
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_EQ(o.err.find("hunter22"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("postgresql://me:***@db/x"), std::string::npos) << o.err;
+}
+
 // A body that is no query is refused when the pipeline loads, whatever it depends on.
 TEST_F(Hostile, SqlThatIsNoQueryIsRefusedAtLoadNamingTheStatement) {
   const std::string attached = (dir_ / "elsewhere.db").string();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "interloper/cli/cli_internal.hpp"
+#include "interloper/postgres/postgres.hpp"
 
 namespace interloper::cli {
 namespace {
@@ -166,7 +167,10 @@ int run_cli(int argc, char** argv, const DAG* code_dag) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    print_error(args, e.what());
+    // The parser quotes arguments as given; a URL among them may hold a password.
+    std::string message = e.what();
+    for (int i = 1; i < argc; ++i) message = postgres::hide_password(std::move(message), argv[i]);
+    print_error(args, message);
     return kBadInput;
   }
   for (int i = 1; i < argc; ++i) args.command_line += (i > 1 ? " " : "") + std::string(argv[i]);
