@@ -82,15 +82,21 @@ std::string hide_password(std::string message, std::string_view url) {
   auto scheme_end = url.find("://");
   if (scheme_end == std::string_view::npos) return message;
   const std::size_t start = scheme_end + 3;
-  const std::size_t at = userinfo_end(url, start);
-  if (at == std::string_view::npos) return message;
-  const std::string_view info = url.substr(start, at - start);
-  const auto colon = info.find(':');
-  if (colon == std::string_view::npos || colon + 1 == info.size()) return message;
-  for (const std::string& secret : spellings(std::string(info.substr(colon + 1)))) {
-    for (auto found = message.find(secret); found != std::string::npos;
-         found = message.find(secret, found + 3)) {
-      message.replace(found, secret.size(), "***");
+  // libpq reads the user-info up to the last '@' before a '/' or '?'; a URL parser that follows
+  // RFC 3986 also stops at a '#'. Whatever the part quoted in `message` was cut by, neither
+  // reading's password shows.
+  for (const char* ends : {"/?", "/?#"}) {
+    const std::string_view authority = url.substr(start, url.find_first_of(ends, start) - start);
+    const std::size_t at = authority.rfind('@');
+    if (at == std::string_view::npos) continue;
+    const auto colon = authority.substr(0, at).find(':');
+    if (colon == std::string_view::npos || colon + 1 == at) continue;
+    for (const std::string& secret :
+         spellings(std::string(authority.substr(colon + 1, at - colon - 1)))) {
+      for (auto found = message.find(secret); found != std::string::npos;
+           found = message.find(secret, found + 3)) {
+        message.replace(found, secret.size(), "***");
+      }
     }
   }
   return message;
