@@ -64,10 +64,10 @@ TEST(OpenDestination, ErrorsNameTheProblem) {
 
 // A URL of a scheme interloper does not know may still carry a password: messages show ***.
 TEST(OpenDestination, ErrorsNeverEchoAPassword) {
-  for (std::string url :
-       {"mysql://me:secret@db/warehouse", "sqlite://me:secret@host/x.db", "memory://me:secret@host",
-        ":postgresql://me:secret@db/x", "s3://me:secret@bucket/raw",
-        "s3://me:secret@bucket/raw?format=xml", "s3://me:secret@bucket#x@y/raw"}) {
+  for (std::string url : {"mysql://me:secret@db/warehouse", "sqlite://me:secret@host/x.db",
+                          "memory://me:secret@host", ":postgresql://me:secret@db/x",
+                          "s3://me:secret@bucket/raw", "s3://me:secret@bucket/raw?format=xml",
+                          "s3://me:secret@bucket#x@y/raw", "file:out?a://me:secret@db"}) {
     std::string error = error_of(url);
     EXPECT_EQ(error.find("secret"), std::string::npos) << error;
     EXPECT_NE(error.find("me:***@"), std::string::npos) << error;

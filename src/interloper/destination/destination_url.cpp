@@ -56,7 +56,9 @@ std::string DestinationUrl::with_path(const std::string& new_path) const {
   return out;
 }
 
-DestinationUrl parse_destination_url(std::string_view url) {
+namespace {
+
+DestinationUrl parse_url_text(std::string_view url) {
   DestinationUrl out;
   out.text = std::string(url);
   auto colon = url.find(':');
@@ -79,12 +81,7 @@ DestinationUrl parse_destination_url(std::string_view url) {
     parse_path(out, scheme, rest);
   } else if (scheme == "s3") {
     out.scheme = DestinationUrl::Scheme::s3;
-    try {
-      out.s3 = S3Destination::parse_url(url);  // credentials are read when the destination opens
-    } catch (const DestinationError& e) {
-      // Credentials never belong in an s3:// URL, but one written there must not show.
-      throw DestinationError(postgres::hide_password(e.what(), url));
-    }
+    out.s3 = S3Destination::parse_url(url);  // credentials are read when the destination opens
   } else if (scheme == "postgresql" || scheme == "postgres") {
     out.scheme = DestinationUrl::Scheme::postgresql;
   } else {
@@ -95,6 +92,17 @@ DestinationUrl parse_destination_url(std::string_view url) {
         postgres::redact(url), scheme));
   }
   return out;
+}
+
+}  // namespace
+
+DestinationUrl parse_destination_url(std::string_view url) {
+  try {
+    return parse_url_text(url);
+  } catch (const DestinationError& e) {
+    // A part quoted from a URL of any scheme may hold a password written in it.
+    throw DestinationError(postgres::hide_password(e.what(), url));
+  }
 }
 
 }  // namespace interloper
