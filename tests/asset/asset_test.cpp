@@ -51,6 +51,18 @@ TEST(AssetCheck, EachFailureNamesTheAsset) {
   EXPECT_NO_THROW(daily.check(&ok));
 }
 
+// The setters' earlier names keep compiling, deprecated, and do what the new ones do.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+TEST(AssetSetters, EarlierNamesStillSetWhatTheGettersRead) {
+  il::Asset asset("stats", one_row);
+  asset.partitioned(il::TimePartitionConfig("date")).depends_on({"clicks"});
+  ASSERT_NE(asset.partitioning(), nullptr);
+  EXPECT_EQ(asset.partitioning()->column(), "date");
+  EXPECT_EQ(asset.deps(), std::vector<std::string>{"clicks"});
+}
+#pragma GCC diagnostic pop
+
 TEST(AssetCheck, UnpartitionedAssetAcceptsAnything) {
   il::Asset plain("customers", [](il::ExecutionContext&) { return il::Table(); });
   il::TimePartitionWindow week(year{2026} / 1 / 1, year{2026} / 1 / 7);
