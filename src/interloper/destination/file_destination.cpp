@@ -16,6 +16,7 @@
 #include "interloper/data/format.hpp"
 #include "interloper/destination.hpp"
 #include "interloper/destination/file_state.hpp"
+#include "interloper/destination/object_text.hpp"
 #include "interloper/destination/schema_change.hpp"
 #include "interloper/destination/window_index.hpp"
 #include "interloper/posix/durable_file.hpp"
@@ -93,14 +94,8 @@ Table FileDestination::State::decode(const fs::path& file, const std::string& te
 
 void FileDestination::State::decode_into(Table& table, const fs::path& file,
                                          const std::string& text, const Schema* schema) const {
-  if (text.empty()) return;
   try {
-    if (format == Format::csv) {
-      table.append_table(parse_csv(text, schema));
-    } else {
-      detail::append_json_lines_text(table, text,
-                                     schema ? ReadOptions{*schema, true} : ReadOptions{});
-    }
+    detail::append_object_rows(table, format, text, schema);
   } catch (const DataError& e) {
     throw DestinationError(fmt::format("file destination: '{}': {}", file.string(), e.what()));
   }

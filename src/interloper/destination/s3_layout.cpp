@@ -13,6 +13,7 @@
 
 #include "interloper/data/format.hpp"
 #include "interloper/destination/dataset_name.hpp"
+#include "interloper/destination/object_text.hpp"
 #include "interloper/destination/schema_change.hpp"
 #include "interloper/destination/window_index.hpp"
 
@@ -121,13 +122,8 @@ std::string S3Layout::encode(const Table& table) const {
 
 void S3Layout::decode_into(Table& table, const std::string& object, const std::string& text,
                            const Schema* schema) const {
-  if (text.empty()) return;
   try {
-    if (format_ == FileDestination::Format::csv) {
-      table.append_table(parse_csv(text, schema));
-    } else {
-      append_json_lines_text(table, text, schema ? ReadOptions{*schema, true} : ReadOptions{});
-    }
+    append_object_rows(table, format_, text, schema);
   } catch (const DataError& e) {
     throw DestinationError(fmt::format("s3 destination: '{}': {}", object, e.what()));
   }

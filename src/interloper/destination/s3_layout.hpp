@@ -23,7 +23,6 @@
 
 namespace interloper::detail {
 
-
 struct StoredPartition {
   std::string key;
   std::string object;

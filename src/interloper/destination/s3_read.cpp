@@ -89,9 +89,8 @@ WindowRows S3Layout::collect(const DatasetRef& dataset, const PartitionWindow& w
 std::vector<PartitionCount> S3Layout::counts(const DatasetRef& dataset,
                                              const PartitionWindow& window) {
   WindowIndex index(window, dataset.partitioning->column());
-  std::vector<std::string> keys = window.keys();
-  std::unordered_map<std::string, std::size_t> slot;
-  for (std::size_t i = 0; i < keys.size(); ++i) slot.emplace(keys[i], i);
+  const std::vector<std::string> keys = window.keys();
+  const std::unordered_map<std::string, std::size_t> slot = key_slots(window);
   std::vector<PartitionCount> out(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) out[i].key = keys[i];
 

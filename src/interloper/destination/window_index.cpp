@@ -69,6 +69,30 @@ std::size_t WindowIndex::locate(const Value& value) {
   return npos;
 }
 
+namespace {
+
+// The period a stored time key names, whatever its granularity; nullopt for a key that names
+// none (a list key, or not one of ours).
+std::optional<Bounds> stored_period(const std::string& key) {
+  auto granularity = TimeGranularity::infer(key);
+  if (!granularity) return std::nullopt;
+  try {
+    return granularity->bounds(granularity->parse(key));
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+std::unordered_map<std::string, std::size_t> key_slots(const PartitionWindow& window) {
+  const std::vector<std::string> keys = window.keys();
+  std::unordered_map<std::string, std::size_t> slots;
+  slots.reserve(keys.size());
+  for (std::size_t i = 0; i < keys.size(); ++i) slots.emplace(keys[i], i);
+  return slots;
+}
+
 std::size_t WindowIndex::place(const Value& value) {
   if (value.is_null()) return npos;
   if (placed_ && value == placed_value_) return placed_index_;
@@ -79,16 +103,10 @@ std::size_t WindowIndex::place(const Value& value) {
 }
 
 std::optional<TimePoint> WindowIndex::overlap_start(const std::string& key) const {
-  auto granularity = TimeGranularity::infer(key);
-  if (!granularity || !bounds_) return std::nullopt;
-  Bounds b;
-  try {
-    b = granularity->bounds(granularity->parse(key));
-  } catch (const std::exception&) {
-    return std::nullopt;  // not a key of ours
-  }
-  if (!(b.start < bounds_->end) || !(bounds_->start < b.end)) return std::nullopt;
-  return b.start;
+  if (!bounds_) return std::nullopt;
+  const std::optional<Bounds> b = stored_period(key);
+  if (!b || !(b->start < bounds_->end) || !(bounds_->start < b->end)) return std::nullopt;
+  return b->start;
 }
 
 std::vector<std::vector<std::size_t>> WindowIndex::split(const DatasetRef& dataset,
@@ -132,50 +150,51 @@ std::vector<std::vector<std::size_t>> WindowIndex::split(const DatasetRef& datas
 
 KeyRouter::KeyRouter(const DatasetRef& dataset) : dataset_(dataset) {}
 
-std::vector<std::vector<std::size_t>> KeyRouter::split(const Table& table) {
-  const std::string& column = dataset_.partitioning->column();
+std::vector<std::size_t> KeyRouter::slots(const Table& table) {
   std::vector<std::size_t> slot_of(table.num_rows());
-  if (table.num_rows() > 0) {
-    const auto c = table.column_index(column);
-    if (!c) {
-      throw DestinationError(fmt::format("dataset '{}': the rows lack the partition column '{}'",
-                                         dataset_name(dataset_), column));
-    }
-    const std::vector<Value>& cells = table.column(*c);
-    std::size_t last = WindowIndex::npos;  // rows of one partition mostly come together
-    for (std::size_t r = 0; r < cells.size(); ++r) {
-      if (last != WindowIndex::npos && r > 0 && cells[r] == cells[r - 1]) {
-        slot_of[r] = last;
-        continue;
-      }
-      std::optional<std::string> key = dataset_.partitioning->key_holding(cells[r]);
-      if (!key) {
-        throw DestinationError(fmt::format(
-            "dataset '{}': row {} ('{}' = {}) belongs to no partition of its {} partitioning",
-            dataset_name(dataset_), r, column, cells[r].to_string(),
-            dataset_.partitioning->kind()));
-      }
-      auto [it, added] = slot_.try_emplace(std::move(*key), keys_.size());
-      if (added) keys_.push_back(it->first);
-      slot_of[r] = last = it->second;
-    }
+  if (table.num_rows() == 0) return slot_of;
+  const std::string& column = dataset_.partitioning->column();
+  const auto c = table.column_index(column);
+  if (!c) {
+    throw DestinationError(fmt::format("dataset '{}': the rows lack the partition column '{}'",
+                                       dataset_name(dataset_), column));
   }
+  const std::vector<Value>& cells = table.column(*c);
+  for (std::size_t r = 0; r < cells.size(); ++r) {
+    if (r > 0 && cells[r] == cells[r - 1]) {  // rows of one partition mostly come together
+      slot_of[r] = slot_of[r - 1];
+      continue;
+    }
+    std::optional<std::string> key = dataset_.partitioning->key_holding(cells[r]);
+    if (!key) {
+      throw DestinationError(fmt::format(
+          "dataset '{}': row {} ('{}' = {}) belongs to no partition of its {} partitioning",
+          dataset_name(dataset_), r, column, cells[r].to_string(), dataset_.partitioning->kind()));
+    }
+    auto [it, added] = slot_.try_emplace(std::move(*key), keys_.size());
+    if (added) keys_.push_back(it->first);
+    slot_of[r] = it->second;
+  }
+  return slot_of;
+}
+
+std::vector<std::vector<std::size_t>> KeyRouter::split(const Table& table) {
+  const std::vector<std::size_t> slot_of = slots(table);
   std::vector<std::vector<std::size_t>> parts(keys_.size());
   for (std::size_t r = 0; r < slot_of.size(); ++r) parts[slot_of[r]].push_back(r);
   return parts;
 }
 
 void check_every_row_held(const DatasetRef& dataset, const Table& table) {
-  KeyRouter(dataset).split(table);
+  KeyRouter(dataset).slots(table);
 }
 
 WindowRowsBuilder::WindowRowsBuilder(const PartitionWindow& window, WindowIndex& index,
                                      const Schema* declared)
-    : index_(index), rows_(declared ? Table(*declared) : Table()), written_(index.size(), false) {
-  const std::vector<std::string> keys = window.keys();
-  slot_.reserve(keys.size());
-  for (std::size_t i = 0; i < keys.size(); ++i) slot_.emplace(keys[i], i);
-}
+    : index_(index),
+      rows_(declared ? Table(*declared) : Table()),
+      slot_(key_slots(window)),
+      written_(index.size(), false) {}
 
 void WindowRowsBuilder::end_object(const std::string& key, bool present) {
   auto it = slot_.find(key);
@@ -219,16 +238,10 @@ WindowRows WindowRowsBuilder::finish() && {
 
 bool drop_covers(const PartitionWindow& window, const std::string& key) {
   if (auto time = window.as_time_window()) {
-    auto granularity = TimeGranularity::infer(key);
-    if (!granularity) return false;
-    Bounds stored;
-    try {
-      stored = granularity->bounds(granularity->parse(key));
-    } catch (const std::exception&) {
-      return false;  // not a key of ours
-    }
+    const std::optional<Bounds> stored = stored_period(key);
+    if (!stored) return false;
     const Bounds bounds = time->bounds();
-    return !(stored.start < bounds.start) && !(bounds.end < stored.end);
+    return !(stored->start < bounds.start) && !(bounds.end < stored->end);
   }
   const std::vector<std::string> keys = window.keys();
   return std::find(keys.begin(), keys.end(), key) != keys.end();

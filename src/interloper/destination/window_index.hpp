@@ -33,6 +33,9 @@ std::string key_of(const Value& value);
 // bounds lie inside the window's; for other kinds, a key of the window.
 bool drop_covers(const PartitionWindow& window, const std::string& key);
 
+// The position of each of the window's keys.
+std::unordered_map<std::string, std::size_t> key_slots(const PartitionWindow& window);
+
 class WindowIndex {
  public:
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
@@ -91,6 +94,8 @@ class KeyRouter {
   // Row indices of `table` per key of keys(), which grows by the keys this table brings. Throws
   // DestinationError naming the first row no partition holds, or a missing partition column.
   std::vector<std::vector<std::size_t>> split(const Table& table);
+  // The key of keys() holding each row of `table`; throws as split() does.
+  std::vector<std::size_t> slots(const Table& table);
   const std::vector<std::string>& keys() const { return keys_; }
 
  private:

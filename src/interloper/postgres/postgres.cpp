@@ -29,13 +29,19 @@ std::vector<std::string> spellings(const std::string& password) {
   return out;
 }
 
-// One line, the password replaced by ***.
-std::string scrub(std::string text, const std::string& password) {
+// `text` with every spelling of the password replaced by ***.
+std::string scrub_secret(std::string text, const std::string& password) {
   for (const std::string& secret : spellings(password)) {
     for (auto at = text.find(secret); at != std::string::npos; at = text.find(secret, at + 3)) {
       text.replace(at, secret.size(), "***");
     }
   }
+  return text;
+}
+
+// One line, the password replaced by ***.
+std::string scrub(std::string text, const std::string& password) {
+  text = scrub_secret(std::move(text), password);
   std::string out;
   bool space = false;
   for (char c : text) {
@@ -50,9 +56,10 @@ std::string scrub(std::string text, const std::string& password) {
   return out;
 }
 
-// Where the user-info part of `url` ends ('@'), or npos; `start` is after "://".
-std::size_t userinfo_end(std::string_view url, std::size_t start) {
-  std::size_t authority_end = url.find_first_of("/?", start);
+// Where the user-info part of `url` ends ('@'), or npos; `start` is after "://". The authority
+// ends at the first of `ends`: libpq's reading by default.
+std::size_t userinfo_end(std::string_view url, std::size_t start, const char* ends = "/?") {
+  std::size_t authority_end = url.find_first_of(ends, start);
   std::string_view authority = url.substr(start, authority_end - start);
   auto at = authority.rfind('@');
   return at == std::string_view::npos ? std::string_view::npos : start + at;
@@ -86,18 +93,12 @@ std::string hide_password(std::string message, std::string_view url) {
   // RFC 3986 also stops at a '#'. Whatever the part quoted in `message` was cut by, neither
   // reading's password shows.
   for (const char* ends : {"/?", "/?#"}) {
-    const std::string_view authority = url.substr(start, url.find_first_of(ends, start) - start);
-    const std::size_t at = authority.rfind('@');
+    const std::size_t at = userinfo_end(url, start, ends);
     if (at == std::string_view::npos) continue;
-    const auto colon = authority.substr(0, at).find(':');
-    if (colon == std::string_view::npos || colon + 1 == at) continue;
-    for (const std::string& secret :
-         spellings(std::string(authority.substr(colon + 1, at - colon - 1)))) {
-      for (auto found = message.find(secret); found != std::string::npos;
-           found = message.find(secret, found + 3)) {
-        message.replace(found, secret.size(), "***");
-      }
-    }
+    const std::string_view info = url.substr(start, at - start);
+    const auto colon = info.find(':');
+    if (colon == std::string_view::npos || colon + 1 == info.size()) continue;
+    message = scrub_secret(std::move(message), std::string(info.substr(colon + 1)));
   }
   return message;
 }
