@@ -9,7 +9,6 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
-#include <unordered_set>
 
 #include "interloper/data/format.hpp"
 #include "interloper/destination.hpp"
@@ -91,8 +90,8 @@ class FileDestination::Writer final : public WindowWriter {
       router_.emplace(dataset_);  // every partition is replaced: the rows say which they are
     } else {
       index_.emplace(*window, dataset_.partitioning->column());
-      keys_ = window->keys();
-      for (const std::string& key : keys_) add_target(key);
+      window_keys_ = window->keys();
+      for (const std::string& key : window_keys_) add_target(key);
     }
   }
 
@@ -105,9 +104,8 @@ class FileDestination::Writer final : public WindowWriter {
     if (index_) parts = index_->split(dataset_, batch);  // throws before anything is staged
     if (router_) {
       parts = router_->split(batch);
-      for (std::size_t i = keys_.size(); i < router_->keys().size(); ++i) {
-        keys_.push_back(router_->keys()[i]);
-        add_target(keys_.back());
+      for (std::size_t i = targets_.size(); i < router_->keys().size(); ++i) {
+        add_target(router_->keys()[i]);
       }
     }
     try {
@@ -250,9 +248,10 @@ class FileDestination::Writer final : public WindowWriter {
       fs::path& temp = temp_of(target);
       if (dataset_.partitioning) {
         posix::remove_stale_temps(target.dir);
-        if (escape_key(keys_[i]).find('~') != std::string::npos &&
-            posix::read_file(target.dir / key_file) != keys_[i]) {
-          posix::replace_file(target.dir / key_file, keys_[i]);
+        const std::string& key = keys()[i];
+        if (escape_key(key).find('~') != std::string::npos &&
+            posix::read_file(target.dir / key_file) != key) {
+          posix::replace_file(target.dir / key_file, key);
         }
       }
       if (!fs::exists(temp)) posix::append_to(temp, {});
@@ -267,6 +266,9 @@ class FileDestination::Writer final : public WindowWriter {
     }
   }
 
+  // The partition of each target (partitioned datasets).
+  const std::vector<std::string>& keys() const { return router_ ? router_->keys() : window_keys_; }
+
   void add_target(const std::string& key) {
     targets_.push_back(
         {state_.partition_dir(dir_, dataset_.partitioning->column(), key), {}, {}, {}});
@@ -275,9 +277,8 @@ class FileDestination::Writer final : public WindowWriter {
   // After a write without a window: the partitions it did not write, and rows an earlier version
   // kept beside the partitions, go.
   void drop_others() {
-    const std::unordered_set<std::string> written(keys_.begin(), keys_.end());
     for (auto& [key, path] : state_.partition_dirs(dir_, dataset_.partitioning->column())) {
-      if (written.count(key) != 0) continue;
+      if (router_->holds(key)) continue;
       std::error_code ec;
       fs::remove_all(path, ec);
     }
@@ -296,7 +297,7 @@ class FileDestination::Writer final : public WindowWriter {
   const fs::path dir_;
   std::optional<detail::WindowIndex> index_;  // a window's partitions
   std::optional<detail::KeyRouter> router_;   // or, without a window, the rows' own partitions
-  std::vector<std::string> keys_;             // each target's partition
+  std::vector<std::string> window_keys_;
   std::vector<Target> targets_;
   std::optional<Schema> stored_;
   Schema schema_;

@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <mutex>
 #include <optional>
-#include <unordered_set>
 
 #include "interloper/data/format.hpp"
 #include "interloper/destination/dataset_name.hpp"
@@ -103,11 +102,11 @@ class S3WindowWriter final : public WindowWriter {
       : layout_(layout), dataset_(std::move(dataset)) {
     if (window != nullptr && dataset_.partitioning != nullptr) {
       index_.emplace(*window, dataset_.partitioning->column());
-      keys_ = window->keys();
+      window_keys_ = window->keys();
     } else if (dataset_.partitioning != nullptr) {
       router_.emplace(dataset_);  // every partition is replaced: the rows say which they are
     }
-    spools_.resize(dataset_.partitioning ? keys_.size() : 1);
+    spools_.resize(dataset_.partitioning ? window_keys_.size() : 1);
     rows_.assign(spools_.size(), 0);
   }
 
@@ -215,9 +214,8 @@ class S3WindowWriter final : public WindowWriter {
     if (index_) in.parts = index_->split(dataset_, batch);  // throws before anything is added
     if (router_) {
       in.parts = router_->split(batch);
-      keys_ = router_->keys();
-      spools_.resize(keys_.size());
-      rows_.resize(keys_.size(), 0);
+      spools_.resize(router_->keys().size());
+      rows_.resize(router_->keys().size(), 0);
     }
     return in;
   }
@@ -229,7 +227,7 @@ class S3WindowWriter final : public WindowWriter {
     // Partitions go up several at a time; each is one PUT (or one multipart upload).
     Buffers buffers;
     parallel_for(spools_.size(), s3_parallel_requests, [&](std::size_t i) {
-      const std::string key = dataset_.partitioning ? keys_[i] : std::string();
+      const std::string key = dataset_.partitioning ? keys()[i] : std::string();
       const std::string object = dataset_.partitioning ? layout_.partition_object(dataset_, key)
                                                        : layout_.whole_object(dataset_);
       if (last != nullptr && spools_[i].size() == 0 &&
@@ -258,11 +256,13 @@ class S3WindowWriter final : public WindowWriter {
 
   // After a write without a window: the partitions it did not write, and rows an earlier version
   // kept beside the partitions, go.
+  // The partition of each spool (partitioned datasets).
+  const std::vector<std::string>& keys() const { return router_ ? router_->keys() : window_keys_; }
+
   void drop_others() {
-    const std::unordered_set<std::string> written(keys_.begin(), keys_.end());
     std::vector<std::string> objects{layout_.whole_object(dataset_)};
     for (auto& stored : layout_.stored_partitions(dataset_)) {
-      if (written.count(stored.key) == 0) objects.push_back(std::move(stored.object));
+      if (!router_->holds(stored.key)) objects.push_back(std::move(stored.object));
     }
     layout_.client().remove(objects);
   }
@@ -304,7 +304,7 @@ class S3WindowWriter final : public WindowWriter {
   DatasetRef dataset_;
   std::optional<WindowIndex> index_;  // a window's partitions
   std::optional<KeyRouter> router_;   // or, without a window, the rows' own partitions
-  std::vector<std::string> keys_;     // each spool's partition
+  std::vector<std::string> window_keys_;
   // Per partition, the rows of batches before the last. A spool holds JSON lines whatever the
   // format: they need no header, so batches whose columns differ concatenate; csv is encoded
   // once, at commit, from the unified schema.

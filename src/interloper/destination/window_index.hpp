@@ -97,6 +97,7 @@ class KeyRouter {
   // The key of keys() holding each row of `table`; throws as split() does.
   std::vector<std::size_t> slots(const Table& table);
   const std::vector<std::string>& keys() const { return keys_; }
+  bool holds(const std::string& key) const { return slot_.count(key) != 0; }
 
  private:
   const DatasetRef& dataset_;
