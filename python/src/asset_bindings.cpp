@@ -1,0 +1,288 @@
+// Python functions as assets: the compute callable that calls them, and the context they see.
+//
+// The engine calls an asset's compute callable without the GIL (from the runner's threads); the
+// callable takes the GIL only while Python runs (the function, and turning its rows into
+// tables), and gives it back while the engine writes a batch or reads an upstream.
+#include <pybind11/stl.h>
+
+#include <string>
+
+#include "bindings.hpp"
+#include "convert.hpp"
+#include "interloper/asset.hpp"
+#include "interloper/destination.hpp"
+
+namespace interloper::python {
+
+namespace {
+
+// Rows a Python asset hands on at once: the batch the engine's writer receives.
+constexpr std::size_t kBatchRows = 8192;
+
+// What the compute callable needs of the Python side. Its Python references may be dropped from
+// any thread (an engine asset copy dies where it dies), so the destructor takes the GIL.
+struct PythonFunction {
+  py::object function;
+  py::object asset;                 // the Python Asset, passed as `self` and context.asset
+  bool pass_self = false;           // the function's first parameter is `self`
+  std::vector<std::string> inputs;  // parameters that receive an upstream's rows
+  std::string name;
+
+  ~PythonFunction() {
+    if (!Py_IsInitialized()) {
+      (void)function.release();
+      (void)asset.release();
+      return;
+    }
+    py::gil_scoped_acquire gil;
+    function = py::object();
+    asset = py::object();
+  }
+};
+
+// The ExecutionContext Python sees: valid while the asset's function runs.
+struct ContextHandle {
+  ExecutionContext* context = nullptr;
+  py::object asset;
+  ExecutionContext& get() const {
+    if (context == nullptr) {
+      throw RunError("the execution context is used after its asset returned");
+    }
+    return *context;
+  }
+};
+
+py::list load_rows(const ExecutionContext& context, const std::string& upstream) {
+  Table rows;
+  {
+    py::gil_scoped_release release;
+    rows = context.load(upstream);
+  }
+  return to_rows(rows);
+}
+
+// The rows a function returned (None, an iterable of dicts, or a pandas DataFrame), handed on
+// in batches as they come, so a generator is never held whole. The last batch is returned.
+Table collect_rows(py::object result, ExecutionContext& context) {
+  if (result.is_none()) return Table();
+  if (py::hasattr(result, "to_dict") && py::hasattr(result, "columns")) {
+    result = result.attr("to_dict")("records");  // a DataFrame
+  }
+  if (PyDict_Check(result.ptr()) || !py::isinstance<py::iterable>(result)) {
+    throw py::type_error("returned a " + py::str(py::type::of(result).attr("__qualname__")).cast<std::string>() +
+                         ", not rows (a list or iterable of dicts)");
+  }
+  Table batch;
+  RowAppender appender(batch);
+  std::size_t row = 0;
+  for (py::handle item : result) {
+    appender.append(item, ++row);
+    if (batch.num_rows() < kBatchRows) continue;
+    Table full = std::move(batch);
+    batch = Table();
+    appender.reset();
+    py::gil_scoped_release release;
+    context.emit(full);
+  }
+  return batch;
+}
+
+// "ValueError: no data (shop.py, line 12, in orders)": the exception and the deepest line of
+// the asset's own function in its traceback (else the traceback's deepest line).
+std::string describe(py::error_already_set& error, const PythonFunction& function) {
+  std::string text = py::str(error.type().attr("__name__")).cast<std::string>();
+  const std::string message = py::str(error.value()).cast<std::string>();
+  if (!message.empty()) text += ": " + message;
+  py::object own = py::getattr(function.function, "__code__", py::none());
+  std::string deepest;
+  std::string deepest_own;
+  for (py::object tb = error.trace(); !tb.is_none(); tb = tb.attr("tb_next")) {
+    py::object code = tb.attr("tb_frame").attr("f_code");
+    const std::string where = " (" + py::str(code.attr("co_filename")).cast<std::string>() +
+                              ", line " + py::str(tb.attr("tb_lineno")).cast<std::string>() +
+                              ", in " + py::str(code.attr("co_name")).cast<std::string>() + ")";
+    deepest = where;
+    if (code.is(own)) deepest_own = where;
+  }
+  return text + (deepest_own.empty() ? deepest : deepest_own);
+}
+
+Table call_function(const PythonFunction& function, ExecutionContext& context) {
+  auto handle = std::make_shared<ContextHandle>();
+  handle->context = &context;
+  handle->asset = function.asset;
+  struct Invalidate {
+    ContextHandle& handle;
+    ~Invalidate() { handle.context = nullptr; }
+  } invalidate{*handle};
+  py::object context_object = py::cast(handle);
+  py::dict inputs;
+  for (const std::string& input : function.inputs) inputs[py::str(input)] = load_rows(context, input);
+  py::object result = function.pass_self ? function.function(function.asset, context_object, **inputs)
+                                         : function.function(context_object, **inputs);
+  return collect_rows(std::move(result), context);
+}
+
+ComputeFn compute_of(std::shared_ptr<PythonFunction> function) {
+  return [function](ExecutionContext& context) -> Table {
+    py::gil_scoped_acquire gil;
+    try {
+      return call_function(*function, context);
+    } catch (py::error_already_set& error) {
+      throw RunError(describe(error, *function));
+    }
+  };
+}
+
+// ---- Settings ---------------------------------------------------------------------------------
+
+DataType type_named(py::handle type, const std::string& column) {
+  if (py::isinstance<py::str>(type)) return type_from_name(type.cast<std::string>());
+  py::module_ datetime = py::module_::import("datetime");
+  if (type.is(py::type::of(py::bool_()))) return DataType::boolean;
+  if (type.is(py::type::of(py::int_()))) return DataType::int64;
+  if (type.is(py::type::of(py::float_()))) return DataType::float64;
+  if (type.is(py::type::of(py::str()))) return DataType::string;
+  if (type.is(datetime.attr("datetime"))) return DataType::timestamp;
+  if (type.is(datetime.attr("date"))) return DataType::date;
+  throw py::type_error("schema: the type of column '" + column + "' must be a type name ('int', "
+                       "'date', ...) or one of bool, int, float, str, datetime.date, "
+                       "datetime.datetime, not " + py::repr(type).cast<std::string>());
+}
+
+Schema schema_of(py::handle schema) {
+  if (schema.is_none()) return Schema();
+  if (!py::isinstance<py::dict>(schema)) {
+    throw py::type_error("asset(): argument 'schema' must be a dict of column -> type");
+  }
+  std::vector<Field> fields;
+  for (auto [column, type] : schema.cast<py::dict>()) {
+    const std::string name = py::str(column);
+    fields.push_back({name, type_named(type, name)});
+  }
+  return Schema(std::move(fields));
+}
+
+Asset make_asset(std::string name, py::object function, py::object asset, bool pass_self,
+                 std::vector<std::string> inputs, const PartitionConfig* partitioning,
+                 std::vector<std::string> deps, std::shared_ptr<Destination> destination,
+                 py::handle schema, bool enabled, std::string version) {
+  auto callable = std::make_shared<PythonFunction>();
+  callable->function = std::move(function);
+  callable->asset = std::move(asset);
+  callable->pass_self = pass_self;
+  callable->inputs = std::move(inputs);
+  callable->name = name;
+  Asset made(name, compute_of(callable));
+  if (partitioning != nullptr) made.partitioning(*partitioning);
+  made.deps(std::move(deps)).enabled(enabled).schema(schema_of(schema));
+  if (destination) made.destination(std::move(destination));
+  // The definition that makes stored partitions stale when it changes: where the code lives.
+  py::object code = py::getattr(callable->function, "__code__", py::none());
+  if (!code.is_none()) {
+    made.definition("python: " + py::str(code.attr("co_filename")).cast<std::string>() + ":" +
+                    py::str(callable->function.attr("__qualname__")).cast<std::string>());
+  }
+  if (!version.empty()) made.version(std::move(version));
+  return made;
+}
+
+void bind_context(py::module_& m) {
+  py::class_<Logger>(m, "Logger", "An asset's log lines, tagged with its name.")
+      .def("debug", &Logger::debug, py::arg("message"))
+      .def("info", &Logger::info, py::arg("message"))
+      .def("warning", &Logger::warning, py::arg("message"))
+      .def("error", &Logger::error, py::arg("message"));
+  py::class_<ContextHandle, std::shared_ptr<ContextHandle>>(
+      m, "ExecutionContext",
+      "What an asset sees while it runs: its partition or window, a logger, and load() of an "
+      "upstream's rows. Valid only while the asset's function runs.")
+      .def_property_readonly("asset", [](const ContextHandle& h) { h.get(); return h.asset; })
+      .def_property_readonly("asset_name", [](const ContextHandle& h) { return h.get().asset_name(); })
+      .def_property_readonly("has_window", [](const ContextHandle& h) { return h.get().has_window(); })
+      .def_property_readonly("window", [](const ContextHandle& h) { return h.get().window().clone(); },
+                             "The run's window (a single partition is a window of one).")
+      .def_property_readonly("partition", [](const ContextHandle& h) { return h.get().partition().clone(); },
+                             "The one partition; PartitionError when the window holds several.")
+      .def_property_readonly(
+          "partition_date",
+          [](const ContextHandle& h) {
+            return from_time_point(TimePoint(h.get().partition_date()), TimeShape::date);
+          },
+          "The day partition's date; PartitionError for other granularities.")
+      .def_property_readonly("keys", [](const ContextHandle& h) { return h.get().keys(); })
+      .def_property_readonly("logger", [](const ContextHandle& h) { return h.get().logger(); })
+      .def(
+          "load", [](const ContextHandle& h, const std::string& upstream) { return load_rows(h.get(), upstream); },
+          py::arg("upstream"),
+          "The upstream's rows (dicts) for exactly the partitions this run reads; RunError when "
+          "`upstream` is not a dependency.");
+}
+
+}  // namespace
+
+void bind_assets(py::module_& m) {
+  bind_context(m);
+  py::class_<Destination, std::shared_ptr<Destination>>(m, "Destination",
+                                                         "Where assets' rows are stored.")
+      .def_property_readonly("url", &Destination::url)
+      .def("__repr__", [](const Destination& d) { return "<Destination " + d.url() + ">"; });
+  m.def("open_destination", &open_destination, py::arg("url"),
+        "A destination from its URL: sqlite:, file:, postgresql://, s3:// or memory://.");
+  py::class_<Asset>(m, "EngineAsset", "An asset as the engine runs it.")
+      .def_property_readonly("name", [](const Asset& a) { return a.name(); })
+      .def_property_readonly("source_name", [](const Asset& a) { return a.source_name(); })
+      .def(
+          "read",
+          [](const Asset& asset, py::handle window) {
+            const std::shared_ptr<Destination>& destination = asset.resolved_destination();
+            if (!destination) throw DestinationError("asset '" + asset.name() + "' has no destination");
+            std::unique_ptr<PartitionWindow> scope;
+            if (!window.is_none()) scope = window_argument(window, "read(): argument 'window'");
+            Table rows;
+            {
+              py::gil_scoped_release release;
+              rows = destination->read(asset.dataset(), scope.get());
+            }
+            return to_rows(rows);
+          },
+          py::arg("window") = py::none(),
+          "The rows stored for `window` (every row when None).")
+      .def(
+          "run",
+          [](const Asset& asset, py::handle window) {
+            std::unique_ptr<PartitionWindow> scope;
+            if (!window.is_none()) scope = window_argument(window, "run(): argument 'window'");
+            Table rows;
+            {
+              py::gil_scoped_release release;
+              rows = scope ? asset.run(*scope) : asset.run();
+            }
+            return to_rows(rows);
+          },
+          py::arg("window") = py::none())
+      .def(
+          "materialize",
+          [](const Asset& asset, py::handle window) {
+            std::unique_ptr<PartitionWindow> scope;
+            if (!window.is_none()) scope = window_argument(window, "materialize(): argument 'window'");
+            py::gil_scoped_release release;
+            return scope ? asset.materialize(*scope) : asset.materialize();
+          },
+          py::arg("window") = py::none());
+  m.def("make_asset", &make_asset, py::arg("name"), py::arg("function"), py::arg("asset"),
+        py::arg("pass_self"), py::arg("inputs"), py::arg("partitioning"), py::arg("deps"),
+        py::arg("destination"), py::arg("schema"), py::arg("enabled"), py::arg("version"));
+  py::class_<Source>(m, "EngineSource", "A named group of engine assets.")
+      .def(py::init([](std::string name, std::shared_ptr<Destination> destination, py::list assets) {
+             Source source(std::move(name), std::move(destination));
+             source.reserve(assets.size());
+             for (py::handle asset : assets) source.add(asset.cast<const Asset&>());
+             return source;
+           }),
+           py::arg("name"), py::arg("destination"), py::arg("assets"))
+      .def_property_readonly("name", &Source::name)
+      .def("assets", [](const Source& s) { return s.assets(); }, "Copies of the source's assets.");
+}
+
+}  // namespace interloper::python
