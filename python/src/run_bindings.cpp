@@ -33,7 +33,13 @@ Result run_interruptibly(std::atomic<bool>& stop, std::function<Result()> work) 
   }
   std::packaged_task<Result()> task(std::move(work));
   std::future<Result> done = task.get_future();
-  std::thread runner(std::move(task));
+  std::thread runner([&task] {
+    // The thread keeps one Python thread state while it runs, so that the assets it calls
+    // take the GIL without making a new state each time.
+    py::gil_scoped_acquire state;
+    py::gil_scoped_release release;
+    task();
+  });
   bool interrupted = false;
   while (true) {
     {
