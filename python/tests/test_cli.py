@@ -90,3 +90,17 @@ def test_ctrl_c_stops_a_run_from_python(workdir):
     out, _ = child.communicate(timeout=30)
     assert child.returncode == 3 and "interrupted" in out
     assert out.count("started") < 10  # nothing new started after Ctrl-C
+
+
+def test_the_readme_quick_start_and_the_example_run(workdir):
+    from conftest import SOURCE_DIR
+    readme = (SOURCE_DIR / "README.md").read_text()
+    section = readme.split("## Python quick start", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    for name, text in [("quick", code), ("shop", (SOURCE_DIR / "examples" / "python" / "shop.py").read_text())]:
+        (workdir / name).mkdir()
+        (workdir / name / f"{name}.py").write_text(text)
+        done = interloper("backfill", f"{name}.py", "--window", "2026-11-01..2026-11-03", cwd=workdir / name)
+        assert done.returncode == 0, done.stdout + done.stderr
+    status = interloper("status", "shop.py", "--window", "2026-11-01..2026-11-30", cwd=workdir / "shop")
+    assert "materialized      3  2026-11-01..2026-11-03" in status.stdout
