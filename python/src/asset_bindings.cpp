@@ -187,6 +187,20 @@ Asset make_asset(std::string name, py::object function, py::object asset, bool p
   return made;
 }
 
+int python_level(LogLevel level) {
+  switch (level) {
+    case LogLevel::debug:
+      return 10;
+    case LogLevel::info:
+      return 20;
+    case LogLevel::warning:
+      return 30;
+    case LogLevel::error:
+      return 40;
+  }
+  return 20;
+}
+
 void bind_context(py::module_& m) {
   py::class_<Logger>(m, "Logger", "An asset's log lines, tagged with its name.")
       .def("debug", &Logger::debug, py::arg("message"))
@@ -220,6 +234,17 @@ void bind_context(py::module_& m) {
 }
 
 }  // namespace
+
+Logger python_logger() {
+  return Logger([](LogLevel level, std::string_view asset, std::string_view message) {
+    if (!Py_IsInitialized()) return;
+    py::gil_scoped_acquire gil;
+    static auto* logger = new py::object(py::module_::import("logging").attr("getLogger")("interloper"));
+    logger->attr("log")(python_level(level), "%s: %s", py::str(asset.data(), asset.size()),
+                        py::str(message.data(), message.size()),
+                        py::arg("extra") = py::dict(py::arg("asset") = py::str(asset.data(), asset.size())));
+  });
+}
 
 void bind_assets(py::module_& m) {
   bind_context(m);
@@ -256,7 +281,7 @@ void bind_assets(py::module_& m) {
             Table rows;
             {
               py::gil_scoped_release release;
-              rows = scope ? asset.run(*scope) : asset.run();
+              rows = scope ? asset.run(*scope, python_logger()) : asset.run(python_logger());
             }
             return to_rows(rows);
           },
@@ -267,7 +292,7 @@ void bind_assets(py::module_& m) {
             std::unique_ptr<PartitionWindow> scope;
             if (!window.is_none()) scope = window_argument(window, "materialize(): argument 'window'");
             py::gil_scoped_release release;
-            return scope ? asset.materialize(*scope) : asset.materialize();
+            return scope ? asset.materialize(*scope, python_logger()) : asset.materialize(python_logger());
           },
           py::arg("window") = py::none());
   m.def("make_asset", &make_asset, py::arg("name"), py::arg("function"), py::arg("asset"),

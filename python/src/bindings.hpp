@@ -6,6 +6,7 @@
 #include <memory>
 #include <string_view>
 
+#include "interloper/asset.hpp"
 #include "interloper/partitioning.hpp"
 
 namespace interloper::python {
@@ -21,6 +22,10 @@ void bind_runs(py::module_& m);
 // A run's window from a Python argument: a window of any kind, or a partition as the window of
 // one. Raises TypeError naming `argument` for anything else.
 std::unique_ptr<PartitionWindow> window_argument(py::handle object, std::string_view argument);
+
+// A logger that hands assets' lines to Python's logging, as logger "interloper" with the
+// asset's name in the record (takes the GIL; callable from any thread).
+Logger python_logger();
 
 // A JSON text as Python objects (json.loads) and back (json.dumps, compact).
 py::object json_to_python(std::string_view text);

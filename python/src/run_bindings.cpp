@@ -71,6 +71,7 @@ RunOptions options_of(const RunSettings& settings, std::atomic<bool>& stop) {
   options.fail_fast = settings.fail_fast;
   options.store = settings.store.get();
   options.stop = &stop;
+  options.logger = python_logger();
   return options;
 }
 

@@ -226,3 +226,32 @@ def test_the_context_is_not_usable_after_the_asset_returned(workdir):
     keeper.run(il.TimePartition(dt.date(2026, 1, 1)))
     with pytest.raises(il.RunError, match="after its asset returned"):
         kept[0].partition
+
+
+def test_the_context_logger_writes_to_python_logging(workdir, caplog):
+    @il.asset(partitioning=DAY)
+    def talker(context):
+        context.logger.info(f"fetching {context.partition.key}")
+        context.logger.warning("slow source")
+        return []
+
+    with caplog.at_level("INFO", logger="interloper"):
+        assert il.DAG(talker).materialize(il.TimePartition(dt.date(2026, 1, 1))).ok
+        talker.run(il.TimePartition(dt.date(2026, 1, 2)))
+    messages = [(r.levelname, r.getMessage(), r.asset) for r in caplog.records if r.name == "interloper"]
+    assert ("INFO", "talker: fetching 2026-01-01", "talker") in messages
+    assert ("WARNING", "talker: slow source", "talker") in messages
+    assert ("INFO", "talker: fetching 2026-01-02", "talker") in messages
+
+
+def test_a_pandas_data_frame_is_rows(workdir):
+    pd = pytest.importorskip("pandas")
+
+    @il.asset(partitioning=DAY)
+    def frame(context):
+        return pd.DataFrame({"date": [context.partition_date] * 3, "x": [1, 2, 3], "y": [0.5, 1.5, 2.5],
+                             "name": ["a", "b", "c"]})
+
+    assert frame.materialize(il.TimePartition(dt.date(2026, 1, 1))) == 3
+    assert frame.read() == [{"date": dt.date(2026, 1, 1), "x": x, "y": x - 0.5, "name": n}
+                            for x, n in [(1, "a"), (2, "b"), (3, "c")]]
