@@ -69,7 +69,8 @@ Table collect_rows(py::object result, ExecutionContext& context) {
     result = result.attr("to_dict")("records");  // a DataFrame
   }
   if (PyDict_Check(result.ptr()) || !py::isinstance<py::iterable>(result)) {
-    throw py::type_error("returned a " + py::str(py::type::of(result).attr("__qualname__")).cast<std::string>() +
+    throw py::type_error("returned a " +
+                         py::str(py::type::of(result).attr("__qualname__")).cast<std::string>() +
                          ", not rows (a list or iterable of dicts)");
   }
   Table batch;
@@ -117,9 +118,11 @@ Table call_function(const PythonFunction& function, ExecutionContext& context) {
   } invalidate{*handle};
   py::object context_object = py::cast(handle);
   py::dict inputs;
-  for (const std::string& input : function.inputs) inputs[py::str(input)] = load_rows(context, input);
-  py::object result = function.pass_self ? function.function(function.asset, context_object, **inputs)
-                                         : function.function(context_object, **inputs);
+  for (const std::string& input : function.inputs)
+    inputs[py::str(input)] = load_rows(context, input);
+  py::object result = function.pass_self
+                          ? function.function(function.asset, context_object, **inputs)
+                          : function.function(context_object, **inputs);
   return collect_rows(std::move(result), context);
 }
 
@@ -145,9 +148,11 @@ DataType type_named(py::handle type, const std::string& column) {
   if (type.is(py::type::of(py::str()))) return DataType::string;
   if (type.is(datetime.attr("datetime"))) return DataType::timestamp;
   if (type.is(datetime.attr("date"))) return DataType::date;
-  throw py::type_error("schema: the type of column '" + column + "' must be a type name ('int', "
+  throw py::type_error("schema: the type of column '" + column +
+                       "' must be a type name ('int', "
                        "'date', ...) or one of bool, int, float, str, datetime.date, "
-                       "datetime.datetime, not " + py::repr(type).cast<std::string>());
+                       "datetime.datetime, not " +
+                       py::repr(type).cast<std::string>());
 }
 
 Schema schema_of(py::handle schema) {
@@ -211,13 +216,21 @@ void bind_context(py::module_& m) {
       m, "ExecutionContext",
       "What an asset sees while it runs: its partition or window, a logger, and load() of an "
       "upstream's rows. Valid only while the asset's function runs.")
-      .def_property_readonly("asset", [](const ContextHandle& h) { h.get(); return h.asset; })
-      .def_property_readonly("asset_name", [](const ContextHandle& h) { return h.get().asset_name(); })
-      .def_property_readonly("has_window", [](const ContextHandle& h) { return h.get().has_window(); })
-      .def_property_readonly("window", [](const ContextHandle& h) { return h.get().window().clone(); },
-                             "The run's window (a single partition is a window of one).")
-      .def_property_readonly("partition", [](const ContextHandle& h) { return h.get().partition().clone(); },
-                             "The one partition; PartitionError when the window holds several.")
+      .def_property_readonly("asset",
+                             [](const ContextHandle& h) {
+                               h.get();
+                               return h.asset;
+                             })
+      .def_property_readonly("asset_name",
+                             [](const ContextHandle& h) { return h.get().asset_name(); })
+      .def_property_readonly("has_window",
+                             [](const ContextHandle& h) { return h.get().has_window(); })
+      .def_property_readonly(
+          "window", [](const ContextHandle& h) { return h.get().window().clone(); },
+          "The run's window (a single partition is a window of one).")
+      .def_property_readonly(
+          "partition", [](const ContextHandle& h) { return h.get().partition().clone(); },
+          "The one partition; PartitionError when the window holds several.")
       .def_property_readonly(
           "partition_date",
           [](const ContextHandle& h) {
@@ -227,7 +240,10 @@ void bind_context(py::module_& m) {
       .def_property_readonly("keys", [](const ContextHandle& h) { return h.get().keys(); })
       .def_property_readonly("logger", [](const ContextHandle& h) { return h.get().logger(); })
       .def(
-          "load", [](const ContextHandle& h, const std::string& upstream) { return load_rows(h.get(), upstream); },
+          "load",
+          [](const ContextHandle& h, const std::string& upstream) {
+            return load_rows(h.get(), upstream);
+          },
           py::arg("upstream"),
           "The upstream's rows (dicts) for exactly the partitions this run reads; RunError when "
           "`upstream` is not a dependency.");
@@ -239,21 +255,29 @@ Logger python_logger() {
   return Logger([](LogLevel level, std::string_view asset, std::string_view message) {
     if (!Py_IsInitialized()) return;
     py::gil_scoped_acquire gil;
-    static auto* logger = new py::object(py::module_::import("logging").attr("getLogger")("interloper"));
-    logger->attr("log")(python_level(level), "%s: %s", py::str(asset.data(), asset.size()),
-                        py::str(message.data(), message.size()),
-                        py::arg("extra") = py::dict(py::arg("asset") = py::str(asset.data(), asset.size())));
+    static auto* logger =
+        new py::object(py::module_::import("logging").attr("getLogger")("interloper"));
+    logger->attr("log")(
+        python_level(level), "%s: %s", py::str(asset.data(), asset.size()),
+        py::str(message.data(), message.size()),
+        py::arg("extra") = py::dict(py::arg("asset") = py::str(asset.data(), asset.size())));
   });
 }
 
+void bind_engine_asset(py::module_& m);
+
 void bind_assets(py::module_& m) {
   bind_context(m);
+  bind_engine_asset(m);
   py::class_<Destination, std::shared_ptr<Destination>>(m, "Destination",
-                                                         "Where assets' rows are stored.")
+                                                        "Where assets' rows are stored.")
       .def_property_readonly("url", &Destination::url)
       .def("__repr__", [](const Destination& d) { return "<Destination " + d.url() + ">"; });
   m.def("open_destination", &open_destination, py::arg("url"),
         "A destination from its URL: sqlite:, file:, postgresql://, s3:// or memory://.");
+}
+
+void bind_engine_asset(py::module_& m) {
   py::class_<Asset>(m, "EngineAsset", "An asset as the engine runs it.")
       .def_property_readonly("name", [](const Asset& a) { return a.name(); })
       .def_property_readonly("source_name", [](const Asset& a) { return a.source_name(); })
@@ -261,7 +285,8 @@ void bind_assets(py::module_& m) {
           "read",
           [](const Asset& asset, py::handle window) {
             const std::shared_ptr<Destination>& destination = asset.resolved_destination();
-            if (!destination) throw DestinationError("asset '" + asset.name() + "' has no destination");
+            if (!destination)
+              throw DestinationError("asset '" + asset.name() + "' has no destination");
             std::unique_ptr<PartitionWindow> scope;
             if (!window.is_none()) scope = window_argument(window, "read(): argument 'window'");
             Table rows;
@@ -271,8 +296,7 @@ void bind_assets(py::module_& m) {
             }
             return to_rows(rows);
           },
-          py::arg("window") = py::none(),
-          "The rows stored for `window` (every row when None).")
+          py::arg("window") = py::none(), "The rows stored for `window` (every row when None).")
       .def(
           "run",
           [](const Asset& asset, py::handle window) {
@@ -290,24 +314,28 @@ void bind_assets(py::module_& m) {
           "materialize",
           [](const Asset& asset, py::handle window) {
             std::unique_ptr<PartitionWindow> scope;
-            if (!window.is_none()) scope = window_argument(window, "materialize(): argument 'window'");
+            if (!window.is_none())
+              scope = window_argument(window, "materialize(): argument 'window'");
             py::gil_scoped_release release;
-            return scope ? asset.materialize(*scope, python_logger()) : asset.materialize(python_logger());
+            return scope ? asset.materialize(*scope, python_logger())
+                         : asset.materialize(python_logger());
           },
           py::arg("window") = py::none());
   m.def("make_asset", &make_asset, py::arg("name"), py::arg("function"), py::arg("asset"),
         py::arg("pass_self"), py::arg("inputs"), py::arg("partitioning"), py::arg("deps"),
         py::arg("destination"), py::arg("schema"), py::arg("enabled"), py::arg("version"));
   py::class_<Source>(m, "EngineSource", "A named group of engine assets.")
-      .def(py::init([](std::string name, std::shared_ptr<Destination> destination, py::list assets) {
-             Source source(std::move(name), std::move(destination));
-             source.reserve(assets.size());
-             for (py::handle asset : assets) source.add(asset.cast<const Asset&>());
-             return source;
-           }),
-           py::arg("name"), py::arg("destination"), py::arg("assets"))
+      .def(
+          py::init([](std::string name, std::shared_ptr<Destination> destination, py::list assets) {
+            Source source(std::move(name), std::move(destination));
+            source.reserve(assets.size());
+            for (py::handle asset : assets) source.add(asset.cast<const Asset&>());
+            return source;
+          }),
+          py::arg("name"), py::arg("destination"), py::arg("assets"))
       .def_property_readonly("name", &Source::name)
-      .def("assets", [](const Source& s) { return s.assets(); }, "Copies of the source's assets.");
+      .def(
+          "assets", [](const Source& s) { return s.assets(); }, "Copies of the source's assets.");
 }
 
 }  // namespace interloper::python

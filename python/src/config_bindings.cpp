@@ -12,7 +12,8 @@ namespace interloper::python {
 
 namespace {
 
-const char* const kConfigDoc = R"(How an asset is partitioned: the kind, the column carrying the partition
+const char* const kConfigDoc =
+    R"(How an asset is partitioned: the kind, the column carrying the partition
 value in the rows, and whether one run may cover several partitions (allow_window).
 
 Every partitioning answers the same questions: check(window) validates a run's window
@@ -27,20 +28,23 @@ const char* const kTimeConfigDoc = R"(Partitions by periods of a TimeGranularity
 `start` (a date or datetime) is the earliest data: windows reaching before the partition
 holding it are refused.)";
 
-const char* const kListConfigDoc = R"(Partitions by a declared list of values (regions, markets, tenants).
+const char* const kListConfigDoc =
+    R"(Partitions by a declared list of values (regions, markets, tenants).
 
 The values are the keys, in the declared order; a window is a contiguous range of that order:
 config.window("eu", "us"). Duplicates, empty values or an empty list raise PartitionError.)";
 
 void bind_list_kind(py::module_& m) {
-  py::class_<ListPartition, Partition>(m, "ListPartition", "One declared value of a list partitioning.")
+  py::class_<ListPartition, Partition>(m, "ListPartition",
+                                       "One declared value of a list partitioning.")
       .def(py::init<std::string>(), py::arg("value"))
       .def_property_readonly("value", &ListPartition::value)
       .def("__repr__", [](const ListPartition& p) {
         return "ListPartition(" + py::repr(py::str(p.value())).cast<std::string>() + ")";
       });
   py::class_<ListPartitionWindow, PartitionWindow>(
-      m, "ListPartitionWindow", "A contiguous range of a declared list of values, in declared order.")
+      m, "ListPartitionWindow",
+      "A contiguous range of a declared list of values, in declared order.")
       .def_property_readonly("values", &ListPartitionWindow::values)
       .def_property_readonly("first", &ListPartitionWindow::first)
       .def_property_readonly("last", &ListPartitionWindow::last);
@@ -50,7 +54,9 @@ void check(const PartitionConfig& config, py::handle window) {
   config.check(*window_argument(window, "check(): argument 'window'"));
 }
 
-py::object to_definition(const PartitionConfig& config) { return json_to_python(config.to_definition()); }
+py::object to_definition(const PartitionConfig& config) {
+  return json_to_python(config.to_definition());
+}
 
 std::unique_ptr<PartitionConfig> from_definition(py::handle definition) {
   if (py::isinstance<py::str>(definition)) {
@@ -74,7 +80,8 @@ void bind_base_config(py::module_& m) {
       .def("check", &check, py::arg("window"),
            "Validates a run's window (a partition is the window of one); raises PartitionError "
            "when this partitioning cannot serve it.")
-      .def("partition", &PartitionConfig::partition, py::arg("key"), "The partition a stored key names.")
+      .def("partition", &PartitionConfig::partition, py::arg("key"),
+           "The partition a stored key names.")
       .def("window", &PartitionConfig::window, py::arg("start_key"), py::arg("end_key"),
            "The window from start_key to end_key, both inclusive.")
       .def("parse_window", &PartitionConfig::parse_window, py::arg("text"),
@@ -85,11 +92,13 @@ void bind_base_config(py::module_& m) {
       .def_static("from_definition", &from_definition, py::arg("definition"),
                   "Rebuilds a partitioning of any registered kind from to_definition() (a dict or "
                   "its JSON text); PartitionError naming an unknown kind or what is malformed.")
-      .def("__eq__", [](const PartitionConfig& a, py::handle b) {
-        return py::isinstance<PartitionConfig>(b) &&
-               a.to_definition() == b.cast<const PartitionConfig&>().to_definition();
-      })
-      .def("__hash__", [](const PartitionConfig& c) { return py::hash(py::str(c.to_definition())); })
+      .def("__eq__",
+           [](const PartitionConfig& a, py::handle b) {
+             return py::isinstance<PartitionConfig>(b) &&
+                    a.to_definition() == b.cast<const PartitionConfig&>().to_definition();
+           })
+      .def("__hash__",
+           [](const PartitionConfig& c) { return py::hash(py::str(c.to_definition())); })
       .def("__repr__", &repr)
       .def(py::pickle([](const PartitionConfig& c) { return c.to_definition(); },
                       [](const std::string& d) { return PartitionConfig::from_definition(d); }));
@@ -101,9 +110,11 @@ void bind_configs(py::module_& m) {
   bind_list_kind(m);
   bind_base_config(m);
   py::class_<TimePartitionConfig, PartitionConfig>(m, "TimePartitionConfig", kTimeConfigDoc)
-      .def(py::init([](std::string column, TimeGranularity granularity, bool allow_window, py::handle start) {
+      .def(py::init([](std::string column, TimeGranularity granularity, bool allow_window,
+                       py::handle start) {
              TimePartitionOptions options{.granularity = granularity, .allow_window = allow_window};
-             if (!start.is_none()) options.start = to_time_point(start, "TimePartitionConfig(): argument 'start'");
+             if (!start.is_none())
+               options.start = to_time_point(start, "TimePartitionConfig(): argument 'start'");
              return TimePartitionConfig(std::move(column), options);
            }),
            py::arg("column"), py::arg("granularity") = TimeGranularity::DAY,

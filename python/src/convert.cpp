@@ -20,7 +20,9 @@ void import_datetime() {
   }
 }
 
-std::string type_name_of(py::handle object) { return py::str(py::type::of(object).attr("__qualname__")); }
+std::string type_name_of(py::handle object) {
+  return py::str(py::type::of(object).attr("__qualname__"));
+}
 
 // The UTC offset of an aware datetime in seconds; nullopt for a naive one.
 std::optional<std::int64_t> utc_offset(py::handle object) {
@@ -58,7 +60,8 @@ TimePoint to_time_point(py::handle object, std::string_view argument) {
     return TimePoint::from_epoch_seconds(seconds_of_datetime(object));
   }
   if (PyDate_Check(object.ptr())) return TimePoint::from_epoch_seconds(days_of(object) * 86400);
-  throw py::type_error(std::string(argument) + " must be a datetime.date or datetime.datetime, not " +
+  throw py::type_error(std::string(argument) +
+                       " must be a datetime.date or datetime.datetime, not " +
                        type_name_of(object));
 }
 
@@ -119,7 +122,8 @@ Value to_value(py::handle object, std::string_view column) {
     int overflow = 0;
     const long long i = PyLong_AsLongLongAndOverflow(p, &overflow);
     if (overflow != 0) {
-      throw py::value_error("column '" + std::string(column) + "': " + py::repr(object).cast<std::string>() +
+      throw py::value_error("column '" + std::string(column) +
+                            "': " + py::repr(object).cast<std::string>() +
                             " does not fit in a 64-bit integer");
     }
     if (i == -1 && PyErr_Occurred()) throw py::error_already_set();
@@ -129,7 +133,8 @@ Value to_value(py::handle object, std::string_view column) {
   import_datetime();
   if (PyDateTime_Check(p)) {
     if (PyDateTime_DATE_GET_MICROSECOND(p) != 0) {
-      throw py::value_error("column '" + std::string(column) + "': " + py::repr(object).cast<std::string>() +
+      throw py::value_error("column '" + std::string(column) +
+                            "': " + py::repr(object).cast<std::string>() +
                             " has a fraction of a second; timestamps hold whole seconds");
     }
     return Value(Value::Timestamp{seconds{seconds_of_datetime(object)}});

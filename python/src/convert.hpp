@@ -28,9 +28,9 @@ TimePoint to_time_point(py::handle object, std::string_view argument);
 
 // How a TimePoint goes back to Python.
 enum class TimeShape {
-  date,      // datetime.date (the time of day must be midnight)
-  naive,     // a naive datetime.datetime
-  utc,       // an aware datetime.datetime in UTC
+  date,   // datetime.date (the time of day must be midnight)
+  naive,  // a naive datetime.datetime
+  utc,    // an aware datetime.datetime in UTC
 };
 
 // The shape arithmetic answers in, for input `like`: a date stays a date (a datetime for hour
@@ -65,9 +65,9 @@ class RowAppender {
 
  private:
   Table& table_;
-  std::vector<py::object> keys_;        // the previous row's keys, in its order
-  std::vector<std::string> names_;      // the same keys as text
-  std::vector<std::size_t> columns_;    // their columns in table_
+  std::vector<py::object> keys_;      // the previous row's keys, in its order
+  std::vector<std::string> names_;    // the same keys as text
+  std::vector<std::size_t> columns_;  // their columns in table_
   std::vector<Value> cells_;
 };
 

@@ -51,29 +51,28 @@ void raise(PyObject* type, const std::string& message, py::object asset,
 void bind_errors(py::module_& m) {
   py::handle value_error(PyExc_ValueError);
   types.base = make_exception(m, "Error", "Base of every error interloper raises.",
-                                  py::make_tuple(py::handle(PyExc_Exception)));
+                              py::make_tuple(py::handle(PyExc_Exception)));
   py::handle error(types.base);
   types.partition = make_exception(
       m, "PartitionError",
       "A window or partition a partitioning cannot serve, or a bad partitioning definition.\n"
       "`asset` names the asset the message starts with, or is None.",
       py::make_tuple(error, value_error));
-  types.data = make_exception(m, "DataError",
-                                  "Rows that cannot be decoded, typed or placed in a partition.",
-                                  py::make_tuple(error, value_error));
-  types.destination = make_exception(
-      m, "DestinationError", "A destination that failed to read, write or count.",
-      py::make_tuple(error));
+  types.data =
+      make_exception(m, "DataError", "Rows that cannot be decoded, typed or placed in a partition.",
+                     py::make_tuple(error, value_error));
+  types.destination =
+      make_exception(m, "DestinationError", "A destination that failed to read, write or count.",
+                     py::make_tuple(error));
   types.dag = make_exception(
       m, "DagError",
       "A DAG that cannot be built: a cycle, an unknown dependency, an incompatible edge.\n"
       "`asset` and `dependency` say which declaration is at fault ('' when none).",
       py::make_tuple(error));
-  types.run = make_exception(m, "RunError", "A run that failed or could not start.",
-                                 py::make_tuple(error));
-  types.pipeline = make_exception(m, "PipelineError",
-                                      "A pipeline that cannot be loaded or executed.",
-                                      py::make_tuple(error));
+  types.run =
+      make_exception(m, "RunError", "A run that failed or could not start.", py::make_tuple(error));
+  types.pipeline = make_exception(
+      m, "PipelineError", "A pipeline that cannot be loaded or executed.", py::make_tuple(error));
   py::register_exception_translator([](std::exception_ptr thrown) {
     try {
       if (thrown) std::rethrow_exception(thrown);

@@ -30,9 +30,10 @@ py::list slice_rows(const Filter& filter, py::iterable rows, const std::string& 
     }
     py::handle value(cell);
     if (value.is_none()) continue;
-    const bool inside = py::isinstance<py::str>(value)
-                            ? filter.matches(value.cast<std::string>())
-                            : filter.matches(to_time_point(value, "slice(): the " + column + " of a row"));
+    const bool inside =
+        py::isinstance<py::str>(value)
+            ? filter.matches(value.cast<std::string>())
+            : filter.matches(to_time_point(value, "slice(): the " + column + " of a row"));
     if (inside) kept.append(row);
   }
   return kept;
@@ -54,11 +55,13 @@ void bind_filter(py::module_& m) {
                          "A row predicate on one column as a database selects it: a half-open "
                          "time range or membership in a set of values.");
   cls.def_property_readonly("column", &Filter::column)
-      .def_property_readonly("kind", [](const Filter& f) {
-        return f.kind() == Filter::Kind::range ? "range" : "membership";
-      })
-      .def_property_readonly("start", [](const Filter& f) { return from_time_point(f.start(), TimeShape::naive); })
-      .def_property_readonly("end", [](const Filter& f) { return from_time_point(f.end(), TimeShape::naive); })
+      .def_property_readonly(
+          "kind",
+          [](const Filter& f) { return f.kind() == Filter::Kind::range ? "range" : "membership"; })
+      .def_property_readonly(
+          "start", [](const Filter& f) { return from_time_point(f.start(), TimeShape::naive); })
+      .def_property_readonly(
+          "end", [](const Filter& f) { return from_time_point(f.end(), TimeShape::naive); })
       .def_property_readonly("values", &Filter::values)
       .def(
           "to_sql",
@@ -83,8 +86,9 @@ void bind_filter(py::module_& m) {
       .def("__repr__", [](const Filter& f) { return "<Filter " + f.to_string() + ">"; });
 }
 
-void bind_bases(py::module_& m) {
-  py::class_<Partition>(m, "Partition", "One partition of some kind: the unit a destination stores.")
+void bind_partition_base(py::module_& m) {
+  py::class_<Partition>(m, "Partition",
+                        "One partition of some kind: the unit a destination stores.")
       .def_property_readonly("key", &Partition::key, "How the partition is stored and printed.")
       .def_property_readonly("kind", [](const Partition& p) { return std::string(p.kind()); })
       .def_property_readonly("window", &Partition::as_window, "The window of just this partition.")
@@ -95,28 +99,35 @@ void bind_bases(py::module_& m) {
           [](const Partition& p, py::iterable rows, const std::string& column) {
             return slice_rows(p.filter(column), rows, column);
           },
-          py::arg("rows"), py::arg("column"), "The rows (dicts) whose `column` lies in the partition.")
+          py::arg("rows"), py::arg("column"),
+          "The rows (dicts) whose `column` lies in the partition.")
       .def("__str__", &Partition::key)
-      .def("__repr__", [](const Partition& p) {
-        return "<" + std::string(p.kind()) + " partition " + quoted(p.key()) + ">";
-      })
-      .def("__eq__", [](const Partition& a, py::handle b) {
-        if (!py::isinstance<Partition>(b)) return false;
-        const Partition& other = b.cast<const Partition&>();
-        return a.kind() == other.kind() && a.key() == other.key();
-      })
+      .def("__repr__",
+           [](const Partition& p) {
+             return "<" + std::string(p.kind()) + " partition " + quoted(p.key()) + ">";
+           })
+      .def("__eq__",
+           [](const Partition& a, py::handle b) {
+             if (!py::isinstance<Partition>(b)) return false;
+             const Partition& other = b.cast<const Partition&>();
+             return a.kind() == other.kind() && a.key() == other.key();
+           })
       .def("__hash__", [](const Partition& p) { return py::hash(py::str(p.key())); });
+}
 
+void bind_window_base(py::module_& m) {
   py::class_<PartitionWindow>(m, "PartitionWindow",
                               "A contiguous run of partitions of one kind, in order.")
       .def("__len__", &PartitionWindow::size)
       .def("__iter__", &iterate)
-      .def("__getitem__", [](const PartitionWindow& w, std::ptrdiff_t i) {
-        if (i < 0) i += static_cast<std::ptrdiff_t>(w.size());
-        if (i < 0) throw py::index_error("window index out of range");
-        return w.partition_at(static_cast<std::size_t>(i));
-      })
-      .def("__contains__", [](const PartitionWindow& w, const Partition& p) { return w.contains(p); })
+      .def("__getitem__",
+           [](const PartitionWindow& w, std::ptrdiff_t i) {
+             if (i < 0) i += static_cast<std::ptrdiff_t>(w.size());
+             if (i < 0) throw py::index_error("window index out of range");
+             return w.partition_at(static_cast<std::size_t>(i));
+           })
+      .def("__contains__",
+           [](const PartitionWindow& w, const Partition& p) { return w.contains(p); })
       .def("keys", &PartitionWindow::keys, "The keys of every partition, in order.")
       .def_property_readonly("kind", [](const PartitionWindow& w) { return std::string(w.kind()); })
       .def("filter", &PartitionWindow::filter, py::arg("column"), "The rows of the whole window.")
@@ -127,14 +138,16 @@ void bind_bases(py::module_& m) {
           },
           py::arg("rows"), py::arg("column"), "The rows (dicts) whose `column` lies in the window.")
       .def("__str__", &PartitionWindow::to_string)
-      .def("__repr__", [](const PartitionWindow& w) {
-        return "<" + std::string(w.kind()) + " window " + quoted(w.to_string()) + ">";
-      })
-      .def("__eq__", [](const PartitionWindow& a, py::handle b) {
-        if (!py::isinstance<PartitionWindow>(b)) return false;
-        const PartitionWindow& other = b.cast<const PartitionWindow&>();
-        return a.kind() == other.kind() && a.keys() == other.keys();
-      })
+      .def("__repr__",
+           [](const PartitionWindow& w) {
+             return "<" + std::string(w.kind()) + " window " + quoted(w.to_string()) + ">";
+           })
+      .def("__eq__",
+           [](const PartitionWindow& a, py::handle b) {
+             if (!py::isinstance<PartitionWindow>(b)) return false;
+             const PartitionWindow& other = b.cast<const PartitionWindow&>();
+             return a.kind() == other.kind() && a.keys() == other.keys();
+           })
       .def("__hash__", [](const PartitionWindow& w) { return py::hash(py::str(w.to_string())); });
 }
 
@@ -152,7 +165,8 @@ void bind_configs(py::module_& m);
 
 void bind_partitioning(py::module_& m) {
   bind_filter(m);
-  bind_bases(m);
+  bind_partition_base(m);
+  bind_window_base(m);
   bind_time_kind(m);
   bind_configs(m);
 }

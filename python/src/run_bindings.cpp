@@ -81,16 +81,16 @@ const DAG& dag_of(py::handle dag) {
   throw py::type_error("argument 'dag' must be an interloper.DAG");
 }
 
-RunResult run_dag(const Runner& runner, py::handle dag, py::handle window, std::vector<std::string> assets,
-                  bool fail_fast, std::shared_ptr<MaterializationStore> store) {
+RunResult run_dag(const Runner& runner, py::handle dag, py::handle window,
+                  std::vector<std::string> assets, bool fail_fast,
+                  std::shared_ptr<MaterializationStore> store) {
   const DAG& graph = dag_of(dag);
   std::shared_ptr<PartitionWindow> scope;
   if (!window.is_none()) scope = window_argument(window, "run(): argument 'window'");
   RunSettings settings{std::move(assets), fail_fast, std::move(store)};
   std::atomic<bool> stop{false};
-  return run_interruptibly<RunResult>(stop, [&] {
-    return runner.run(graph, scope.get(), options_of(settings, stop));
-  });
+  return run_interruptibly<RunResult>(
+      stop, [&] { return runner.run(graph, scope.get(), options_of(settings, stop)); });
 }
 
 BackfillResult backfill_dag(py::handle dag, py::handle window, bool missing, int concurrency,
@@ -119,7 +119,8 @@ void bind_results(py::module_& m) {
       .def_readonly("seconds", &AssetResult::seconds)
       .def_readonly("error", &AssetResult::error)
       .def("__repr__", [](const AssetResult& r) {
-        return "<AssetResult " + r.asset + " " + status_text(r.status) + " rows=" + std::to_string(r.rows) + ">";
+        return "<AssetResult " + r.asset + " " + status_text(r.status) +
+               " rows=" + std::to_string(r.rows) + ">";
       });
   py::class_<RunResult>(m, "RunResult", "The outcome of a run: one AssetResult per asset.")
       .def_readonly("run_id", &RunResult::run_id)
@@ -132,7 +133,8 @@ void bind_results(py::module_& m) {
       .def("error_summary", &RunResult::error_summary)
       .def("__bool__", &RunResult::ok)
       .def("__repr__", [](const RunResult& r) {
-        return "<RunResult " + (r.window.empty() ? std::string() : r.window + " ") + status_text(r.status) + ">";
+        return "<RunResult " + (r.window.empty() ? std::string() : r.window + " ") +
+               status_text(r.status) + ">";
       });
   py::class_<TaskResult>(m, "TaskResult", "What one (asset, partition) task did.")
       .def_readonly("asset", &TaskResult::asset)
@@ -143,7 +145,8 @@ void bind_results(py::module_& m) {
       .def("__repr__", [](const TaskResult& r) {
         return "<TaskResult " + r.asset + " " + r.window + " " + status_text(r.status) + ">";
       });
-  py::class_<PlanResult>(m, "BackfillResult", "The outcome of a backfill: counts and the failed tasks.")
+  py::class_<PlanResult>(m, "BackfillResult",
+                         "The outcome of a backfill: counts and the failed tasks.")
       .def_readonly("run_id", &PlanResult::run_id)
       .def_property_readonly("succeeded", [](const PlanResult& r) { return r.tasks.succeeded; })
       .def_property_readonly("failed", [](const PlanResult& r) { return r.tasks.failed; })
@@ -156,7 +159,8 @@ void bind_results(py::module_& m) {
       .def("__bool__", &PlanResult::ok)
       .def("__repr__", [](const PlanResult& r) {
         return "<BackfillResult succeeded=" + std::to_string(r.tasks.succeeded) +
-               " failed=" + std::to_string(r.tasks.failed) + " skipped=" + std::to_string(r.tasks.skipped) + ">";
+               " failed=" + std::to_string(r.tasks.failed) +
+               " skipped=" + std::to_string(r.tasks.skipped) + ">";
       });
 }
 
@@ -166,12 +170,14 @@ void bind_store(py::module_& m) {
       .def(
           "status",
           [](MaterializationStore& store, const Asset& asset, py::handle window) {
-            std::unique_ptr<PartitionWindow> scope = window_argument(window, "status(): argument 'window'");
+            std::unique_ptr<PartitionWindow> scope =
+                window_argument(window, "status(): argument 'window'");
             WindowStatus status = store.status(asset.dataset(), *scope);
             auto keys = [&](const std::vector<PartitionRange>& ranges) {
               std::vector<std::string> out;
               for (const PartitionRange& r : ranges) {
-                for (std::size_t i = r.first; i <= r.last; ++i) out.push_back(scope->partition_at(i)->key());
+                for (std::size_t i = r.first; i <= r.last; ++i)
+                  out.push_back(scope->partition_at(i)->key());
               }
               return out;
             };
@@ -184,7 +190,8 @@ void bind_store(py::module_& m) {
           py::arg("asset"), py::arg("window"),
           "{'materialized': [keys], 'failed': [keys], 'missing': [keys]} for one asset.");
   m.def(
-      "open_store", [](const std::string& url) { return std::shared_ptr<MaterializationStore>(open_store(url)); },
+      "open_store",
+      [](const std::string& url) { return std::shared_ptr<MaterializationStore>(open_store(url)); },
       py::arg("url"), "A store from a SQLite path, sqlite: URL, postgresql:// URL or memory://.");
 }
 
@@ -202,19 +209,22 @@ void bind_runs(py::module_& m) {
              return DAG(std::move(all), std::move(assets));
            }),
            py::arg("sources"), py::arg("assets"))
-      .def("order", [](const DAG& dag) {
-        std::vector<std::string> names;
-        for (const Asset* a : dag.order()) names.push_back(a->name());
-        return names;
-      })
+      .def("order",
+           [](const DAG& dag) {
+             std::vector<std::string> names;
+             for (const Asset* a : dag.order()) names.push_back(a->name());
+             return names;
+           })
       .def("asset", &DAG::asset, py::arg("name"), py::return_value_policy::copy);
-  py::class_<Runner>(m, "Runner", "Runs a DAG over a window; see SerialRunner and ConcurrentRunner.")
+  py::class_<Runner>(m, "Runner",
+                     "Runs a DAG over a window; see SerialRunner and ConcurrentRunner.")
       .def("run", &run_dag, py::arg("dag"), py::arg("window") = py::none(), py::kw_only(),
            py::arg("assets") = std::vector<std::string>{}, py::arg("fail_fast") = false,
            py::arg("store") = nullptr,
            "Validates the window for every asset (PartitionError listing each that cannot serve "
            "it), then runs them upstreams first. Failed assets are reported in the result.");
-  py::class_<SerialRunner, Runner>(m, "SerialRunner", "Runs one asset at a time.").def(py::init<>());
+  py::class_<SerialRunner, Runner>(m, "SerialRunner", "Runs one asset at a time.")
+      .def(py::init<>());
   py::class_<ThreadedRunner, Runner>(m, "ConcurrentRunner",
                                      "Runs independent assets on up to `workers` threads at once.")
       .def(py::init<int>(), py::arg("workers") = 4);

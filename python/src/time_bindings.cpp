@@ -29,7 +29,8 @@ std::string repr(const G& g) {
   return "TimeGranularity." + name;
 }
 
-const char* const kDoc = R"(The length of a time partition, and all calendar arithmetic on such periods.
+const char* const kDoc =
+    R"(The length of a time partition, and all calendar arithmetic on such periods.
 
 The six granularities are HOUR, DAY, WEEK (ISO weeks, starting on Monday), MONTH, QUARTER
 and YEAR. Each names its periods by an ISO-8601 key that sorts chronologically as a string
@@ -49,20 +50,14 @@ datetime naive datetimes, an aware datetime aware datetimes in UTC.
     '2026-05'
 )";
 
-}  // namespace
-
-void bind_time(py::module_& m) {
-  py::class_<G> cls(m, "TimeGranularity", kDoc);
-  cls.def_property_readonly("name", [](const G& g) { return std::string(g.name()); },
-                            "'hour', 'day', 'week', 'month', 'quarter' or 'year'.")
-      .def_static("from_name", &G::from_name, py::arg("name"),
-                  "The granularity called `name` ('month'); ValueError for another name.")
-      .def_static("infer", &G::infer, py::arg("key"),
-                  "The granularity whose key shape `key` has ('2026-W21' -> WEEK), or None.")
-      .def(
-          "truncate",
-          [](const G& g, py::handle t) { return answer(g, g.truncate(to_time_point(t, "truncate(): argument 't'")), t); },
-          py::arg("t"), "The start of the period holding t.")
+// The arithmetic: every method taking and giving dates and datetimes.
+void bind_arithmetic(py::class_<G>& cls) {
+  cls.def(
+         "truncate",
+         [](const G& g, py::handle t) {
+           return answer(g, g.truncate(to_time_point(t, "truncate(): argument 't'")), t);
+         },
+         py::arg("t"), "The start of the period holding t.")
       .def(
           "advance",
           [](const G& g, py::handle t, std::int64_t n) {
@@ -73,7 +68,8 @@ void bind_time(py::module_& m) {
       .def(
           "bounds",
           [](const G& g, py::handle t) {
-            return bounds_tuple(g.bounds(to_time_point(t, "bounds(): argument 't'")), shape_of(t, g));
+            return bounds_tuple(g.bounds(to_time_point(t, "bounds(): argument 't'")),
+                                shape_of(t, g));
           },
           py::arg("t"), "(start, end) of the period holding t, half-open: end starts the next.")
       .def(
@@ -99,16 +95,35 @@ void bind_time(py::module_& m) {
           "The period starts from a's period to b's, inclusive, oldest first; empty when b is "
           "earlier.")
       .def(
-          "format", [](const G& g, py::handle t) { return g.format(to_time_point(t, "format(): argument 't'")); },
+          "format",
+          [](const G& g, py::handle t) {
+            return g.format(to_time_point(t, "format(): argument 't'"));
+          },
           py::arg("t"), "The key of the period holding t: '2026-05', '2026-W21', ...")
       .def(
-          "parse", [](const G& g, std::string_view key) { return from_time_point(g.parse(key), shape_of(g)); },
+          "parse",
+          [](const G& g, std::string_view key) {
+            return from_time_point(g.parse(key), shape_of(g));
+          },
           py::arg("key"),
           "The start of the period named by key, which must have exactly this granularity's "
-          "shape; ValueError naming the key otherwise (another shape, an impossible date).")
-      .def("__eq__", [](const G& a, py::handle b) {
-        return py::isinstance<G>(b) && a == b.cast<const G&>();
-      })
+          "shape; ValueError naming the key otherwise (another shape, an impossible date).");
+}
+
+}  // namespace
+
+void bind_time(py::module_& m) {
+  py::class_<G> cls(m, "TimeGranularity", kDoc);
+  bind_arithmetic(cls);
+  cls.def_property_readonly(
+         "name", [](const G& g) { return std::string(g.name()); },
+         "'hour', 'day', 'week', 'month', 'quarter' or 'year'.")
+      .def_static("from_name", &G::from_name, py::arg("name"),
+                  "The granularity called `name` ('month'); ValueError for another name.")
+      .def_static("infer", &G::infer, py::arg("key"),
+                  "The granularity whose key shape `key` has ('2026-W21' -> WEEK), or None.")
+      .def("__eq__",
+           [](const G& a, py::handle b) { return py::isinstance<G>(b) && a == b.cast<const G&>(); })
       .def("__hash__", [](const G& g) { return static_cast<int>(g.unit()); })
       .def("__repr__", &repr)
       .def("__str__", [](const G& g) { return std::string(g.name()); })

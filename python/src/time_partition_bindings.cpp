@@ -29,8 +29,9 @@ std::string zone_of(py::handle now) {
                         "or pass time_zone=");
 }
 
-std::optional<TimePartitionWindow> lookback(py::handle now, std::int64_t lookback, std::int64_t offset,
-                                            TimeGranularity granularity, py::handle start,
+std::optional<TimePartitionWindow> lookback(py::handle now, std::int64_t lookback,
+                                            std::int64_t offset, TimeGranularity granularity,
+                                            py::handle start,
                                             std::optional<std::string> time_zone) {
   const TimePoint instant = to_time_point(now, "lookback(): argument 'now'");
   std::optional<TimePoint> first;
@@ -58,34 +59,36 @@ const char* const kWindowDoc = R"(Consecutive periods of one granularity, both e
 Iterating gives TimePartitions oldest first; `bounds` is the half-open range from the first
 start to the last end. An end before the start raises ValueError.)";
 
-}  // namespace
-
-void bind_time_kind(py::module_& m) {
+void bind_time_partition(py::module_& m) {
   py::class_<TimePartition, Partition>(m, "TimePartition", kPartitionDoc)
       .def(py::init([](py::handle value, TimeGranularity granularity) {
-             return TimePartition(to_time_point(value, "TimePartition(): argument 'value'"), granularity);
+             return TimePartition(to_time_point(value, "TimePartition(): argument 'value'"),
+                                  granularity);
            }),
            py::arg("value"), py::arg("granularity") = TimeGranularity::DAY)
       .def_static("from_key", &TimePartition::from_key, py::arg("key"),
                   "The partition a key of any shape names ('2026-08' is a month); ValueError "
                   "naming a malformed key.")
-      .def_property_readonly("value", [](const TimePartition& p) {
-        return from_time_point(p.value(), shape_of(p.granularity()));
-      })
+      .def_property_readonly("value",
+                             [](const TimePartition& p) {
+                               return from_time_point(p.value(), shape_of(p.granularity()));
+                             })
       .def_property_readonly("granularity", &TimePartition::granularity)
-      .def_property_readonly("bounds", [](const TimePartition& p) { return bounds_of(p.bounds(), p.granularity()); })
+      .def_property_readonly(
+          "bounds", [](const TimePartition& p) { return bounds_of(p.bounds(), p.granularity()); })
       .def_property_readonly("window", &TimePartition::window)
-      .def("__repr__", [](const TimePartition& p) {
-        return "TimePartition.from_key('" + p.key() + "')";
-      })
+      .def("__repr__",
+           [](const TimePartition& p) { return "TimePartition.from_key('" + p.key() + "')"; })
       .def(py::pickle([](const TimePartition& p) { return p.key(); },
                       [](const std::string& key) { return TimePartition::from_key(key); }));
+}
 
+void bind_time_window(py::module_& m) {
   py::class_<TimePartitionWindow, PartitionWindow>(m, "TimePartitionWindow", kWindowDoc)
       .def(py::init([](py::handle start, py::handle end, TimeGranularity granularity) {
-             return TimePartitionWindow(to_time_point(start, "TimePartitionWindow(): argument 'start'"),
-                                        to_time_point(end, "TimePartitionWindow(): argument 'end'"),
-                                        granularity);
+             return TimePartitionWindow(
+                 to_time_point(start, "TimePartitionWindow(): argument 'start'"),
+                 to_time_point(end, "TimePartitionWindow(): argument 'end'"), granularity);
            }),
            py::arg("start"), py::arg("end"), py::arg("granularity") = TimeGranularity::DAY)
       .def_static("parse", &TimePartitionWindow::parse, py::arg("text"),
@@ -99,26 +102,40 @@ It ends `offset` partitions before the current one and is `lookback` partitions 
 no earlier than the partition holding `start`. An aware `now` (a zoneinfo.ZoneInfo) puts day
 and longer periods on that zone's calendar, daylight saving included; hours are always UTC.
 A naive `now` is read as UTC; `time_zone` (an IANA name) overrides the zone.)")
-      .def_property_readonly("start", [](const TimePartitionWindow& w) {
-        return from_time_point(w.start(), shape_of(w.granularity()));
-      })
-      .def_property_readonly("end", [](const TimePartitionWindow& w) {
-        return from_time_point(w.end(), shape_of(w.granularity()));
-      })
+      .def_property_readonly("start",
+                             [](const TimePartitionWindow& w) {
+                               return from_time_point(w.start(), shape_of(w.granularity()));
+                             })
+      .def_property_readonly("end",
+                             [](const TimePartitionWindow& w) {
+                               return from_time_point(w.end(), shape_of(w.granularity()));
+                             })
       .def_property_readonly("granularity", &TimePartitionWindow::granularity)
-      .def_property_readonly("bounds", [](const TimePartitionWindow& w) {
-        return bounds_of(w.bounds(), w.granularity());
-      })
+      .def_property_readonly(
+          "bounds",
+          [](const TimePartitionWindow& w) { return bounds_of(w.bounds(), w.granularity()); })
       .def_property_readonly("first", &TimePartitionWindow::first)
       .def_property_readonly("last", &TimePartitionWindow::last)
-      .def("__iter__", [](const TimePartitionWindow& w) {
-        return py::make_iterator<py::return_value_policy::move>(w.partitions().begin(), w.partitions().end());
-      }, py::keep_alive<0, 1>())
-      .def("__repr__", [](const TimePartitionWindow& w) {
-        return "TimePartitionWindow.parse('" + w.to_string() + "')";
-      })
+      .def(
+          "__iter__",
+          [](const TimePartitionWindow& w) {
+            return py::make_iterator<py::return_value_policy::move>(w.partitions().begin(),
+                                                                    w.partitions().end());
+          },
+          py::keep_alive<0, 1>())
+      .def("__repr__",
+           [](const TimePartitionWindow& w) {
+             return "TimePartitionWindow.parse('" + w.to_string() + "')";
+           })
       .def(py::pickle([](const TimePartitionWindow& w) { return w.to_string(); },
                       [](const std::string& text) { return TimePartitionWindow::parse(text); }));
+}
+
+}  // namespace
+
+void bind_time_kind(py::module_& m) {
+  bind_time_partition(m);
+  bind_time_window(m);
 }
 
 }  // namespace interloper::python
