@@ -97,7 +97,7 @@ std::string describe(py::error_already_set& error, const PythonFunction& functio
   py::object own = py::getattr(function.function, "__code__", py::none());
   std::string deepest;
   std::string deepest_own;
-  for (py::object tb = error.trace(); !tb.is_none(); tb = tb.attr("tb_next")) {
+  for (py::object tb = error.trace(); tb && !tb.is_none(); tb = tb.attr("tb_next")) {
     py::object code = tb.attr("tb_frame").attr("f_code");
     const std::string where = " (" + py::str(code.attr("co_filename")).cast<std::string>() +
                               ", line " + py::str(tb.attr("tb_lineno")).cast<std::string>() +
@@ -133,6 +133,10 @@ ComputeFn compute_of(std::shared_ptr<PythonFunction> function) {
       return call_function(*function, context);
     } catch (py::error_already_set& error) {
       throw RunError(describe(error, *function));
+    } catch (py::builtin_exception& error) {  // raised by the conversion of the rows
+      error.set_error();
+      py::error_already_set raised;
+      throw RunError(describe(raised, *function));
     }
   };
 }

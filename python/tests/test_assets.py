@@ -108,7 +108,7 @@ def test_a_generator_failing_halfway_keeps_the_previous_rows(workdir):
 
 
 @pytest.mark.parametrize("rows,error", [
-    ([["not", "a", "dict"]], "row 1 is a list"),
+    ([["not", "a", "dict"]], "TypeError: row 1 is a list"),
     ([{"date": dt.date(2026, 1, 1)}, 5], "row 2 is a int"),
     (42, "returned a int"),
     ({"date": dt.date(2026, 1, 1)}, "returned a dict"),
