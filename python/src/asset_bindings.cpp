@@ -65,7 +65,9 @@ py::list load_rows(const ExecutionContext& context, const std::string& upstream)
 // in batches as they come, so a generator is never held whole. The last batch is returned.
 Table collect_rows(py::object result, ExecutionContext& context) {
   if (result.is_none()) return Table();
-  if (py::hasattr(result, "to_dict") && py::hasattr(result, "columns")) {
+  const bool plain = PyList_CheckExact(result.ptr()) || PyTuple_CheckExact(result.ptr()) ||
+                     PyGen_Check(result.ptr());
+  if (!plain && py::hasattr(result, "to_dict") && py::hasattr(result, "columns")) {
     result = result.attr("to_dict")("records");  // a DataFrame
   }
   if (PyDict_Check(result.ptr()) || !py::isinstance<py::iterable>(result)) {
@@ -211,11 +213,14 @@ int python_level(LogLevel level) {
 }
 
 void bind_context(py::module_& m) {
+  // The engine serializes log lines under a lock of its own and its sink takes the GIL: a line
+  // is handed on without the GIL, so a thread holding it never waits for that lock.
+  using Release = py::call_guard<py::gil_scoped_release>;
   py::class_<Logger>(m, "Logger", "An asset's log lines, tagged with its name.")
-      .def("debug", &Logger::debug, py::arg("message"))
-      .def("info", &Logger::info, py::arg("message"))
-      .def("warning", &Logger::warning, py::arg("message"))
-      .def("error", &Logger::error, py::arg("message"));
+      .def("debug", &Logger::debug, py::arg("message"), Release())
+      .def("info", &Logger::info, py::arg("message"), Release())
+      .def("warning", &Logger::warning, py::arg("message"), Release())
+      .def("error", &Logger::error, py::arg("message"), Release());
   py::class_<ContextHandle, std::shared_ptr<ContextHandle>>(
       m, "ExecutionContext",
       "What an asset sees while it runs: its partition or window, a logger, and load() of an "

@@ -255,3 +255,19 @@ def test_a_pandas_data_frame_is_rows(workdir):
     assert frame.materialize(il.TimePartition(dt.date(2026, 1, 1))) == 3
     assert frame.read() == [{"date": dt.date(2026, 1, 1), "x": x, "y": x - 0.5, "name": n}
                             for x, n in [(1, "a"), (2, "b"), (3, "c")]]
+
+
+def test_assets_logging_at_once_on_a_concurrent_runner_do_not_deadlock(workdir, caplog):
+    def chatty(name):
+        @il.asset(name=name, partitioning=DAY)
+        def f(context):
+            for i in range(300):
+                context.logger.info(f"line {i}")
+            return [{"date": context.partition_date}]
+        return f
+
+    dag = il.DAG(*[chatty(f"c{i}") for i in range(4)])
+    with caplog.at_level("INFO", logger="interloper"):
+        assert dag.materialize(il.TimePartition(dt.date(2026, 1, 1)), runner=il.ConcurrentRunner(4)).ok
+        assert dag.backfill(JAN, concurrency=3).ok
+    assert len([r for r in caplog.records if r.name == "interloper"]) == 4 * 300 * 6
