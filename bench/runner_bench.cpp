@@ -3,9 +3,13 @@
 //   build/bench/runner_bench
 //
 // Counters: us_per_asset_partition (target <= 20), peak_rss_mb (VmHWM), validate_ms (< 100).
+// BM_BackfillOneAssetSqlite: one asset of 10 rows a day into SQLite with a SQLite store.
 #include <benchmark/benchmark.h>
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -96,6 +100,38 @@ BENCHMARK(BM_BackfillChain)
     ->Args({100'000, 2})
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
+
+// The engine's own cost of one asset of 10 rows per day partition into SQLite, recorded in a
+// SQLite store: the baseline the Python package's figure (bench/python_bench.py) adds to.
+void BM_BackfillOneAssetSqlite(benchmark::State& state) {
+  const auto partitions = static_cast<std::int64_t>(state.range(0));
+  double total_us = 0;
+  for (auto _ : state) {
+    const std::string dir = "/tmp/il_runner_bench_" + std::to_string(::getpid());
+    std::filesystem::remove_all(dir);
+    il::Source s("bench", std::make_shared<il::SqliteDestination>(dir + "/data.db"));
+    s.asset("ten", [](il::ExecutionContext& ctx) {
+       const il::Value date(ctx.partition_date());
+       il::Table t;
+       for (int i = 0; i < 10; ++i) t.append({{"date", date}, {"id", i}, {"clicks", i * 3}});
+       return t;
+     }).partitioning(il::TimePartitionConfig("date"));
+    il::DAG dag({s});
+    il::SqliteStore store(dir + "/state.db");
+    const il::TimePoint start = year{1990} / 1 / 1;
+    il::TimePartitionWindow window(start, il::TimeGranularity::DAY.advance(start, partitions - 1));
+    il::BackfillOptions options;
+    options.run.store = &store;
+    const auto t0 = steady_clock::now();
+    il::BackfillResult result = il::backfill(dag, window, options);
+    total_us += duration<double, std::micro>(steady_clock::now() - t0).count();
+    if (!result.ok()) state.SkipWithError("the backfill failed");
+    std::filesystem::remove_all(dir);
+  }
+  state.counters["us_per_asset_partition"] =
+      total_us / static_cast<double>(state.iterations()) / static_cast<double>(partitions);
+}
+BENCHMARK(BM_BackfillOneAssetSqlite)->Arg(10'000)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 void BM_ValidateMillionHourly(benchmark::State& state) {
   const il::TimePartitionConfig hourly(
