@@ -5,7 +5,6 @@
 // Counters: us_per_asset_partition (target <= 20), peak_rss_mb (VmHWM), validate_ms (< 100).
 // BM_BackfillOneAssetSqlite: one asset of 10 rows a day into SQLite with a SQLite store.
 #include <benchmark/benchmark.h>
-
 #include <unistd.h>
 
 #include <chrono>
