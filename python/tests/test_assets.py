@@ -271,3 +271,22 @@ def test_assets_logging_at_once_on_a_concurrent_runner_do_not_deadlock(workdir, 
         assert dag.materialize(il.TimePartition(dt.date(2026, 1, 1)), runner=il.ConcurrentRunner(4)).ok
         assert dag.backfill(JAN, concurrency=3).ok
     assert len([r for r in caplog.records if r.name == "interloper"]) == 4 * 300 * 6
+
+
+def test_list_partitions_backfill_and_runners_take_a_bare_partition(workdir):
+    regions = il.ListPartitionConfig("region", ["eu", "us", "apac"])
+
+    @il.asset(partitioning=regions)
+    def sales(context):
+        return [{"region": context.partition.value, "n": len(context.partition.value)}]
+
+    dag = il.DAG(sales)
+    everything = regions.window("eu", "apac")
+    assert dag.backfill(everything).succeeded == 3
+    assert dag.status("sales", everything)["materialized"] == ["eu", "us", "apac"]
+    assert dag.backfill(everything, missing=True).skipped == 3
+    assert il.SerialRunner().run(dag, regions.partition("us")).ok
+    assert il.ConcurrentRunner(2).run(dag, regions.partition("apac"), store=dag.store).ok
+    assert sorted((r["region"], r["n"]) for r in sales.read()) == [("apac", 4), ("eu", 2), ("us", 2)]
+    with pytest.raises(TypeError, match="argument 'dag'"):
+        il.SerialRunner().run("dag", regions.partition("us"))
