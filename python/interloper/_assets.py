@@ -22,27 +22,34 @@ _stores: dict[str, _core.Store] = {}
 
 
 def _absolute(url: str) -> str:
-    """A sqlite: URL or path made absolute against the current directory, so that an opened
-    destination or store is shared by every use of the same file."""
-    for scheme in ("sqlite:///", "sqlite://", "sqlite:"):
-        if url.startswith(scheme):
-            rest = url[len(scheme):]
-            if scheme == "sqlite:///":
+    """A sqlite: or file: URL, or a store's path, made absolute against the current directory,
+    so that every use of the same file shares one opened destination or store."""
+    for scheme in ("sqlite", "file"):
+        if url.startswith(scheme + ":"):
+            rest = url[len(scheme) + 1:]
+            if rest.startswith("//"):
+                rest = rest[2:]
+            path, query = (rest.split("?", 1) + [""])[:2]
+            if not path:
                 return url
-            return "sqlite://" + os.path.abspath(rest)
+            return f"{scheme}://{os.path.abspath(path)}" + (f"?{query}" if query else "")
     if ":" not in url.split("/")[0]:
         return os.path.abspath(url)
     return url
 
 
 def destination(url: str | _core.Destination | None) -> _core.Destination | None:
-    """The destination a URL names (sqlite:, file:, postgresql://, s3://, memory://), opened once
-    per process and shared. A Destination is returned as it is; None stays None."""
+    """The destination a URL names (sqlite:, file:, postgresql://, s3://, memory://). The same
+    URL (the same file, for relative paths) gives the same destination, opened once per process,
+    except memory://, which is new each time. A Destination is returned as it is; None stays
+    None."""
     if url is None or isinstance(url, _core.Destination):
         return url
     if not isinstance(url, str):
         raise TypeError(f"destination must be a URL str or a Destination, not {type(url).__qualname__}")
-    key = _absolute(url) if url.startswith("sqlite:") else url
+    key = _absolute(url)
+    if key.startswith("memory:"):
+        return _core.open_destination(key)  # each its own: nothing outlives its users
     if key not in _destinations:
         _destinations[key] = _core.open_destination(key)
     return _destinations[key]
@@ -96,6 +103,7 @@ class Asset:
         self.enabled = enabled
         self.version = version
         self.source: Source | None = None
+        self._default_destination: _core.Destination | None = None  # of its last DAG
         self._pass_self, self.inputs = _parameters(function, self.name)
         self.deps = list(dict.fromkeys([*deps, *self.inputs]))
         self.__doc__ = function.__doc__
@@ -116,7 +124,8 @@ class Asset:
 
     def _engine_alone(self) -> _core.EngineAsset:
         """This asset alone, under its source's name and destination when it has a source."""
-        default = destination(DEFAULT_DESTINATION)
+        owner = self.source or self
+        default = owner._default_destination or destination(DEFAULT_DESTINATION)
         if self.source is None:
             return self._engine(default)
         source_destination = destination(self.source.destination) or default
@@ -131,7 +140,8 @@ class Asset:
         return self._engine_alone().materialize(window)
 
     def read(self, window=None) -> list[dict]:
-        """The rows stored for `window` (every row when None)."""
+        """The rows stored for `window` (every row when None), in the asset's destination: its
+        own, its source's, or the default of the last DAG it was part of."""
         return self._engine_alone().read(window)
 
 
@@ -175,6 +185,7 @@ class Source:
         self.name = name
         self.destination = destination
         self.assets = list(assets)
+        self._default_destination: _core.Destination | None = None  # of its last DAG
         for a in self.assets:
             if not isinstance(a, Asset):
                 raise TypeError(f"source '{name}': {a!r} is not an asset (decorate it with @il.asset)")
@@ -222,6 +233,8 @@ class DAG:
         self.items = flat
         self._default = _destination(destination or DEFAULT_DESTINATION)
         self._store_url = store
+        for item in flat:  # so that asset.read() and asset.run() find what this DAG wrote
+            item._default_destination = self._default
         sources = [i._engine(self._default) for i in flat if isinstance(i, Source)]
         loose = [i._engine(self._default) for i in flat if isinstance(i, Asset)]
         self._engine = _core.EngineDag(sources, loose)

@@ -290,3 +290,19 @@ def test_list_partitions_backfill_and_runners_take_a_bare_partition(workdir):
     assert sorted((r["region"], r["n"]) for r in sales.read()) == [("apac", 4), ("eu", 2), ("us", 2)]
     with pytest.raises(TypeError, match="argument 'dag'"):
         il.SerialRunner().run("dag", regions.partition("us"))
+
+
+def test_an_asset_reads_where_its_last_dag_wrote(workdir, monkeypatch):
+    @il.asset(partitioning=DAY)
+    def kept(context):
+        return [{"date": context.partition_date, "x": 1}]
+
+    dag = il.DAG(kept, destination="file:files")
+    assert dag.materialize(il.TimePartition(dt.date(2026, 1, 1))).ok
+    assert (workdir / "files" / "kept" / "date=2026-01-01" / "data.jsonl").exists()
+    assert kept.read() == [{"date": dt.date(2026, 1, 1), "x": 1}]
+    other = workdir / "other"
+    other.mkdir()
+    monkeypatch.chdir(other)  # a relative URL names a file of the current directory
+    assert il.destination("file:files").url != dag._default.url
+    assert il.destination("memory://") is not il.destination("memory://")
