@@ -124,3 +124,19 @@ def test_help_reads_well():
     text = G.__doc__
     assert "ISO-8601" in text and "2026-W21" in text
     assert "start of the period holding t" in G.truncate.__doc__
+
+
+def test_format_and_advance_are_plain_methods_with_the_same_behaviour():
+    g = G.DAY
+    assert g.format(g.advance(dt.date(2026, 1, 1), 31)) == "2026-02-01"
+    assert G.WEEK.format(G.WEEK.advance(dt.datetime(2026, 5, 20, 13), 1)) == "2026-W22"
+    assert type(G.MONTH.advance(dt.datetime(2026, 5, 20, 13), 1)) is dt.datetime
+    with pytest.raises(TypeError, match="advance\\(\\) takes two arguments"):
+        g.advance(dt.date(2026, 1, 1))
+    with pytest.raises(TypeError, match="format\\(\\): argument 't'"):
+        g.format(None)
+    with pytest.raises(ValueError):
+        g.advance(dt.date(2026, 1, 1), 10**12)
+    with pytest.raises(OverflowError):
+        g.advance(dt.date(2026, 1, 1), 2**70)
+    assert "period holding t" in g.format.__doc__ and "n periods after" in g.advance.__doc__
