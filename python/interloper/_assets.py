@@ -213,6 +213,17 @@ def source(function: Callable[..., Any] | None = None, *, name: str | None = Non
     return make(function) if function is not None else make
 
 
+def _defined_in(items) -> str:
+    """The file name the run history files a DAG's runs under: where its first asset's function
+    is defined (as `python3 -m interloper runs FILE.py` names it), else "python"."""
+    for item in items:
+        for a in (item.assets if isinstance(item, Source) else [item]):
+            code = getattr(a.function, "__code__", None)
+            if code is not None and not code.co_filename.startswith("<"):
+                return os.path.basename(code.co_filename)
+    return "python"
+
+
 class DAG:
     """Assets and sources wired by name. Building it checks the wiring (DagError for an unknown
     dependency, a cycle or an incompatible edge). Assets without a destination of their own or
@@ -235,6 +246,7 @@ class DAG:
         self._store_url = store
         for item in flat:  # so that asset.read() and asset.run() find what this DAG wrote
             item._default_destination = self._default
+        self._history = _defined_in(flat)
         sources = [i._engine(self._default) for i in flat if isinstance(i, Source)]
         loose = [i._engine(self._default) for i in flat if isinstance(i, Asset)]
         self._engine = _core.EngineDag(sources, loose)
@@ -255,14 +267,17 @@ class DAG:
         Raises PartitionError, before running anything, when some asset cannot serve the
         window; failures of assets are in the result."""
         runner = runner or _core.SerialRunner()
-        return runner.run(self, window, assets=list(assets), fail_fast=fail_fast, store=self.store)
+        return runner.run(self, window, assets=list(assets), fail_fast=fail_fast, store=self.store,
+                          history=self._history, command_line=f"materialize {window or ''}".strip())
 
     def backfill(self, window, *, missing: bool = False, concurrency: int = 1,
                  assets: Sequence[str] = (), fail_fast: bool = False) -> _core.BackfillResult:
         """One task per (asset, partition) of `window`, newest first, `concurrency` at a time.
         With missing=True, partitions the store records as materialized are skipped."""
         return _core.backfill(self, window, missing=missing, concurrency=concurrency,
-                              assets=list(assets), fail_fast=fail_fast, store=self.store)
+                              assets=list(assets), fail_fast=fail_fast, store=self.store,
+                              history=self._history,
+                              command_line=f"backfill {window}" + (" --missing" if missing else ""))
 
     def status(self, asset_name: str, window) -> dict[str, list[str]]:
         """The keys of `window` that are materialized, failed and missing for one asset."""

@@ -5,6 +5,7 @@
 // starts, as in the CLI), the run ends, and KeyboardInterrupt is raised.
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -63,7 +64,50 @@ struct RunSettings {
   std::vector<std::string> assets;
   bool fail_fast = false;
   std::shared_ptr<MaterializationStore> store;
+  std::string history;  // the name the run history files the run under; "" records none
+  std::string command_line;
 };
+
+// The run history the command line keeps, kept for runs started from Python too: the run is
+// recorded when it starts and when it ends, under the file that defines the assets, so
+// `python3 -m interloper runs FILE.py` lists them.
+constexpr std::size_t kKeepRuns = 1000;
+
+std::string new_run_id() {
+  static std::atomic<int> runs{0};
+  std::string stamp;
+  for (char c : SystemClock().now().to_string()) {
+    if (c != '-' && c != ':') stamp += c;
+  }
+  return "run-" + stamp + "-" + std::to_string(::getpid()) + "-" + std::to_string(++runs);
+}
+
+std::optional<RunRecord> start_history(const RunSettings& settings, const PartitionWindow* window) {
+  if (!settings.store || settings.history.empty()) return std::nullopt;
+  RunRecord record;
+  record.run_id = new_run_id();
+  record.pipeline = settings.history;
+  record.command_line = settings.command_line;
+  record.window = window != nullptr ? window->to_string() : "";
+  record.started = SystemClock().now();
+  record.finished = record.started;
+  record.partitions = window != nullptr ? static_cast<std::int64_t>(window->size()) : 1;
+  settings.store->record_run(record, kKeepRuns);
+  return record;
+}
+
+void finish_history(const RunSettings& settings, std::optional<RunRecord> record, bool stopped,
+                    std::size_t succeeded, std::size_t failed, std::size_t skipped) {
+  if (!record) return;
+  record->finished = SystemClock().now();
+  record->succeeded = static_cast<std::int64_t>(succeeded);
+  record->failed = static_cast<std::int64_t>(failed);
+  record->skipped = static_cast<std::int64_t>(skipped);
+  record->state = stopped       ? RunState::interrupted
+                  : failed == 0 ? RunState::succeeded
+                                : RunState::failed;
+  settings.store->record_run(*record, kKeepRuns);
+}
 
 RunOptions options_of(const RunSettings& settings, std::atomic<bool>& stop) {
   RunOptions options;
@@ -83,30 +127,56 @@ const DAG& dag_of(py::handle dag) {
 
 RunResult run_dag(const Runner& runner, py::handle dag, py::handle window,
                   std::vector<std::string> assets, bool fail_fast,
-                  std::shared_ptr<MaterializationStore> store) {
+                  std::shared_ptr<MaterializationStore> store, std::string history,
+                  std::string command_line) {
   const DAG& graph = dag_of(dag);
   std::shared_ptr<PartitionWindow> scope;
   if (!window.is_none()) scope = window_argument(window, "run(): argument 'window'");
-  RunSettings settings{std::move(assets), fail_fast, std::move(store)};
+  RunSettings settings{std::move(assets), fail_fast, std::move(store), std::move(history),
+                       std::move(command_line)};
   std::atomic<bool> stop{false};
-  return run_interruptibly<RunResult>(
-      stop, [&] { return runner.run(graph, scope.get(), options_of(settings, stop)); });
+  return run_interruptibly<RunResult>(stop, [&] {
+    validate(graph, scope.get(), options_of(settings, stop));  // a refused run is no run
+    std::optional<RunRecord> record = start_history(settings, scope.get());
+    RunOptions options = options_of(settings, stop);
+    if (record) options.run_id = record->run_id;
+    RunResult result = runner.run(graph, scope.get(), options);
+    std::size_t ok = 0, failed = 0;
+    for (const AssetResult& a : result.assets) {
+      ok += a.status == Status::succeeded;
+      failed += a.status == Status::failed;
+    }
+    finish_history(settings, record, stop, ok, failed, result.assets.size() - ok - failed);
+    return result;
+  });
 }
 
 BackfillResult backfill_dag(py::handle dag, py::handle window, bool missing, int concurrency,
                             std::vector<std::string> assets, bool fail_fast,
-                            std::shared_ptr<MaterializationStore> store) {
+                            std::shared_ptr<MaterializationStore> store, std::string history,
+                            std::string command_line) {
   const DAG& graph = dag_of(dag);
   std::unique_ptr<PartitionWindow> scope = window_argument(window, "backfill(): argument 'window'");
   if (missing && !store) throw py::value_error("backfill(): missing=True needs a store");
-  RunSettings settings{std::move(assets), fail_fast, std::move(store)};
+  RunSettings settings{std::move(assets), fail_fast, std::move(store), std::move(history),
+                       std::move(command_line)};
   std::atomic<bool> stop{false};
   BackfillOptions options;
   options.concurrency = concurrency;
   options.fail_fast = fail_fast;
   options.missing_only = missing;
   options.run = options_of(settings, stop);
-  return run_interruptibly<BackfillResult>(stop, [&] { return backfill(graph, *scope, options); });
+  return run_interruptibly<BackfillResult>(stop, [&] {
+    std::optional<RunRecord> record;
+    options.on_plan = [&](std::size_t, std::size_t) {
+      record = start_history(settings, scope.get());
+    };
+    BackfillResult result = backfill(graph, *scope, options);
+    const TaskCounts& n = result.tasks;
+    finish_history(settings, record, stop, n.succeeded, n.failed,
+                   n.canceled + n.skipped + n.claimed);
+    return result;
+  });
 }
 
 std::string status_text(Status s) { return std::string(status_name(s)); }
@@ -220,7 +290,7 @@ void bind_runs(py::module_& m) {
                      "Runs a DAG over a window; see SerialRunner and ConcurrentRunner.")
       .def("run", &run_dag, py::arg("dag"), py::arg("window") = py::none(), py::kw_only(),
            py::arg("assets") = std::vector<std::string>{}, py::arg("fail_fast") = false,
-           py::arg("store") = nullptr,
+           py::arg("store") = nullptr, py::arg("history") = "", py::arg("command_line") = "",
            "Validates the window for every asset (PartitionError listing each that cannot serve "
            "it), then runs them upstreams first. Failed assets are reported in the result.");
   py::class_<SerialRunner, Runner>(m, "SerialRunner", "Runs one asset at a time.")
@@ -231,7 +301,7 @@ void bind_runs(py::module_& m) {
   m.def("backfill", &backfill_dag, py::arg("dag"), py::arg("window"), py::kw_only(),
         py::arg("missing") = false, py::arg("concurrency") = 1,
         py::arg("assets") = std::vector<std::string>{}, py::arg("fail_fast") = false,
-        py::arg("store") = nullptr);
+        py::arg("store") = nullptr, py::arg("history") = "", py::arg("command_line") = "");
   m.def(
       "cli_main",
       [](std::vector<std::string> args, py::handle dag) {

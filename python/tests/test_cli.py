@@ -51,6 +51,8 @@ def test_a_python_run_shows_in_the_command_lines_status(workdir):
     assert run.returncode == 0
     status = interloper("status", "shop.py", "--asset", "orders", "--window", "2026-11-01..2026-11-02", cwd=workdir)
     assert "materialized      1  2026-11-02" in status.stdout, status.stdout + status.stderr
+    runs = interloper("runs", "shop.py", cwd=workdir)
+    assert "succeeded" in runs.stdout and "materialize 2026-11-02" in runs.stdout, runs.stdout
 
 
 def test_bad_files_and_bad_input_exit_2(workdir):
