@@ -101,6 +101,9 @@ class Builder {
 
 namespace {
 
+constexpr const char* kSecondDocument =
+    "a second YAML document ('---') is not supported: a pipeline file holds one document";
+
 // libyaml's events into a Builder. libyaml refuses some text yaml-cpp, which read pipelines
 // before it, took or described its own way; read() says so, and the caller reads that text
 // with yaml-cpp, so every file means and reports what it always has.
@@ -148,12 +151,22 @@ class LibyamlReader {
           tree_.close();
           break;
         case YAML_DOCUMENT_END_EVENT:
+          return only_document(parser);
         case YAML_STREAM_END_EVENT:
-          return true;  // the first document only
+          return true;
         default:
           break;
       }
     }
+  }
+
+  // After the first document: the end of the text, or a second document, which is refused at
+  // its start (a pipeline file holds one; the others would be ignored without a word).
+  bool only_document(yaml_parser_t& parser) {
+    Event e;
+    if (yaml_parser_parse(&parser, &e.event) == 0) return false;
+    if (e.event.type != YAML_DOCUMENT_START_EVENT) return true;
+    throw SyntaxError{mark(e.event.start_mark), kSecondDocument};
   }
 
   void scalar(const yaml_event_t& event) {
@@ -271,6 +284,24 @@ class LibyamlReader {
   std::vector<Anchor> anchors_;
 };
 
+// Where a second document starts, to refuse it there.
+class SecondDocument final : public YAML::EventHandler {
+ public:
+  Mark at;
+  void OnDocumentStart(const YAML::Mark& mark) override { at = {mark.line, mark.column}; }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
 // yaml-cpp's events into a Builder, for text libyaml refuses.
 class YamlCppReader final : public YAML::EventHandler {
  public:
@@ -304,7 +335,9 @@ class YamlCppReader final : public YAML::EventHandler {
     std::istringstream in(text);
     YAML::Parser parser(in);
     try {
-      parser.HandleNextDocument(*this);  // the first document only
+      parser.HandleNextDocument(*this);
+      SecondDocument second;
+      if (parser.HandleNextDocument(second)) throw SyntaxError{second.at, kSecondDocument};
     } catch (const YAML::Exception& e) {
       throw SyntaxError{{e.mark.line, e.mark.column}, e.msg};
     }

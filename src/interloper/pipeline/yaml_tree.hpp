@@ -107,7 +107,8 @@ class Node::Iterator {
 // One parsed document. Not copyable: its nodes point into it.
 class Document {
  public:
-  // Parses the first document of `text`. Throws SyntaxError for text that is not YAML.
+  // Parses the one document of `text`. Throws SyntaxError for text that is not YAML or that
+  // holds a second document.
   explicit Document(const std::string& text);
   Document(const Document&) = delete;
   Document& operator=(const Document&) = delete;
