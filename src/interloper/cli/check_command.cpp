@@ -156,13 +156,47 @@ void show_plan(const PlanReport& report, const Args& args) {
 
 }  // namespace
 
+namespace {
+
+// A word of a command line as a shell reads it: quoted when it holds anything but plain
+// characters.
+std::string shell_word(const std::string& word) {
+  const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::strchr("_-./:=+@%,", c) != nullptr;
+  });
+  if (plain) return word;
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The command that runs `assets` without a window, for a person to copy.
+std::string refresh_command(const Args& args, const std::vector<std::string>& assets) {
+  std::string line = shell_word(args.program) + " materialize";
+  if (!args.pipeline.empty()) line += " " + shell_word(args.pipeline);
+  if (!args.store.empty()) line += " --store " + shell_word(args.store);
+  for (const auto& name : assets) line += " --asset " + shell_word(name);
+  return line;
+}
+
+}  // namespace
+
 void report_left_out(const Args& args, const Selection& selection) {
-  if (selection.left_out.empty()) return;
   std::vector<std::string> parts;
   for (const auto& [name, reason] : selection.left_out) {
     parts.push_back(fmt::format("{} ({})", name, reason));
   }
-  print_info(args, fmt::format("left out: {}", fmt::join(parts, ", ")));
+  std::string line;
+  if (!parts.empty()) line = fmt::format("left out: {}", fmt::join(parts, ", "));
+  const std::vector<std::string>& refresh = selection.refresh_after;
+  if (!refresh.empty()) {
+    const bool one = refresh.size() == 1;
+    line += fmt::format("{}{} read{} what this run writes: refresh {} afterwards with {}",
+                        line.empty() ? "" : "; ", fmt::join(refresh, ", "), one ? "s" : "",
+                        one ? "it" : "them", refresh_command(args, refresh));
+  }
+  if (!line.empty()) print_info(args, line);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -66,6 +66,15 @@ std::vector<std::string> expand_selectors(const DAG& dag, const std::vector<std:
     }
   };
   for (const auto& selector : names) {
+    if (selector == "*") {
+      for (const Asset* asset : dag.order()) add(asset->name());
+      continue;
+    }
+    if (selector.rfind("tag:", 0) == 0) {
+      throw UsageError(fmt::format(
+          "--asset '{}': selecting by tag is not supported (name assets, NAME+, +NAME or '*')",
+          selector));
+    }
     std::string_view name(selector);
     const bool up = !name.empty() && name.front() == '+';
     if (up) name.remove_prefix(1);
@@ -209,6 +218,32 @@ void select_accepting(const DAG& dag, const WindowReader& reader, const std::str
       fmt::format("no asset accepts window '{}' ({})", window_text, fmt::join(rejections, "; ")));
 }
 
+// The unpartitioned assets, not selected, downstream of a selected partitioned asset.
+std::vector<std::string> unpartitioned_downstream(const DAG& dag, const Selection& selection) {
+  std::unordered_set<std::string> reached;
+  std::vector<std::string> pending;
+  for (const auto& name : selection.assets) {
+    if (dag.asset(name).partitioning() != nullptr) pending.push_back(name);
+  }
+  while (!pending.empty()) {
+    const std::string current = std::move(pending.back());
+    pending.pop_back();
+    for (const Asset* next : dag.downstream(current)) {
+      if (reached.insert(next->name()).second) pending.push_back(next->name());
+    }
+  }
+  std::vector<std::string> out;
+  for (const Asset* asset : dag.order()) {
+    const bool selected = std::find(selection.assets.begin(), selection.assets.end(),
+                                    asset->name()) != selection.assets.end();
+    if (asset->partitioning() == nullptr && asset->enabled() && !selected &&
+        reached.count(asset->name()) > 0) {
+      out.push_back(asset->name());
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 Selection select(const DAG& dag, const WindowArgument& window,
@@ -227,6 +262,7 @@ Selection select(const DAG& dag, const WindowArgument& window,
   // task per asset over its share of the window.
   plan_options.scope = need_window ? TaskScope::per_partition : TaskScope::per_asset;
   plan(dag, selection.window.get(), plan_options);
+  if (selection.window) selection.refresh_after = unpartitioned_downstream(dag, selection);
   return selection;
 }
 

@@ -22,6 +22,9 @@ struct Selection {
   std::vector<std::string> assets;          // in topological order
   // Assets left out when no --asset was given, with the reason.
   std::vector<std::pair<std::string, std::string>> left_out;
+  // Unpartitioned assets not selected that read (directly or not) what a windowed run of the
+  // selected assets writes: they keep their old rows until run without a window.
+  std::vector<std::string> refresh_after;
 };
 
 // Short description of a partitioning: "day", "month", "list(region)", "none".
@@ -56,8 +59,8 @@ Selection select(const DAG& dag, const WindowArgument& window,
                  const std::vector<std::string>& explicit_assets, bool need_window);
 
 // Expands dbt-style selectors: "NAME" is the asset, "NAME+" adds every asset downstream of
-// it, "+NAME" every asset upstream, "+NAME+" both. Duplicates are dropped. Throws UsageError
-// naming an unknown asset.
+// it, "+NAME" every asset upstream, "+NAME+" both, "*" every asset. Duplicates are dropped.
+// Throws UsageError naming an unknown asset, or a "tag:" selector (assets have no tags).
 std::vector<std::string> expand_selectors(const DAG& dag, const std::vector<std::string>& names);
 // An asset's own partitions covered by a window text: a time window of any granularity gives a
 // time-partitioned asset its partitions overlapping the window's bounds, clamped to its start

@@ -1,0 +1,123 @@
+// End-to-end tests of the built `interloper` binary on what people type every day: selectors,
+// windows read by each kind of asset, check against backfill, and what the commands print.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "support/cli_process.hpp"
+#include "support/temp_dir.hpp"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+using interloper::testing::Outcome;
+using interloper::testing::query;
+
+Outcome interloper(std::vector<std::string> args) {
+  return interloper::testing::run_interloper(std::move(args));
+}
+
+bool contains(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
+
+class DailyUse : public ::testing::Test {
+ protected:
+  // A daily command asset, a monthly sql aggregate of it, an unpartitioned sql summary of it,
+  // a yearly command asset, an unpartitioned command asset, and a list asset whose values
+  // include "2026".
+  std::string pipeline() {
+    return temp_
+        .write("pipeline.yaml",
+               "sources:\n"
+               "  - name: shop\n"
+               "    assets:\n"
+               "      - name: events\n"
+               "        partitioning: {kind: time, column: date, granularity: day}\n"
+               "        command: [/bin/sh, -c, 'echo \"{\\\"date\\\":\\\"$1\\\",\\\"n\\\":1}\"', "
+               "x, \"{partition.key}\"]\n"
+               "      - name: monthly\n"
+               "        deps: [events]\n"
+               "        partitioning: {kind: time, column: date, granularity: month, "
+               "allow_window: true}\n"
+               "        sql: SELECT date, n FROM events\n"
+               "      - name: summary\n"
+               "        deps: [monthly]\n"
+               "        sql: SELECT COUNT(*) AS n FROM monthly\n"
+               "      - name: yearly\n"
+               "        partitioning: {kind: time, column: day, granularity: year}\n"
+               "        command: [/bin/sh, -c, 'echo \"{\\\"day\\\":\\\"$1-01-01\\\"}\"', x, "
+               "\"{partition.key}\"]\n"
+               "      - name: settings\n"
+               "        command: [/bin/echo, '{\"k\":1}']\n"
+               "  - name: planning\n"
+               "    assets:\n"
+               "      - name: regions\n"
+               "        partitioning: {kind: list, column: region, values: [\"2026\", emea, "
+               "Q1]}\n"
+               "        command: [/bin/sh, -c, 'echo \"{\\\"region\\\":\\\"$1\\\"}\"', x, "
+               "\"{partition.key}\"]\n")
+        .string();
+  }
+  fs::path data_db() const { return temp_.path() / ".interloper" / "data.db"; }
+
+  interloper::testing::TempDir temp_{"il_daily"};
+};
+
+TEST_F(DailyUse, StarSelectsEveryAsset) {
+  const std::string path = pipeline();
+  Outcome o = interloper({"--json", "materialize", path, "--asset", "*", "--dry-run"});
+  // Every asset is named, so every one is validated: the partitioned ones need a window.
+  EXPECT_EQ(o.code, 2);
+  for (const char* name : {"events", "monthly", "yearly", "regions"}) {
+    EXPECT_TRUE(contains(o.err, fmt::format("asset '{}'", name))) << o.err;
+  }
+  Outcome star = interloper({"--json", "backfill", path, "--asset", "*", "--asset", "events",
+                             "--window", "2026-11-01..2026-11-02", "--dry-run"});
+  EXPECT_EQ(star.code, 2) << "the list asset refuses a day window: " << star.err;
+  EXPECT_TRUE(contains(star.err, "asset 'regions'")) << star.err;
+  EXPECT_FALSE(contains(star.err, "unknown asset")) << star.err;
+}
+
+TEST_F(DailyUse, TagSelectorsAreRefusedAsUnsupported) {
+  Outcome o = interloper({"materialize", pipeline(), "--asset", "tag:nightly"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_TRUE(contains(o.err, "--asset 'tag:nightly': selecting by tag is not supported")) << o.err;
+}
+
+TEST_F(DailyUse, AnUnpartitionedAssetDownstreamOfTheWindowIsNamedWithItsCommand) {
+  const std::string path = pipeline();
+  Outcome o = interloper({"backfill", path, "--window", "2026-11-01..2026-11-02", "--dry-run"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_TRUE(contains(o.err, "summary reads what this run writes: refresh it afterwards with "
+                              "interloper materialize " +
+                                  path + " --asset summary"))
+      << o.err;
+  // settings reads nothing the run writes: it is only left out.
+  EXPECT_FALSE(contains(o.err, "--asset settings")) << o.err;
+
+  // Named assets too: summary is not among them, and reads monthly.
+  Outcome named = interloper(
+      {"backfill", path, "--window", "2026-11-01..2026-11-02", "--asset", "monthly", "--dry-run"});
+  ASSERT_EQ(named.code, 0) << named.err;
+  EXPECT_TRUE(contains(named.err, "--asset summary")) << named.err;
+
+  // Selected with monthly+, it runs in the backfill: nothing to refresh.
+  Outcome chosen = interloper(
+      {"backfill", path, "--window", "2026-11-01..2026-11-02", "--asset", "events+", "--dry-run"});
+  ASSERT_EQ(chosen.code, 0) << chosen.err;
+  EXPECT_FALSE(contains(chosen.err, "refresh")) << chosen.err;
+
+  // Without a window, nothing is refreshed later: no such line.
+  Outcome plain = interloper({"materialize", path, "--dry-run"});
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_FALSE(contains(plain.err, "refresh")) << plain.err;
+}
+
+}  // namespace
