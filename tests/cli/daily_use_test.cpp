@@ -27,6 +27,12 @@ bool contains(const std::string& text, const std::string& needle) {
   return text.find(needle) != std::string::npos;
 }
 
+// The tasks `backfill --dry-run` plans over a window.
+json backfill_tasks(const std::string& path, const std::vector<std::string>& window) {
+  Outcome o = interloper({"--json", "backfill", path, window[0], window[1], "--dry-run"});
+  return o.code == 0 ? json::parse(o.out)["tasks"] : json();
+}
+
 class DailyUse : public ::testing::Test {
  protected:
   // A daily command asset, a monthly sql aggregate of it, an unpartitioned sql summary of it,
@@ -118,6 +124,39 @@ TEST_F(DailyUse, AnUnpartitionedAssetDownstreamOfTheWindowIsNamedWithItsCommand)
   Outcome plain = interloper({"materialize", path, "--dry-run"});
   ASSERT_EQ(plain.code, 0) << plain.err;
   EXPECT_FALSE(contains(plain.err, "refresh")) << plain.err;
+}
+
+TEST_F(DailyUse, CheckAcceptsTheWindowsBackfillRunsAndSaysSo) {
+  const std::string path = pipeline();
+  const std::vector<std::string> window = {"--window", "2026-11-01..2026-11-03"};
+  // events has no allow_window: materialize refuses three days at once, backfill runs them.
+  Outcome materialize = interloper({"materialize", path, window[0], window[1], "--dry-run"});
+  EXPECT_EQ(materialize.code, 2) << materialize.err;
+  Outcome backfill = interloper({"backfill", path, window[0], window[1], "--dry-run"});
+  ASSERT_EQ(backfill.code, 0) << backfill.err;
+
+  Outcome check = interloper({"check", path, window[0], window[1]});
+  ASSERT_EQ(check.code, 0) << check.err;
+  EXPECT_EQ(check.out.rfind("ok for backfill (materialize refuses this window: asset 'events': ", 0),
+            0u)
+      << check.out;
+  EXPECT_TRUE(contains(check.out, "tasks: 5, one per asset and partition, newest first"))
+      << check.out;
+
+  Outcome as_json = interloper({"--json", "check", path, window[0], window[1]});
+  ASSERT_EQ(as_json.code, 0) << as_json.err;
+  const json plan = json::parse(as_json.out);
+  EXPECT_EQ(plan["command"], "backfill");
+  EXPECT_EQ(plan["tasks"], backfill_tasks(path, window));
+  EXPECT_TRUE(contains(plan["materialize_refuses"].get<std::string>(), "allow_window is off"));
+
+  // A window both refuse is still an error; a quiet check says nothing and exits 0 otherwise.
+  Outcome neither = interloper({"check", path, "--window", "2026-11-01..2026-11-02", "--asset",
+                                "regions"});
+  EXPECT_EQ(neither.code, 2);
+  Outcome quiet = interloper({"-q", "check", path, window[0], window[1]});
+  EXPECT_EQ(quiet.code, 0) << quiet.err;
+  EXPECT_EQ(quiet.out, "");
 }
 
 }  // namespace

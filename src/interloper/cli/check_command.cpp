@@ -26,6 +26,7 @@ struct PlanReport {
   std::size_t up_to_date = 0;
   std::vector<Step> steps;  // in the order they run
   const std::vector<std::pair<std::string, std::string>>* left_out = nullptr;
+  std::string materialize_refuses;  // check: why materialize refuses a window backfill runs
 };
 
 // The plan of a selection, or of every asset of the DAG when `whole` (the selection's assets are
@@ -90,6 +91,7 @@ json plan_json(const PlanReport& report) {
     plan["up_to_date"] = report.up_to_date;
   }
   plan["order"] = report.backfill ? "newest first" : "upstream first";
+  if (!report.materialize_refuses.empty()) plan["materialize_refuses"] = report.materialize_refuses;
   json assets = json::array();
   for (const PlanReport::Step& step : report.steps) {
     json entry;
@@ -230,13 +232,29 @@ int run_check(const Project& project, const Args& args) {
     show_plan(report, args);
     return kOk;
   }
-  Selection selection = select(*project.dag, window, args.assets, false);
+  // A window materialize refuses (several partitions without allow_window) may still be one
+  // backfill runs partition by partition: check judges it as backfill does and says so.
+  std::string refused;
+  std::optional<Selection> selection;
+  try {
+    selection = select(*project.dag, window, args.assets, false);
+  } catch (const PartitionError& e) {
+    if (window.single_key) throw;
+    refused = e.what();
+    selection = select(*project.dag, window, args.assets, true);
+  }
+  const bool backfill = !refused.empty();
   if (!shown) {
-    plan_of(project, selection, false, false);
+    plan_of(project, *selection, backfill, false);
     return kOk;
   }
-  const PlanReport report = plan_report("check", project, selection, false);
-  if (!args.json) std::cout << "ok\n";
+  PlanReport report = plan_report(backfill ? "backfill" : "check", project, *selection, backfill);
+  report.materialize_refuses = refused;
+  if (!args.json) {
+    std::cout << (backfill ? fmt::format("ok for backfill (materialize refuses this window: {})\n",
+                                         one_line(refused))
+                           : "ok\n");
+  }
   show_plan(report, args);
   return kOk;
 }
@@ -255,7 +273,11 @@ Command add_check(CLI::App& app, Args& args, const Program& program) {
   add_common(sub, args, program);
   add_window_options(sub, args, false);
   sub->footer(
-      fmt::format("Examples:\n  {0} check{1}\n  {0} check{1} --window "
+      fmt::format("A window is planned as materialize runs it, one task per asset; a window\n"
+                  "materialize refuses (several partitions of an asset without allow_window)\n"
+                  "is planned as backfill runs it, one task per partition, and the first line\n"
+                  "says so.\n\n"
+                  "Examples:\n  {0} check{1}\n  {0} check{1} --window "
                   "2026-11-01..2026-11-30 --json",
                   program.name, program.target()));
   return {sub, run_check, nullptr};
