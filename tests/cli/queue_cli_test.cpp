@@ -31,7 +31,7 @@ std::string fresh_schema() {
 
 // An hourly command asset, a daily and a monthly SQL aggregate over it, in one SQLite file.
 // The hour named by $SLOW_HOUR writes its worker's pid to slow.pid and sleeps on its first run;
-// the hour named by $BAD_HOUR always fails. With $SPANS set, each run appends "start HOUR PID"
+// the hour named by $BAD_HOUR always fails, the one named by $FLAKY_HOUR on its first run only. With $SPANS set, each run appends "start HOUR PID"
 // and "end HOUR PID" lines to spans.log around a pause of $SPAN_SECONDS, so that runs of one
 // hour at the same time show as interleaved lines (appends to one file are ordered).
 void write_pipeline(const fs::path& dir) {
@@ -43,6 +43,9 @@ void write_pipeline(const fs::path& dir) {
          "  echo \"end $IL_PARTITION_KEY $$\" >> spans.log\n"
          "fi\n"
          "if [ \"$IL_PARTITION_KEY\" = \"$BAD_HOUR\" ]; then echo broken >&2; exit 3; fi\n"
+         "if [ \"$IL_PARTITION_KEY\" = \"$FLAKY_HOUR\" ] && [ ! -e flaky.done ]; then\n"
+         "  touch flaky.done; echo flaky >&2; exit 3\n"
+         "fi\n"
          "if [ \"$IL_PARTITION_KEY\" = \"$SLOW_HOUR\" ] && [ ! -e slow.pid ]; then\n"
          "  echo $PPID > slow.tmp; mv slow.tmp slow.pid; sleep \"${SLOW_SECONDS:-3}\"\n"
          "fi\n"
@@ -475,3 +478,23 @@ TEST_F(QueueCli, OverlappingBackfillsNeverRunOnePartitionAtOnce) {
 }
 
 }  // namespace
+
+TEST_F(QueueCli, AWorkersSummaryCountsTasksAsTheQueueDoes) {
+  if (queue_.empty()) return;
+  Outcome enqueued = interloper::testing::run_interloper(
+      {"backfill", "shop.yaml", "--window", "2026-11-01", "--queue", queue_, "--max-attempts", "2"},
+      dir_.path().string());
+  ASSERT_EQ(enqueued.code, 0) << enqueued.err;
+  WorkerProcess worker(worker_args(), dir_.path(), {"FLAKY_HOUR=2026-11-01T05"});
+  Outcome done = worker.join();
+  ASSERT_EQ(done.code, 0) << done.err;
+  // 24 hours, a day and a month; the flaky hour failed once and then succeeded.
+  EXPECT_EQ(sql("SELECT state, count(*) FROM tasks GROUP BY state"),
+            std::vector<std::string>{"succeeded|26"});
+  EXPECT_EQ(sql("SELECT attempts FROM tasks WHERE partition = '2026-11-01T05'"),
+            std::vector<std::string>{"2"});
+  const std::string all = done.out + done.err;
+  EXPECT_NE(all.find(": 26 tasks succeeded, 0 failed (1 failed attempt retried)"),
+            std::string::npos)
+      << all;
+}

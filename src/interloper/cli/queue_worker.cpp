@@ -93,9 +93,7 @@ class Worker {
     wake_.notify_all();
     beat.join();
     if (!mismatch_.empty()) return mismatch(mismatch_);
-    print_line(project_,
-               fmt::format("worker {}: {} tasks succeeded, {} failed{}", owner_, succeeded_.load(),
-                           failed_.load(), stop_requested() ? " (stopped by a signal)" : ""));
+    print_line(project_, summary());
     return kOk;
   }
 
@@ -264,18 +262,31 @@ class Worker {
     return result;
   }
 
+  // Tasks, as the queue counts them: a task succeeded or failed for good here, whatever its
+  // attempts; a failed attempt the queue runs again is a retry, not a failure.
+  std::string summary() const {
+    const std::size_t succeeded = succeeded_.load(), failed = failed_.load();
+    const std::size_t retried = retried_.load();
+    return fmt::format("worker {}: {} task{} succeeded, {} failed{}{}", owner_, succeeded,
+                       succeeded == 1 ? "" : "s", failed,
+                       retried == 0 ? ""
+                                    : fmt::format(" ({} failed attempt{} retried)", retried,
+                                                  retried == 1 ? "" : "s"),
+                       stop_requested() ? " (stopped by a signal)" : "");
+  }
+
   void settle(queue::Queue::Claim& claim, const TaskResult& result) {
     const queue::ClaimedTask& task = claim.task();
     std::string line;
     if (result.status == Status::succeeded) {
       const bool held = queue_.complete(claim);
-      ++succeeded_;
+      if (held) ++succeeded_;
       line = fmt::format("ok        {}  {}  {} rows  {:.3f}s  (backfill {}, attempt {}){}",
                          task.asset, task.partition, result.rows, result.seconds, task.backfill,
                          task.attempts, held ? "" : "  lease lost: the task runs again");
     } else {
       const bool final = queue_.fail(claim, bound_error(result.error));
-      ++failed_;
+      ++(final ? failed_ : retried_);
       line = fmt::format("{}  {}  {}  (backfill {}, attempt {}): {}",
                          final ? "FAILED   " : "retrying ", task.asset, task.partition,
                          task.backfill, task.attempts, result.error);
@@ -300,7 +311,7 @@ class Worker {
   std::map<std::int64_t, std::shared_ptr<const Plan>> plans_;
   std::string mismatch_;
   std::atomic<bool> mismatched_{false};
-  std::atomic<std::size_t> succeeded_{0}, failed_{0};
+  std::atomic<std::size_t> succeeded_{0}, failed_{0}, retried_{0};
   std::mutex running_mutex_;
   std::map<std::pair<std::int64_t, std::int64_t>, queue::ClaimedTask> running_;
   std::unique_ptr<Interrupts> interrupts_;  // last: its watcher may call give_up()
