@@ -159,4 +159,45 @@ TEST_F(DailyUse, CheckAcceptsTheWindowsBackfillRunsAndSaysSo) {
   EXPECT_EQ(quiet.out, "");
 }
 
+TEST_F(DailyUse, QuietStatusPrintsNothing) {
+  const std::string path = pipeline();
+  ASSERT_EQ(interloper({"materialize", path, "--asset", "settings"}).code, 0);
+  Outcome loud = interloper({"status", path, "--window", "2026-11-01..2026-11-02"});
+  ASSERT_EQ(loud.code, 0) << loud.err;
+  EXPECT_TRUE(contains(loud.out, "settings  (unpartitioned)  materialized")) << loud.out;
+  Outcome quiet = interloper({"-q", "status", path, "--window", "2026-11-01..2026-11-02"});
+  ASSERT_EQ(quiet.code, 0) << quiet.err;
+  EXPECT_EQ(quiet.out, "");
+  EXPECT_EQ(quiet.err, "");
+}
+
+TEST_F(DailyUse, AnUnpartitionedAssetInAWindowedRunShowsNoPartition) {
+  const std::string path = pipeline();
+  Outcome o = interloper({"backfill", path, "--window", "2026-11-01..2026-11-02", "--asset",
+                          "events+"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_TRUE(contains(o.out, "ok        summary  -  1 rows")) << o.out;
+  EXPECT_TRUE(contains(o.out, "ok        events  2026-11-02  1 rows")) << o.out;
+  Outcome one = interloper({"materialize", path, "--partition", "2026-11-03", "--asset",
+                            "events+"});
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_TRUE(contains(one.out, "ok        summary  -  1 rows")) << one.out;
+  EXPECT_EQ(query(data_db(), "SELECT n FROM shop__summary"), std::vector<std::string>{"3"});
+}
+
+TEST_F(DailyUse, RunsSaysOnePartitionInTheSingular) {
+  const std::string path = pipeline();
+  ASSERT_EQ(interloper({"materialize", path, "--partition", "2026-11-03", "--asset", "events"})
+                .code,
+            0);
+  ASSERT_EQ(interloper({"backfill", path, "--window", "2026-11-01..2026-11-02", "--asset",
+                        "events"})
+                .code,
+            0);
+  Outcome runs = interloper({"runs", path});
+  ASSERT_EQ(runs.code, 0) << runs.err;
+  EXPECT_TRUE(contains(runs.out, "  2026-11-03  1 partition: 1 ok,")) << runs.out;
+  EXPECT_TRUE(contains(runs.out, "  2026-11-01..2026-11-02  2 partitions: 2 ok,")) << runs.out;
+}
+
 }  // namespace

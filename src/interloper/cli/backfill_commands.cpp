@@ -41,8 +41,9 @@ namespace {
 // counter redrawn in place (with an ETA) when it is, nothing with --json or --quiet.
 class BackfillProgress {
  public:
-  explicit BackfillProgress(const Args& args)
-      : live_(!args.json && !args.quiet && stdout_is_terminal()),
+  BackfillProgress(const Args& args, const DAG& dag)
+      : dag_(dag),
+        live_(!args.json && !args.quiet && stdout_is_terminal()),
         plain_(!args.json && !args.quiet && !live_) {}
 
   void planned(std::size_t tasks) { total_ = tasks; }
@@ -50,7 +51,7 @@ class BackfillProgress {
   void task_ended(const TaskResult& task) {
     ++done_;
     if (task.status != Status::succeeded) ++failed_;
-    if (plain_) print_line(task);
+    if (plain_) print_line(task, shown_partition(dag_, task.asset, task.window));
     if (live_) redraw();
     std::cout.flush();
   }
@@ -61,8 +62,7 @@ class BackfillProgress {
   }
 
  private:
-  static void print_line(const TaskResult& task) {
-    const std::string window = task.window.empty() ? "-" : task.window;
+  static void print_line(const TaskResult& task, const std::string& window) {
     switch (task.status) {
       case Status::succeeded:
         std::cout << fmt::format("ok        {}  {}  {} rows  {:.3f}s\n", task.asset, window,
@@ -93,6 +93,7 @@ class BackfillProgress {
                              eta);
   }
 
+  const DAG& dag_;
   const bool live_, plain_;
   std::size_t total_ = 0, done_ = 0, failed_ = 0;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
@@ -115,7 +116,8 @@ void print_backfill_summary(const BackfillResult& result, const PartitionWindow&
 }
 
 // The exit code of a finished backfill, with the error line of one that failed or was stopped.
-int backfill_outcome(const BackfillResult& result, const Interrupts& interrupts, const Args& args) {
+int backfill_outcome(const BackfillResult& result, const Interrupts& interrupts, const Args& args,
+                     const DAG& dag) {
   if (interrupts.signal() != 0) {
     print_error(args, fmt::format("interrupted by {}: {} tasks failed or interrupted, {} not "
                                   "started",
@@ -127,7 +129,8 @@ int backfill_outcome(const BackfillResult& result, const Interrupts& interrupts,
   std::string first;
   if (!result.failures.empty()) {
     const TaskResult& f = result.failures.front();
-    first = fmt::format("{} {}: {}", f.asset, f.window, one_line(f.error));
+    first = fmt::format("{} {}: {}", f.asset, shown_partition(dag, f.asset, f.window),
+                        one_line(f.error));
   }
   print_error(args, fmt::format("{} task{} failed, {} canceled; first: {}", result.tasks.failed,
                                 result.tasks.failed == 1 ? "" : "s", result.tasks.canceled, first));
@@ -147,7 +150,7 @@ int run_backfill(const Project& project, const Args& args) {
   }
   RunContext run;
   prepare_run(run, project, args, selection);
-  auto progress = std::make_shared<BackfillProgress>(args);
+  auto progress = std::make_shared<BackfillProgress>(args, *project.dag);
   BackfillOptions options;
   options.concurrency = args.concurrency;
   options.missing_only = args.missing;
@@ -167,7 +170,7 @@ int run_backfill(const Project& project, const Args& args) {
   if (interrupts.signal() != 0) history.state = RunState::interrupted;
   finish_history(run, args, history, json{{"claimed", result.tasks.claimed}});
   if (!args.json && !args.quiet) print_backfill_summary(result, *selection.window);
-  return backfill_outcome(result, interrupts, args);
+  return backfill_outcome(result, interrupts, args, *project.dag);
 }
 
 namespace {

@@ -277,18 +277,19 @@ class Worker {
 
   void settle(queue::Queue::Claim& claim, const TaskResult& result) {
     const queue::ClaimedTask& task = claim.task();
+    const std::string partition = shown_partition(*project_.dag, task.asset, task.partition);
     std::string line;
     if (result.status == Status::succeeded) {
       const bool held = queue_.complete(claim);
       if (held) ++succeeded_;
       line = fmt::format("ok        {}  {}  {} rows  {:.3f}s  (backfill {}, attempt {}){}",
-                         task.asset, task.partition, result.rows, result.seconds, task.backfill,
+                         task.asset, partition, result.rows, result.seconds, task.backfill,
                          task.attempts, held ? "" : "  lease lost: the task runs again");
     } else {
       const bool final = queue_.fail(claim, bound_error(result.error));
       ++(final ? failed_ : retried_);
       line = fmt::format("{}  {}  {}  (backfill {}, attempt {}): {}",
-                         final ? "FAILED   " : "retrying ", task.asset, task.partition,
+                         final ? "FAILED   " : "retrying ", task.asset, partition,
                          task.backfill, task.attempts, result.error);
     }
     std::lock_guard lock(output_);

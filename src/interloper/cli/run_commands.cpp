@@ -10,15 +10,16 @@ int run_materialize(const Project& project, const Args& args) {
   RunContext run;
   prepare_run(run, project, args, selection);
   if (!args.json && !args.quiet) {
-    run.events.subscribe([](const Event& e) {
+    run.events.subscribe([dag = project.dag](const Event& e) {
+      const std::string partition = shown_partition(*dag, e.asset, e.window);
       if (e.type == EventType::asset_completed) {
-        std::cout << fmt::format("ok        {}  {}  {} rows  {:.3f}s\n", e.asset,
-                                 e.window.empty() ? "-" : e.window, e.rows, e.seconds);
+        std::cout << fmt::format("ok        {}  {}  {} rows  {:.3f}s\n", e.asset, partition,
+                                 e.rows, e.seconds);
       } else if (e.type == EventType::asset_failed) {
-        std::cout << fmt::format("FAILED    {}  {}  {}\n", e.asset,
-                                 e.window.empty() ? "-" : e.window, one_line(e.message));
+        std::cout << fmt::format("FAILED    {}  {}  {}\n", e.asset, partition,
+                                 one_line(e.message));
       } else if (e.type == EventType::asset_canceled) {
-        std::cout << fmt::format("canceled  {}  {}\n", e.asset, e.window.empty() ? "-" : e.window);
+        std::cout << fmt::format("canceled  {}  {}\n", e.asset, partition);
       }
       std::cout.flush();
     });

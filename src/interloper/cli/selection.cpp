@@ -45,6 +45,12 @@ std::string window_shape(const std::string& text) {
 
 }  // namespace
 
+std::string shown_partition(const DAG& dag, const std::string& asset, const std::string& window) {
+  const Asset* found = dag.find(asset);
+  if (window.empty() || (found != nullptr && found->partitioning() == nullptr)) return "-";
+  return window;
+}
+
 std::vector<std::string> expand_selectors(const DAG& dag, const std::vector<std::string>& names) {
   std::vector<std::string> out;
   std::unordered_set<std::string> chosen;

@@ -58,6 +58,10 @@ struct WindowArgument {
 Selection select(const DAG& dag, const WindowArgument& window,
                  const std::vector<std::string>& explicit_assets, bool need_window);
 
+// What a line about a task shows as its partition: "-" for an unpartitioned asset (whose task
+// sees the run's window but has no partition of it) or a task without a window.
+std::string shown_partition(const DAG& dag, const std::string& asset, const std::string& window);
+
 // Expands dbt-style selectors: "NAME" is the asset, "NAME+" adds every asset downstream of
 // it, "+NAME" every asset upstream, "+NAME+" both, "*" every asset. Duplicates are dropped.
 // Throws UsageError naming an unknown asset, or a "tag:" selector (assets have no tags).

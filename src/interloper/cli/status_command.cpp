@@ -274,7 +274,7 @@ int run_status(const Project& project, const Args& args) {
     }
     if (args.json) {
       out.push_back(status_json(report));
-    } else {
+    } else if (!args.quiet) {
       print_status(report, args, terminal);
     }
   }
@@ -303,7 +303,8 @@ Command add_status(CLI::App& app, Args& args, const Program& program) {
                 "exit 1 if some are gone");
   sub->footer(fmt::format(
       "Without --window: time assets from their start (or the last 30 periods) to the\n"
-      "current period, list assets over every value. --json prints one object per asset.\n\n"
+      "current period, list assets over every value. --json prints one object per asset;\n"
+      "-q prints nothing (with --verify, the exit code says whether partitions are gone).\n\n"
       "Examples:\n  {0} status{1} --window 2026-11-01..2026-11-30\n  {0} --json status{1}",
       program.name, program.target()));
   auto* queue =
