@@ -200,4 +200,32 @@ TEST_F(DailyUse, RunsSaysOnePartitionInTheSingular) {
   EXPECT_TRUE(contains(runs.out, "  2026-11-01..2026-11-02  2 partitions: 2 ok,")) << runs.out;
 }
 
+TEST_F(DailyUse, EachKindOfAssetReadsAYearShapedValueItsOwnWay) {
+  const std::string path = pipeline();
+  const std::string readings =
+      "interloper: info: each kind of asset reads the window its own way: time assets as the "
+      "year 2026 (events, monthly, yearly); list(region) assets as the value 2026 (regions)";
+  Outcome plan = interloper({"check", path, "--window", "2026"});
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_TRUE(contains(plan.err, readings)) << plan.err;
+  EXPECT_TRUE(contains(plan.out, "1. regions  [list(region), command]  2026  1 task")) << plan.out;
+
+  Outcome o = interloper({"backfill", path, "--window", "2026"});
+  ASSERT_EQ(o.code, 0) << o.err;
+  EXPECT_TRUE(contains(o.err, readings)) << o.err;
+  EXPECT_EQ(query(data_db(), "SELECT region FROM planning__regions"),
+            std::vector<std::string>{"2026"});
+  EXPECT_EQ(query(data_db(), "SELECT day FROM shop__yearly"),
+            std::vector<std::string>{"2026-01-01"});
+  EXPECT_EQ(query(data_db(), "SELECT COUNT(*) FROM shop__events"), std::vector<std::string>{"365"});
+
+  // A value only the list holds is read by the list alone; a named asset reads it as its kind.
+  Outcome emea = interloper({"materialize", path, "--partition", "emea"});
+  ASSERT_EQ(emea.code, 0) << emea.err;
+  EXPECT_FALSE(contains(emea.err, "its own way")) << emea.err;
+  Outcome named = interloper({"materialize", path, "--partition", "2026", "--asset", "regions"});
+  ASSERT_EQ(named.code, 0) << named.err;
+  EXPECT_FALSE(contains(named.err, "its own way")) << named.err;
+}
+
 }  // namespace

@@ -137,12 +137,7 @@ int backfill_outcome(const BackfillResult& result, const Interrupts& interrupts,
   return kRunFailed;
 }
 
-}  // namespace
-
-int run_backfill(const Project& project, const Args& args) {
-  Selection selection = select(*project.dag, window_argument(project, args), args.assets, true);
-  report_left_out(args, selection);
-  if (args.dry_run) return print_dry_run("backfill", project, selection, true, args);
+int backfill_reading(const Project& project, const Args& args, const Selection& selection) {
   if (!args.queue.url.empty()) {
     auto store = open_state_store(project.store_path, false);
     return queue_backfill(queue_project(project, args), selection, args.missing, store.get(),
@@ -171,6 +166,17 @@ int run_backfill(const Project& project, const Args& args) {
   finish_history(run, args, history, json{{"claimed", result.tasks.claimed}});
   if (!args.json && !args.quiet) print_backfill_summary(result, *selection.window);
   return backfill_outcome(result, interrupts, args, *project.dag);
+}
+
+}  // namespace
+
+int run_backfill(const Project& project, const Args& args) {
+  Selection selection = select(*project.dag, window_argument(project, args), args.assets, true);
+  report_left_out(args, selection);
+  if (args.dry_run) return print_dry_run("backfill", project, selection, true, args);
+  return each_reading(selection, [&](const Selection& reading) {
+    return backfill_reading(project, args, reading);
+  });
 }
 
 namespace {

@@ -189,6 +189,7 @@ void report_left_out(const Args& args, const Selection& selection) {
   for (const auto& [name, reason] : selection.left_out) {
     parts.push_back(fmt::format("{} ({})", name, reason));
   }
+  if (!selection.readings.empty()) print_info(args, selection.readings);
   std::string line;
   if (!parts.empty()) line = fmt::format("left out: {}", fmt::join(parts, ", "));
   const std::vector<std::string>& refresh = selection.refresh_after;
@@ -199,6 +200,16 @@ void report_left_out(const Args& args, const Selection& selection) {
                         one ? "it" : "them", refresh_command(args, refresh));
   }
   if (!line.empty()) print_info(args, line);
+}
+
+int each_reading(const Selection& selection, const std::function<int(const Selection&)>& run) {
+  int code = run(selection);
+  for (const Selection& other : selection.also) {
+    if (code != kOk && code != kRunFailed) break;
+    const int next = run(other);
+    if (code == kOk) code = next;
+  }
+  return code;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -232,31 +243,30 @@ int run_check(const Project& project, const Args& args) {
     show_plan(report, args);
     return kOk;
   }
-  // A window materialize refuses (several partitions without allow_window) may still be one
-  // backfill runs partition by partition: check judges it as backfill does and says so.
-  std::string refused;
-  std::optional<Selection> selection;
-  try {
-    selection = select(*project.dag, window, args.assets, false);
-  } catch (const PartitionError& e) {
-    if (window.single_key) throw;
-    refused = e.what();
-    selection = select(*project.dag, window, args.assets, true);
-  }
-  const bool backfill = !refused.empty();
-  if (!shown) {
-    plan_of(project, *selection, backfill, false);
+  // A window is read as backfill reads it; one materialize refuses (several partitions without
+  // allow_window) is then planned as backfill runs it, and the first line says so.
+  const Selection selection = select(*project.dag, window, args.assets, !window.empty());
+  if (!selection.readings.empty()) print_info(args, selection.readings);
+  return each_reading(selection, [&](const Selection& reading) {
+    std::string refused;
+    try {
+      plan_of(project, reading, false, false);
+    } catch (const PartitionError& e) {
+      refused = e.what();
+    }
+    if (!shown) return kOk;
+    const bool backfill = !refused.empty();
+    PlanReport report = plan_report(backfill ? "backfill" : "check", project, reading, backfill);
+    report.materialize_refuses = refused;
+    if (!args.json) {
+      std::cout << (backfill ? fmt::format("ok for backfill (materialize refuses this window: "
+                                           "{})\n",
+                                           one_line(refused))
+                             : "ok\n");
+    }
+    show_plan(report, args);
     return kOk;
-  }
-  PlanReport report = plan_report(backfill ? "backfill" : "check", project, *selection, backfill);
-  report.materialize_refuses = refused;
-  if (!args.json) {
-    std::cout << (backfill ? fmt::format("ok for backfill (materialize refuses this window: {})\n",
-                                         one_line(refused))
-                           : "ok\n");
-  }
-  show_plan(report, args);
-  return kOk;
+  });
 }
 
 // --dry-run: the plan, as JSON or as text.
@@ -264,8 +274,10 @@ int print_dry_run(const char* command, const Project& project, const Selection& 
                   bool per_partition, const Args& args) {
   std::shared_ptr<MaterializationStore> store;
   if (args.missing) store = open_state_store(project.store_path, false);
-  show_plan(plan_report(command, project, selection, per_partition, false, store.get()), args);
-  return kOk;
+  return each_reading(selection, [&](const Selection& reading) {
+    show_plan(plan_report(command, project, reading, per_partition, false, store.get()), args);
+    return kOk;
+  });
 }
 
 Command add_check(CLI::App& app, Args& args, const Program& program) {

@@ -153,6 +153,9 @@ std::shared_ptr<MaterializationStore> open_state_store(const std::string& path, 
 void prepare_run(RunContext& run, const Project& project, const Args& args,
                  const Selection& selection);
 void report_left_out(const Args& args, const Selection& selection);
+// Calls `run` on the selection, then on each of its `also` readings, stopping after one whose
+// exit code is neither 0 nor 1 (interrupted, bad input). Returns the first code that is not 0.
+int each_reading(const Selection& selection, const std::function<int(const Selection&)>& run);
 // The window --partition, --window or --lookback gives (none when empty).
 WindowArgument window_argument(const Project& project, const Args& args);
 int run_check(const Project& project, const Args& args);

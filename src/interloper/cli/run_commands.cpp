@@ -3,10 +3,9 @@
 
 namespace interloper::cli::detail {
 
-int run_materialize(const Project& project, const Args& args) {
-  Selection selection = select(*project.dag, window_argument(project, args), args.assets, false);
-  report_left_out(args, selection);
-  if (args.dry_run) return print_dry_run("materialize", project, selection, false, args);
+namespace {
+
+int materialize_reading(const Project& project, const Args& args, const Selection& selection) {
   RunContext run;
   prepare_run(run, project, args, selection);
   if (!args.json && !args.quiet) {
@@ -55,6 +54,17 @@ int run_materialize(const Project& project, const Args& args) {
     return kRunFailed;
   }
   return kOk;
+}
+
+}  // namespace
+
+int run_materialize(const Project& project, const Args& args) {
+  Selection selection = select(*project.dag, window_argument(project, args), args.assets, false);
+  report_left_out(args, selection);
+  if (args.dry_run) return print_dry_run("materialize", project, selection, false, args);
+  return each_reading(selection, [&](const Selection& reading) {
+    return materialize_reading(project, args, reading);
+  });
 }
 
 int run_jobs(const Project& project, const Args& args) {

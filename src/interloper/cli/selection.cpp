@@ -186,6 +186,37 @@ void select_named(const DAG& dag, const std::vector<std::string>& names, const W
   }
 }
 
+// Files an asset that took the window into the selection reading it as the asset does: the
+// first such, or one in `also` whose assets are of the same kind (one time window serves every
+// granularity; a list serves only the same list).
+void add_reading(const DAG& dag, const Asset& asset, std::unique_ptr<PartitionWindow> window,
+                 Selection& selection) {
+  auto same_reading = [&](const Selection& s) {
+    const PartitionConfig& first = *dag.asset(s.assets.front()).partitioning();
+    const PartitionConfig& own = *asset.partitioning();
+    return first.kind() == own.kind() && (own.kind() == "time" || first.compatible(own));
+  };
+  if (!selection.window) {
+    selection.window = std::move(window);
+    selection.assets.push_back(asset.name());
+    return;
+  }
+  if (same_reading(selection)) {
+    selection.assets.push_back(asset.name());
+    return;
+  }
+  for (Selection& other : selection.also) {
+    if (same_reading(other)) {
+      other.assets.push_back(asset.name());
+      return;
+    }
+  }
+  Selection other;
+  other.window = std::move(window);
+  other.assets.push_back(asset.name());
+  selection.also.push_back(std::move(other));
+}
+
 // No --asset: every enabled asset that takes the window (the unpartitioned ones when there is
 // none); the others are left out with the reason.
 void select_accepting(const DAG& dag, const WindowReader& reader, const std::string& window_text,
@@ -205,9 +236,7 @@ void select_accepting(const DAG& dag, const WindowReader& reader, const std::str
       selection.left_out.emplace_back(asset->name(), "unpartitioned, runs only without a window");
     } else {
       try {
-        auto parsed = reader.read(*config);
-        if (!selection.window) selection.window = std::move(parsed);
-        selection.assets.push_back(asset->name());
+        add_reading(dag, *asset, reader.read(*config), selection);
       } catch (const std::exception& e) {
         selection.left_out.emplace_back(
             asset->name(), fmt::format("partitioned by {}, not {}", describe_partitioning(config),
@@ -252,6 +281,34 @@ std::vector<std::string> unpartitioned_downstream(const DAG& dag, const Selectio
 
 }  // namespace
 
+namespace {
+
+// "the year 2026", "the value 2026", "the values eu..us".
+std::string reading_of(const PartitionWindow& window) {
+  if (const auto* time = dynamic_cast<const TimePartitionWindow*>(&window)) {
+    return fmt::format("the {} {}", time->granularity().name(), window.to_string());
+  }
+  return fmt::format("the value{} {}", window.size() == 1 ? "" : "s", window.to_string());
+}
+
+std::string reading_line(const DAG& dag, const Selection& s) {
+  const PartitionConfig* config = dag.asset(s.assets.front()).partitioning();
+  const std::string kind = config->kind() == "time" ? "time" : describe_partitioning(config);
+  return fmt::format("{} assets as {} ({})", kind, reading_of(*s.window),
+                     fmt::join(s.assets, ", "));
+}
+
+// How each reading of `selection` took the window; empty for a single reading.
+std::string window_readings(const DAG& dag, const Selection& selection) {
+  if (selection.also.empty() || !selection.window) return "";
+  std::vector<std::string> lines{reading_line(dag, selection)};
+  for (const Selection& other : selection.also) lines.push_back(reading_line(dag, other));
+  return fmt::format("each kind of asset reads the window its own way: {}",
+                     fmt::join(lines, "; "));
+}
+
+}  // namespace
+
 Selection select(const DAG& dag, const WindowArgument& window,
                  const std::vector<std::string>& explicit_assets, bool need_window) {
   if (need_window && window.empty()) throw UsageError("this command needs --window A..B");
@@ -262,13 +319,25 @@ Selection select(const DAG& dag, const WindowArgument& window,
   } else {
     select_accepting(dag, reader, window.text, selection);
   }
-  PlanOptions plan_options;
-  plan_options.assets = selection.assets;
   // A backfill runs partition by partition (allow_window does not matter); any other run is one
   // task per asset over its share of the window.
-  plan_options.scope = need_window ? TaskScope::per_partition : TaskScope::per_asset;
-  plan(dag, selection.window.get(), plan_options);
+  const TaskScope scope = need_window ? TaskScope::per_partition : TaskScope::per_asset;
+  std::vector<const Selection*> readings{&selection};
+  for (const Selection& other : selection.also) readings.push_back(&other);
+  std::string refused;
+  for (const Selection* s : readings) {
+    PlanOptions plan_options;
+    plan_options.assets = s->assets;
+    plan_options.scope = scope;
+    try {
+      plan(dag, s->window.get(), plan_options);
+    } catch (const PartitionError& e) {
+      refused += (refused.empty() ? "" : "\n") + std::string(e.what());
+    }
+  }
+  if (!refused.empty()) throw PartitionError(refused);
   if (selection.window) selection.refresh_after = unpartitioned_downstream(dag, selection);
+  selection.readings = window_readings(dag, selection);
   return selection;
 }
 

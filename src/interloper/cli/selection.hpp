@@ -25,6 +25,14 @@ struct Selection {
   // Unpartitioned assets not selected that read (directly or not) what a windowed run of the
   // selected assets writes: they keep their old rows until run without a window.
   std::vector<std::string> refresh_after;
+  // Without --asset, assets of another kind that read the same window text their own way (a
+  // list holding the value "2026" where time assets read the year 2026): each a selection of
+  // its own, run after this one. Their left_out and refresh_after are empty.
+  std::vector<Selection> also;
+  // With `also`: how each kind read the window, for an info line ("each kind of asset reads
+  // the window its own way: time assets as the year 2026 (events, yearly); list(region) assets
+  // as the value 2026 (regions)"); empty otherwise.
+  std::string readings;
 };
 
 // Short description of a partitioning: "day", "month", "list(region)", "none".
