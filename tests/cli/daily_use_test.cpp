@@ -89,6 +89,24 @@ TEST_F(DailyUse, StarSelectsEveryAsset) {
   EXPECT_EQ(star.code, 2) << "the list asset refuses a day window: " << star.err;
   EXPECT_TRUE(contains(star.err, "asset 'regions'")) << star.err;
   EXPECT_FALSE(contains(star.err, "unknown asset")) << star.err;
+
+  // Where every asset takes the window, '*' runs them all, the unpartitioned one included.
+  const std::string days =
+      temp_
+          .write("days.yaml",
+                 "sources:\n"
+                 "  - name: shop\n"
+                 "    assets:\n"
+                 "      - name: events\n"
+                 "        partitioning: {kind: time, column: date, granularity: day}\n"
+                 "        command: [/bin/echo, '{{\"date\":\"{partition.key}\"}}']\n"
+                 "      - name: total\n"
+                 "        deps: [events]\n"
+                 "        sql: SELECT COUNT(*) AS n FROM events\n")
+          .string();
+  Outcome all = interloper({"backfill", days, "--asset", "*", "--window", "2026-11-01..2026-11-02"});
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_EQ(query(data_db(), "SELECT n FROM shop__total"), std::vector<std::string>{"2"});
 }
 
 TEST_F(DailyUse, TagSelectorsAreRefusedAsUnsupported) {
