@@ -104,7 +104,8 @@ TEST_F(DailyUse, StarSelectsEveryAsset) {
                  "        deps: [events]\n"
                  "        sql: SELECT COUNT(*) AS n FROM events\n")
           .string();
-  Outcome all = interloper({"backfill", days, "--asset", "*", "--window", "2026-11-01..2026-11-02"});
+  Outcome all =
+      interloper({"backfill", days, "--asset", "*", "--window", "2026-11-01..2026-11-02"});
   ASSERT_EQ(all.code, 0) << all.err;
   EXPECT_EQ(query(data_db(), "SELECT n FROM shop__total"), std::vector<std::string>{"2"});
 }
@@ -119,9 +120,10 @@ TEST_F(DailyUse, AnUnpartitionedAssetDownstreamOfTheWindowIsNamedWithItsCommand)
   const std::string path = pipeline();
   Outcome o = interloper({"backfill", path, "--window", "2026-11-01..2026-11-02", "--dry-run"});
   ASSERT_EQ(o.code, 0) << o.err;
-  EXPECT_TRUE(contains(o.err, "summary reads what this run writes: refresh it afterwards with "
-                              "interloper materialize " +
-                                  path + " --asset summary"))
+  EXPECT_TRUE(contains(o.err,
+                       "summary reads what this run writes: refresh it afterwards with "
+                       "interloper materialize " +
+                           path + " --asset summary"))
       << o.err;
   // settings reads nothing the run writes: it is only left out.
   EXPECT_FALSE(contains(o.err, "--asset settings")) << o.err;
@@ -155,8 +157,8 @@ TEST_F(DailyUse, CheckAcceptsTheWindowsBackfillRunsAndSaysSo) {
 
   Outcome check = interloper({"check", path, window[0], window[1]});
   ASSERT_EQ(check.code, 0) << check.err;
-  EXPECT_EQ(check.out.rfind("ok for backfill (materialize refuses this window: asset 'events': ", 0),
-            0u)
+  EXPECT_EQ(
+      check.out.rfind("ok for backfill (materialize refuses this window: asset 'events': ", 0), 0u)
       << check.out;
   EXPECT_TRUE(contains(check.out, "tasks: 5, one per asset and partition, newest first"))
       << check.out;
@@ -169,8 +171,8 @@ TEST_F(DailyUse, CheckAcceptsTheWindowsBackfillRunsAndSaysSo) {
   EXPECT_TRUE(contains(plan["materialize_refuses"].get<std::string>(), "allow_window is off"));
 
   // A window both refuse is still an error; a quiet check says nothing and exits 0 otherwise.
-  Outcome neither = interloper({"check", path, "--window", "2026-11-01..2026-11-02", "--asset",
-                                "regions"});
+  Outcome neither =
+      interloper({"check", path, "--window", "2026-11-01..2026-11-02", "--asset", "regions"});
   EXPECT_EQ(neither.code, 2);
   Outcome quiet = interloper({"-q", "check", path, window[0], window[1]});
   EXPECT_EQ(quiet.code, 0) << quiet.err;
@@ -191,13 +193,13 @@ TEST_F(DailyUse, QuietStatusPrintsNothing) {
 
 TEST_F(DailyUse, AnUnpartitionedAssetInAWindowedRunShowsNoPartition) {
   const std::string path = pipeline();
-  Outcome o = interloper({"backfill", path, "--window", "2026-11-01..2026-11-02", "--asset",
-                          "events+"});
+  Outcome o =
+      interloper({"backfill", path, "--window", "2026-11-01..2026-11-02", "--asset", "events+"});
   ASSERT_EQ(o.code, 0) << o.err;
   EXPECT_TRUE(contains(o.out, "ok        summary  -  1 rows")) << o.out;
   EXPECT_TRUE(contains(o.out, "ok        events  2026-11-02  1 rows")) << o.out;
-  Outcome one = interloper({"materialize", path, "--partition", "2026-11-03", "--asset",
-                            "events+"});
+  Outcome one =
+      interloper({"materialize", path, "--partition", "2026-11-03", "--asset", "events+"});
   ASSERT_EQ(one.code, 0) << one.err;
   EXPECT_TRUE(contains(one.out, "ok        summary  -  1 rows")) << one.out;
   EXPECT_EQ(query(data_db(), "SELECT n FROM shop__summary"), std::vector<std::string>{"3"});
@@ -205,13 +207,12 @@ TEST_F(DailyUse, AnUnpartitionedAssetInAWindowedRunShowsNoPartition) {
 
 TEST_F(DailyUse, RunsSaysOnePartitionInTheSingular) {
   const std::string path = pipeline();
-  ASSERT_EQ(interloper({"materialize", path, "--partition", "2026-11-03", "--asset", "events"})
-                .code,
-            0);
-  ASSERT_EQ(interloper({"backfill", path, "--window", "2026-11-01..2026-11-02", "--asset",
-                        "events"})
-                .code,
-            0);
+  ASSERT_EQ(
+      interloper({"materialize", path, "--partition", "2026-11-03", "--asset", "events"}).code, 0);
+  ASSERT_EQ(
+      interloper({"backfill", path, "--window", "2026-11-01..2026-11-02", "--asset", "events"})
+          .code,
+      0);
   Outcome runs = interloper({"runs", path});
   ASSERT_EQ(runs.code, 0) << runs.err;
   EXPECT_TRUE(contains(runs.out, "  2026-11-03  1 partition: 1 ok,")) << runs.out;

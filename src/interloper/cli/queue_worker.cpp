@@ -289,8 +289,8 @@ class Worker {
       const bool final = queue_.fail(claim, bound_error(result.error));
       ++(final ? failed_ : retried_);
       line = fmt::format("{}  {}  {}  (backfill {}, attempt {}): {}",
-                         final ? "FAILED   " : "retrying ", task.asset, partition,
-                         task.backfill, task.attempts, result.error);
+                         final ? "FAILED   " : "retrying ", task.asset, partition, task.backfill,
+                         task.attempts, result.error);
     }
     std::lock_guard lock(output_);
     print_line(project_, line);

@@ -15,11 +15,11 @@ int run_runs(const Project& project, const Args& args) {
   }
   if (runs.empty()) std::cout << "no runs recorded\n";
   for (const RunRecord& r : runs) {
-    std::cout << fmt::format("{}  {}  {}  {}  {} partition{}: {} ok, {} failed, {} skipped  ({}s)\n",
-                             r.run_id, run_state_name(r.state), r.started.to_string(),
-                             r.window.empty() ? "-" : r.window, r.partitions,
-                             r.partitions == 1 ? "" : "s", r.succeeded, r.failed, r.skipped,
-                             (r.finished.seconds() - r.started.seconds()).count());
+    std::cout << fmt::format(
+        "{}  {}  {}  {}  {} partition{}: {} ok, {} failed, {} skipped  ({}s)\n", r.run_id,
+        run_state_name(r.state), r.started.to_string(), r.window.empty() ? "-" : r.window,
+        r.partitions, r.partitions == 1 ? "" : "s", r.succeeded, r.failed, r.skipped,
+        (r.finished.seconds() - r.started.seconds()).count());
     std::cout << "    " << r.command_line << "\n";
   }
   return kOk;

@@ -12,11 +12,10 @@ int materialize_reading(const Project& project, const Args& args, const Selectio
     run.events.subscribe([dag = project.dag](const Event& e) {
       const std::string partition = shown_partition(*dag, e.asset, e.window);
       if (e.type == EventType::asset_completed) {
-        std::cout << fmt::format("ok        {}  {}  {} rows  {:.3f}s\n", e.asset, partition,
-                                 e.rows, e.seconds);
+        std::cout << fmt::format("ok        {}  {}  {} rows  {:.3f}s\n", e.asset, partition, e.rows,
+                                 e.seconds);
       } else if (e.type == EventType::asset_failed) {
-        std::cout << fmt::format("FAILED    {}  {}  {}\n", e.asset, partition,
-                                 one_line(e.message));
+        std::cout << fmt::format("FAILED    {}  {}  {}\n", e.asset, partition, one_line(e.message));
       } else if (e.type == EventType::asset_canceled) {
         std::cout << fmt::format("canceled  {}  {}\n", e.asset, partition);
       }

@@ -303,8 +303,7 @@ std::string window_readings(const DAG& dag, const Selection& selection) {
   if (selection.also.empty() || !selection.window) return "";
   std::vector<std::string> lines{reading_line(dag, selection)};
   for (const Selection& other : selection.also) lines.push_back(reading_line(dag, other));
-  return fmt::format("each kind of asset reads the window its own way: {}",
-                     fmt::join(lines, "; "));
+  return fmt::format("each kind of asset reads the window its own way: {}", fmt::join(lines, "; "));
 }
 
 }  // namespace
