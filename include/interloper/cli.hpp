@@ -20,6 +20,11 @@
 // Exit codes: 0 success, 1 a run failed, 2 bad input (usage, pipeline file, keys, windows,
 // validation). Errors are printed as one line on stderr, `PROGRAM: error: ...`, where PROGRAM is
 // `interloper` or the name a program built on il::cli::main was started as.
+//
+// Signals: both mains first set SIGCHLD back to its default and unblock every signal on the
+// calling thread, whatever the parent left them as. A SIGCHLD inherited as ignored would let the
+// system reap commands before their exit status is read; a blocked SIGINT or SIGTERM would never
+// stop a run.
 #pragma once
 
 #include "interloper/dag.hpp"

@@ -1,7 +1,6 @@
 #include "interloper/pipeline/process.hpp"
 
 #include <gtest/gtest.h>
-
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -12,6 +11,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -275,6 +275,93 @@ TEST(Process, ACallbackThatThrowsStopsTheWholeProcessGroup) {
   }
   std::filesystem::remove(pid_file);
   EXPECT_TRUE(gone);
+}
+
+// Sets a signal's disposition for the life of the object, then restores it.
+class SignalDisposition {
+ public:
+  SignalDisposition(int sig, void (*handler)(int)) : sig_(sig) {
+    struct sigaction action {};
+    action.sa_handler = handler;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(sig_, &action, &old_);
+  }
+  ~SignalDisposition() { ::sigaction(sig_, &old_, nullptr); }
+  SignalDisposition(const SignalDisposition&) = delete;
+  SignalDisposition& operator=(const SignalDisposition&) = delete;
+
+ private:
+  int sig_;
+  struct sigaction old_ {};
+};
+
+// A process that ignores SIGCHLD has its children reaped by the kernel: their exit status is
+// gone. run_process says so at once instead of waiting for a status that never comes (it used to
+// spin on the child's pidfd until the timeout, or forever without one), and never takes the lost
+// status for success.
+TEST(Process, ChildOfAProcessIgnoringSigchldEndsWithItsStatusLost) {
+  const auto started = std::chrono::steady_clock::now();
+  ilp::ProcessResult result;
+  {
+    SignalDisposition ignored(SIGCHLD, SIG_IGN);
+    result = sh("echo hi; exit 0", 10);
+  }
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_LT(took, std::chrono::seconds(5));
+  EXPECT_EQ(result.out, "hi\n");
+  EXPECT_TRUE(result.status_lost);
+  EXPECT_FALSE(result.ok());
+  EXPECT_NE(result.describe(10).find("exit status was lost"), std::string::npos)
+      << result.describe(10);
+}
+
+// Children start with SIGCHLD at its default and nothing blocked, whatever the caller has: a
+// child that inherited an ignored SIGCHLD would lose its own children's statuses.
+TEST(Process, ChildrenStartWithDefaultSignalsAndNothingBlocked) {
+  SignalDisposition ignored(SIGCHLD, SIG_IGN);
+  sigset_t blocked, old;
+  sigemptyset(&blocked);
+  sigaddset(&blocked, SIGTERM);
+  sigaddset(&blocked, SIGUSR1);
+  ::pthread_sigmask(SIG_BLOCK, &blocked, &old);
+  ilp::ProcessSpec spec;
+  spec.argv = {"/bin/sh", "-c", "grep -E '^(SigBlk|SigIgn):' /proc/self/status"};
+  const ilp::ProcessResult result = ilp::run_process(spec);
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  // SigIgn is a mask of ignored signals, bit (n - 1) for signal n.
+  std::istringstream lines(result.out);
+  std::string name, mask;
+  while (lines >> name >> mask) {
+    const unsigned long long bits = std::stoull(mask, nullptr, 16);
+    if (name == "SigBlk:") {
+      EXPECT_EQ(bits, 0u) << result.out;
+    } else if (name == "SigIgn:") {
+      EXPECT_EQ(bits & (1ull << (SIGCHLD - 1)), 0u) << result.out;
+    }
+  }
+  EXPECT_NE(result.out.find("SigIgn:"), std::string::npos) << result.out;
+}
+
+// start_process: the same signal state, the caller's streams, and a pid the caller reaps.
+TEST(Process, StartProcessGivesAPidToReap) {
+  SignalDisposition ignored(SIGCHLD, SIG_DFL);
+  const std::string out =
+      (std::filesystem::temp_directory_path() / ("il_start_process_" + std::to_string(::getpid())))
+          .string();
+  const int pid = ilp::start_process(
+      {"/bin/sh", "-c", "grep '^SigIgn:' /proc/self/status > \"$0\"; exit 7", out});
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 7);
+  std::ifstream in(out);
+  std::string name, mask;
+  in >> name >> mask;
+  std::filesystem::remove(out);
+  EXPECT_EQ(name, "SigIgn:");
+  EXPECT_EQ(std::stoull(mask, nullptr, 16) & (1ull << (SIGCHLD - 1)), 0u);
+  EXPECT_THROW(ilp::start_process({"/nonexistent/program"}), interloper::PipelineError);
 }
 
 }  // namespace

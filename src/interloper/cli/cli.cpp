@@ -1,5 +1,8 @@
 #include "interloper/cli.hpp"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <memory>
@@ -143,7 +146,20 @@ Project load_project(const Args& args, const DAG* code_dag, std::optional<Pipeli
   return project;
 }
 
+// The signal state a command starts from, whatever its parent left (see cli.hpp): SIGCHLD at
+// its default and nothing blocked.
+void reset_inherited_signals() {
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  sigemptyset(&default_action.sa_mask);
+  ::sigaction(SIGCHLD, &default_action, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::pthread_sigmask(SIG_SETMASK, &none, nullptr);
+}
+
 int run_cli(int argc, char** argv, const DAG* code_dag) {
+  reset_inherited_signals();
   Args args;
   Program program;
   program.yaml = code_dag == nullptr;

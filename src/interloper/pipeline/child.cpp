@@ -54,10 +54,14 @@ Child::Child(pid_t pid) : pid_(pid) {
 bool Child::exited() {
   if (exited_) return true;
   siginfo_t info{};
-  if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
-      info.si_pid == 0) {
-    return false;
+  if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+    // No such child any more: it ended and was reaped without us (this process ignores
+    // SIGCHLD), so its exit status is gone. Said so, rather than waited for forever.
+    if (errno != ECHILD) return false;
+    exited_ = status_lost_ = true;
+    return true;
   }
+  if (info.si_pid == 0) return false;
   exited_ = true;
   if (info.si_code == CLD_EXITED) {
     exit_code_ = info.si_status;
@@ -78,8 +82,10 @@ void Child::finish() {
     r.running.erase(entry_);
   }
   int status = 0;
-  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  int reaped = -1;
+  while ((reaped = ::waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {
   }
+  if (reaped < 0 && !exited_) exited_ = status_lost_ = true;  // ECHILD: reaped without us
   if (!exited_) {
     exited_ = true;
     if (WIFEXITED(status)) exit_code_ = WEXITSTATUS(status);
@@ -91,6 +97,7 @@ void Child::report(ProcessResult& result) const {
   result.exit_code = exit_code_;
   result.signal = signal_;
   result.interrupted = interrupted_;
+  result.status_lost = status_lost_;
 }
 
 }  // namespace detail

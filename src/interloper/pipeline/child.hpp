@@ -47,7 +47,8 @@ class Child {
 
   // A descriptor that polls readable once the child exits; -1 on kernels without pidfds.
   int pidfd() const { return pidfd_.get(); }
-  // Whether the child has exited. WNOWAIT leaves it a zombie, so its pid stays reserved.
+  // Whether the child has exited. WNOWAIT leaves it a zombie, so its pid stays reserved; a
+  // child reaped by the system (SIGCHLD ignored) has exited with its status lost.
   bool exited();
   // Kills what is left of the group, unregisters and reaps the child. Idempotent.
   void finish();
@@ -57,7 +58,7 @@ class Child {
   pid_t pid_;
   Fd pidfd_;
   std::list<Running>::iterator entry_;
-  bool exited_ = false, finished_ = false, interrupted_ = false;
+  bool exited_ = false, finished_ = false, interrupted_ = false, status_lost_ = false;
   int exit_code_ = -1, signal_ = 0;
 };
 

@@ -121,9 +121,45 @@ int milliseconds_until(std::chrono::steady_clock::time_point t) {
   return static_cast<int>(std::clamp<long long>(left.count() + 1, 0, 1 << 30));
 }
 
+// The signal state every child starts with, whatever the caller's: SIGCHLD, SIGPIPE, SIGINT
+// and SIGTERM at their defaults (a child that inherited an ignored SIGCHLD would lose its own
+// children's exit statuses) and no signal blocked (the caller may block some for a thread that
+// watches for them). `flags` are further POSIX_SPAWN_* flags.
+void reset_signals(SpawnAttributes& attributes, short flags) {
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (const int sig : {SIGCHLD, SIGPIPE, SIGINT, SIGTERM}) sigaddset(&defaults, sig);
+  posix_spawnattr_setsigdefault(attributes.get(), &defaults);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(attributes.get(), &none);
+  posix_spawnattr_setflags(
+      attributes.get(), static_cast<short>(flags | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK));
+}
+
+// Starts `spec`'s program with its environment and returns the pid; throws PipelineError naming
+// the program and why it cannot start.
+pid_t spawn_with(const ProcessSpec& spec, const posix_spawn_file_actions_t* actions,
+                 const posix_spawnattr_t* attributes) {
+  std::vector<char*> argv;
+  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<std::string> env_strings = child_environment(spec.env, spec.unset_env);
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = ::posix_spawnp(&pid, argv[0], actions, attributes, argv.data(), envp.data());
+  if (rc == E2BIG) throw PipelineError(too_large(spec, env_strings));
+  if (rc != 0) {
+    throw PipelineError(fmt::format("cannot run '{}': {}", spec.argv.front(), std::strerror(rc)));
+  }
+  return pid;
+}
+
 // Starts `spec` with stdin from /dev/null and stdout and stderr into the pipes' write ends, in a
 // process group of its own (so that a timeout or an interrupt reaches everything it starts), with
-// SIGPIPE, SIGINT and SIGTERM at their defaults and no signal blocked.
+// the signal state of reset_signals.
 pid_t spawn(const ProcessSpec& spec, const Pipe& out, const Pipe& err) {
   SpawnActions actions;
   posix_spawn_file_actions_addopen(actions.get(), 0, "/dev/null", O_RDONLY, 0);
@@ -134,35 +170,8 @@ pid_t spawn(const ProcessSpec& spec, const Pipe& out, const Pipe& err) {
   }
   SpawnAttributes attributes;
   posix_spawnattr_setpgroup(attributes.get(), 0);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGPIPE);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  posix_spawnattr_setsigdefault(attributes.get(), &defaults);
-  // Signals the caller blocks (a thread that watches for them, say) are unblocked in the child.
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(attributes.get(), &none);
-  posix_spawnattr_setflags(attributes.get(),
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-
-  std::vector<char*> argv;
-  for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  std::vector<std::string> env_strings = child_environment(spec.env, spec.unset_env);
-  std::vector<char*> envp;
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  pid_t pid = 0;
-  const int rc =
-      ::posix_spawnp(&pid, argv[0], actions.get(), attributes.get(), argv.data(), envp.data());
-  if (rc == E2BIG) throw PipelineError(too_large(spec, env_strings));
-  if (rc != 0) {
-    throw PipelineError(fmt::format("cannot run '{}': {}", spec.argv.front(), std::strerror(rc)));
-  }
-  return pid;
+  reset_signals(attributes, POSIX_SPAWN_SETPGROUP);
+  return spawn_with(spec, actions.get(), attributes.get());
 }
 
 // Drains a child's stdout and stderr as they fill, without blocking: stdout goes to the spec's
@@ -298,8 +307,21 @@ void follow(Child& child, pid_t group, const ProcessSpec& spec, OutputReader& ou
 std::string ProcessResult::describe(double timeout_seconds) const {
   if (interrupted) return "interrupted";
   if (timed_out) return fmt::format("timed out after {}s", timeout_seconds);
+  if (status_lost) {
+    return "ended, but its exit status was lost (this process ignores SIGCHLD, so the system "
+           "reaped it)";
+  }
   if (signal != 0) return fmt::format("killed by signal {} ({})", signal, ::strsignal(signal));
   return fmt::format("exited with status {}", exit_code);
+}
+
+int start_process(const std::vector<std::string>& argv) {
+  if (argv.empty()) throw PipelineError("cannot run an empty command");
+  ProcessSpec spec;
+  spec.argv = argv;
+  SpawnAttributes attributes;
+  reset_signals(attributes, 0);
+  return static_cast<int>(spawn_with(spec, nullptr, attributes.get()));
 }
 
 ProcessResult run_process(const ProcessSpec& spec, std::size_t tail_lines) {

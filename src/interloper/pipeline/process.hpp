@@ -50,9 +50,15 @@ struct ProcessResult {
   // The program exited while processes it started still held its output open; they were
   // killed after ProcessSpec::linger_seconds.
   bool left_processes = false;
+  // The program ended but its exit status could not be read: something else reaped it (this
+  // process ignores SIGCHLD, so the kernel does). A lost status is never taken for success.
+  bool status_lost = false;
   std::vector<std::string> stderr_tail;  // the last few stderr lines, oldest first
-  bool ok() const { return signal == 0 && exit_code == 0 && !timed_out && !interrupted; }
-  // "exited with status 3", "killed by signal 9 (Killed)", "timed out after 5s", "interrupted".
+  bool ok() const {
+    return signal == 0 && exit_code == 0 && !timed_out && !interrupted && !status_lost;
+  }
+  // "exited with status 3", "killed by signal 9 (Killed)", "timed out after 5s", "interrupted",
+  // "ended, but its exit status was lost (...)".
   std::string describe(double timeout_seconds) const;
 };
 
@@ -60,6 +66,13 @@ struct ProcessResult {
 // message names the program and the reason; when the arguments and environment exceed the
 // system's limit, their sizes).
 ProcessResult run_process(const ProcessSpec& spec, std::size_t tail_lines = 5);
+
+// Starts `argv` (argv[0] looked up in PATH unless it contains a '/') with this process's
+// standard streams, environment and process group, and returns its pid without waiting: the
+// caller reaps it (waitpid). Like run_process's children, it starts with SIGCHLD, SIGPIPE,
+// SIGINT and SIGTERM at their defaults and no signal blocked. Throws PipelineError when it
+// cannot be started.
+int start_process(const std::vector<std::string>& argv);
 
 // Sends SIGTERM to the process group of every child being run, and marks them interrupted.
 // Children started afterwards are sent SIGTERM as soon as they run, until clear_interrupt().
