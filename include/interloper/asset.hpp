@@ -120,6 +120,9 @@ class Asset {
   // storage were materialized (on by default); see execute() in plan.hpp. Off for an asset
   // that reads upstream rows written outside interloper's runs, or that accepts a partial read.
   Asset& require_upstream(bool on);
+  // What the asset holds, in the user's words, as `catalog` and `serve` show it. Documentation
+  // only: it is not part of definition_fingerprint(), so editing it leaves partitions fresh.
+  Asset& description(std::string text);
 
   const std::string& name() const { return name_; }
   const std::string& source_name() const { return source_; }
@@ -132,6 +135,7 @@ class Asset {
   const std::string& version() const { return version_; }
   bool adopt() const { return adopt_; }
   bool require_upstream() const { return require_upstream_; }
+  const std::string& description() const { return description_; }  // "" when none
   // A stable hash (16 hex digits) of the definition text, the version, the partitioning's
   // definition and the declared schema: what the store keeps with each materialized partition.
   std::string definition_fingerprint() const;
@@ -189,6 +193,7 @@ class Asset {
   std::string version_;
   bool adopt_ = false;
   bool require_upstream_ = true;
+  std::string description_;
   std::shared_ptr<Destination> destination_;
   std::shared_ptr<Destination> source_destination_;  // set by Source::add
 
@@ -209,13 +214,18 @@ class Source {
   }
   // Makes room for `count` assets in all, so that adding that many moves none of them.
   void reserve(std::size_t count);
+  // What the source is, in the user's words (documentation, as Asset::description); returns
+  // *this.
+  Source& description(std::string text);
 
   const std::string& name() const { return name_; }
   const std::shared_ptr<Destination>& destination() const { return destination_; }
   const std::vector<Asset>& assets() const { return assets_; }
+  const std::string& description() const { return description_; }  // "" when none
 
  private:
   std::string name_;
+  std::string description_;
   std::shared_ptr<Destination> destination_;
   std::vector<Asset> assets_;
   std::unordered_set<std::string> names_;  // of assets_, so that add() stays O(1)

@@ -111,6 +111,8 @@ struct CatalogEntry {
   std::string source;
   std::vector<std::string> deps;
   bool enabled = true;
+  std::string description;         // Asset::description ("" when none)
+  std::string source_description;  // Source::description of its source ("" when none)
   // What the pipeline file declared (body, command or SQL, declared schema...); nullptr for an
   // asset built in code. Points into the Pipeline, which must outlive the entry.
   const AssetDefinition* definition = nullptr;

@@ -64,6 +64,7 @@ Asset::Asset(const Asset& other)
       version_(other.version_),
       adopt_(other.adopt_),
       require_upstream_(other.require_upstream_),
+      description_(other.description_),
       destination_(other.destination_),
       source_destination_(other.source_destination_) {}
 
@@ -119,6 +120,11 @@ Asset& Asset::adopt(bool on) {
 
 Asset& Asset::require_upstream(bool on) {
   require_upstream_ = on;
+  return *this;
+}
+
+Asset& Asset::description(std::string text) {
+  description_ = std::move(text);
   return *this;
 }
 
@@ -312,6 +318,11 @@ std::int64_t Asset::materialize(Logger logger) const {
 
 Source::Source(std::string name, std::shared_ptr<Destination> destination)
     : name_(std::move(name)), destination_(std::move(destination)) {}
+
+Source& Source::description(std::string text) {
+  description_ = std::move(text);
+  return *this;
+}
 
 void Source::reserve(std::size_t count) {
   assets_.reserve(count);

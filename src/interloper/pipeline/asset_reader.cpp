@@ -13,7 +13,7 @@ void Loader::read_asset(const yaml::Node& node, const SourceSpec& source) {
   check_keys(node, "asset",
              {"name", "partitioning", "deps", "enabled", "command", "sql", "format", "timeout",
               "max_output", "schema", "allow_empty", "min_rows", "destination", "version", "adopt",
-              "require_upstream"});
+              "require_upstream", "description"});
   AssetSpec& spec = assets_.emplace_back();  // both read in place: they are large
   AssetDefinition& def = definitions_.emplace_back();
   def.line = node.mark().line + 1;
@@ -27,6 +27,7 @@ void Loader::read_asset(const yaml::Node& node, const SourceSpec& source) {
     fail(node["name"], fmt::format("duplicate asset name '{}'", def.name));
   }
   if (node["enabled"]) def.enabled = boolean(node["enabled"], "enabled");
+  if (node["description"]) spec.description = description(node["description"]);
   if (node["partitioning"]) {
     spec.partitioning = partitioning(node["partitioning"]);
     try {

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "interloper/data.hpp"
 #include "interloper/pipeline.hpp"
@@ -13,13 +16,26 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-CatalogEntry entry_of(const DAG& dag, const Asset& asset, const AssetDefinition* definition,
-                      bool with_schema) {
+// Each source's description by the source's name (assets outside any source have none).
+using SourceDescriptions = std::unordered_map<std::string_view, std::string_view>;
+
+SourceDescriptions source_descriptions(const DAG& dag) {
+  SourceDescriptions out;
+  for (const Source& source : dag.sources()) out.emplace(source.name(), source.description());
+  return out;
+}
+
+CatalogEntry entry_of(const DAG& dag, const SourceDescriptions& sources, const Asset& asset,
+                      const AssetDefinition* definition, bool with_schema) {
   CatalogEntry entry;
   entry.name = asset.name();
   entry.source = asset.source_name();
   entry.deps = asset.deps();
   entry.enabled = asset.enabled();
+  entry.description = asset.description();
+  if (const auto found = sources.find(entry.source); found != sources.end()) {
+    entry.source_description = found->second;
+  }
   entry.definition = definition;
   entry.partitioning = asset.partitioning();
   Destination* destination = dag.destination_of(asset);
@@ -40,12 +56,16 @@ json schema_json(const Schema& schema) {
   return out;
 }
 
+json text_or_null(const std::string& text) { return text.empty() ? json() : json(text); }
+
 json entry_json(const CatalogEntry& entry) {
   json out;
   out["name"] = entry.name;
   out["source"] = entry.source;
   out["deps"] = entry.deps;
   out["enabled"] = entry.enabled;
+  out["description"] = text_or_null(entry.description);
+  out["source_description"] = text_or_null(entry.source_description);
   const AssetDefinition* def = entry.definition;
   out["body"] = def != nullptr ? def->body : "code";
   if (def != nullptr && def->body == "command") {
@@ -76,17 +96,30 @@ std::string partitioning_text(const PartitionConfig* config) {
   return fmt::format("{} by {}", config->kind(), config->column());
 }
 
+// `text` after `lead`, its later lines indented as far as its first, ending with a newline.
+std::string indented(std::string_view lead, std::string_view text) {
+  std::string out(lead);
+  for (const char c : text) {
+    out += c;
+    if (c == '\n') out.append(lead.size(), ' ');
+  }
+  return out + "\n";
+}
+
 }  // namespace
 
 std::vector<CatalogEntry> catalog(const DAG& dag, const Pipeline* pipeline, bool with_schema) {
   std::vector<CatalogEntry> out;
+  const SourceDescriptions sources = source_descriptions(dag);
   if (pipeline != nullptr) {
     for (const AssetDefinition& def : pipeline->definitions()) {
-      out.push_back(entry_of(dag, dag.asset(def.name), &def, with_schema));
+      out.push_back(entry_of(dag, sources, dag.asset(def.name), &def, with_schema));
     }
     return out;
   }
-  for (const Asset* asset : dag.order()) out.push_back(entry_of(dag, *asset, nullptr, with_schema));
+  for (const Asset* asset : dag.order()) {
+    out.push_back(entry_of(dag, sources, *asset, nullptr, with_schema));
+  }
   return out;
 }
 
@@ -99,11 +132,16 @@ std::string catalog_json(const std::vector<CatalogEntry>& entries) {
 
 std::string catalog_text(const std::vector<CatalogEntry>& entries) {
   std::string out;
+  std::unordered_set<std::string_view> sources_shown;
   for (const CatalogEntry& entry : entries) {
     const AssetDefinition* def = entry.definition;
+    if (!entry.source_description.empty() && sources_shown.insert(entry.source).second) {
+      out += indented(fmt::format("source {}: ", entry.source), entry.source_description);
+    }
     out += fmt::format("{}  {}  {}, {}{}\n", entry.name, entry.source,
                        partitioning_text(entry.partitioning), def != nullptr ? def->body : "code",
                        entry.enabled ? "" : ", disabled");
+    if (!entry.description.empty()) out += indented("  description ", entry.description);
     if (!entry.deps.empty()) out += fmt::format("  after {}\n", fmt::join(entry.deps, ", "));
     out += fmt::format("  destination {}\n", entry.destination.value_or("(none)"));
     if (!entry.schema_read) continue;

@@ -51,6 +51,13 @@ std::string Loader::scalar(const yaml::Node& node, std::string_view what) const 
   return std::string(node.scalar());
 }
 
+// `description: TEXT` of a source or an asset, without the line break a block scalar ends with.
+std::string Loader::description(const yaml::Node& node) const {
+  std::string text = scalar(node, "description");
+  text.erase(text.find_last_not_of(" \t\r\n") + 1);
+  return text;
+}
+
 bool Loader::boolean(const yaml::Node& node, std::string_view what) const {
   std::string text = scalar(node, what);
   if (text == "true") return true;

@@ -151,6 +151,7 @@ std::unique_ptr<Pipeline::State> Loader::load(const std::optional<std::string>& 
 // A source of the DAG with the assets read for it.
 Source Loader::declare(const SourceSpec& source) {
   Source built(source.name, source.destination);
+  built.description(source.description);
   built.reserve(source.assets.size());
   for (std::size_t index : source.assets) {
     AssetSpec& spec = assets_[index];
@@ -165,6 +166,7 @@ Source Loader::declare(const SourceSpec& source) {
     if (!def.version.empty()) asset.version(def.version);
     asset.adopt(def.adopt);
     asset.require_upstream(def.require_upstream);
+    asset.description(spec.description);
     if (spec.destination != source.destination) asset.destination(spec.destination);
   }
   return built;
@@ -176,7 +178,7 @@ std::vector<SourceSpec> Loader::read_sources(
     Pipeline::State& state) {
   std::vector<SourceSpec> source_specs;
   for (const auto& node : sources) {
-    check_keys(node, "source", {"name", "destination", "assets"});
+    check_keys(node, "source", {"name", "description", "destination", "assets"});
     SourceSpec source;
     if (!node["name"]) fail(node, "source needs a 'name'");
     source.name = scalar(node["name"], "source name");
@@ -186,6 +188,7 @@ std::vector<SourceSpec> Loader::read_sources(
         fail(node["name"], fmt::format("duplicate source name '{}'", source.name));
       }
     }
+    if (node["description"]) source.description = description(node["description"]);
     source.destination =
         node["destination"] ? destination(node["destination"]) : default_destination;
     const yaml::Node assets = node["assets"];

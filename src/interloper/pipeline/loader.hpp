@@ -54,10 +54,12 @@ struct AssetSpec {
   double timeout = 0;
   std::uint64_t max_output = pipeline::kDefaultMaxOutput;
   std::shared_ptr<Destination> destination;
+  std::string description;
 };
 
 struct SourceSpec {
   std::string name;
+  std::string description;
   std::shared_ptr<Destination> destination;
   std::vector<std::size_t> assets;  // indexes into Loader::assets
 };
@@ -88,6 +90,7 @@ class Loader {
                   std::initializer_list<std::string_view> allowed) const;
   std::string scalar(const yaml::Node& node, std::string_view what) const;
   bool boolean(const yaml::Node& node, std::string_view what) const;
+  std::string description(const yaml::Node& node) const;
   std::uint64_t byte_size(const yaml::Node& node, std::string_view what) const;
   std::string expand_env(const yaml::Node& node, std::string_view what) const;
   std::string resolve_path(const std::string& path) const;
