@@ -111,9 +111,13 @@ class Serve : public ::testing::Test {
         "pipeline.yaml",
         "sources:\n"
         "  - name: shop\n"
+        "    description: The web shop's order API\n"
         "    destination: sqlite://.interloper/data.db\n"
         "    assets:\n"
         "      - name: events\n"
+        "        description: |\n"
+        "          One row per order <b>placed</b>,\n"
+        "          by day of placing.\n"
         "        partitioning: {kind: time, column: date, granularity: day, start: "
         "2026-03-01}\n"
         "        command: [./emit.sh, \"{partition.key}\"]\n"
@@ -171,6 +175,10 @@ TEST_F(Serve, OverviewCountsEveryAssetOverTheWindow) {
   EXPECT_EQ(events["partitioning"]["granularity"], "day");
   EXPECT_NE(events["destination"].get<std::string>().find("data.db"), std::string::npos);
   EXPECT_EQ(asset_of(overview, "totals")["missing"], 6);
+  // What the file says the asset and its source are, without the block's last line break.
+  EXPECT_EQ(events["description"], "One row per order <b>placed</b>,\nby day of placing.");
+  EXPECT_EQ(events["source_description"], "The web shop's order API");
+  EXPECT_TRUE(asset_of(overview, "totals")["description"].is_null());
   // The list asset is counted over all its values, whatever the time window says.
   const json& regions = asset_of(overview, "regions");
   EXPECT_EQ(regions["partitions"], 2);
@@ -210,6 +218,9 @@ TEST_F(Serve, GridGivesCellsRangesAndPartitionDetail) {
   EXPECT_EQ(grid["cells"][5]["state"], "missing");
   EXPECT_EQ(grid["ranges"]["materialized"], json::parse("[[0,2],[4,4]]"));
   EXPECT_EQ(grid["counts"]["failed"], 1);
+  EXPECT_EQ(grid["description"], "One row per order <b>placed</b>,\nby day of placing.");
+  EXPECT_EQ(grid["source"], "shop");
+  EXPECT_EQ(grid["source_description"], "The web shop's order API");
 
   const json failed = server.get("/api/assets/events/partitions/2026-03-04");
   EXPECT_EQ(failed["state"], "failed");
@@ -321,8 +332,22 @@ TEST_F(Serve, PagesRenderInChromium) {
   EXPECT_NE(overview.find("href=\"/assets/events\""), std::string::npos);
   EXPECT_EQ(occurrences(overview, "<td class=\"last-failure\">"), 3u);
   EXPECT_EQ(occurrences(overview, "<td class=\"last-run\">"), 3u);
-  EXPECT_NE(overview.find(" · materialized · 2026-"), std::string::npos) << overview;
-  EXPECT_NE(overview.find(">2026-03-04 · run-"), std::string::npos) << overview;
+  EXPECT_NE(overview.find(">materialized · <span class=\"when\"><span class=\"nobr\">2026-"),
+            std::string::npos)
+      << overview;
+  EXPECT_NE(overview.find(">2026-03-04</span> · <span class=\"when\"><span class=\"nobr\">2026-"),
+            std::string::npos)
+      << overview;
+  // Run ids show as their salt and counter, the whole id on hover.
+  EXPECT_EQ(occurrences(overview, "<code class=\"run-id nobr\" title=\"run-"), 3u) << overview;
+  // Descriptions, as text: the asset's under its name, its source's on hover over the source.
+  EXPECT_NE(overview.find("<span class=\"desc\">One row per order &lt;b&gt;placed&lt;/b&gt;,\nby "
+                          "day of placing.</span>"),
+            std::string::npos)
+      << overview;
+  EXPECT_EQ(overview.find("<b>placed"), std::string::npos);
+  EXPECT_EQ(occurrences(overview, "<td class=\"source\" title=\"The web shop's order API\">"), 3u)
+      << overview;
   // Read-only: no button starts a run.
   EXPECT_EQ(occurrences(overview, "<button"), 0u);
 
@@ -332,6 +357,10 @@ TEST_F(Serve, PagesRenderInChromium) {
   EXPECT_EQ(occurrences(events, "class=\"cell missing\""), 1u);
   EXPECT_NE(events.find("upstream lost 2026-03-04"), std::string::npos);
   EXPECT_EQ(occurrences(events, "<button"), 0u);
+  EXPECT_NE(events.find("<p class=\"about\">One row per order &lt;b&gt;placed&lt;/b&gt;,"),
+            std::string::npos)
+      << events;
+  EXPECT_NE(events.find(">source shop: The web shop's order API<"), std::string::npos) << events;
 
   const std::string regions = dump("/assets/regions");
   EXPECT_NE(regions.find("&lt;script&gt;x&lt;/script&gt;"), std::string::npos) << regions;
@@ -348,6 +377,44 @@ TEST_F(Serve, PagesRenderInChromium) {
   dump("/assets/events?window=2026-03-01..2026-03-31", "serve-asset.png");
 }
 
+// The token a page served with --allow-runs carries.
+std::string token_of(const Server& server) {
+  const std::string page = server.client().Get("/")->body;
+  const std::string marker = "name=\"interloper-token\" content=\"";
+  const auto at = page.find(marker);
+  if (at == std::string::npos) return "";
+  return page.substr(at + marker.size(), 32);
+}
+
+struct Answer {
+  int status = 0;
+  json body;
+};
+
+// POSTs a backfill of `asset` over `window` ("" for its default) with the page's token.
+Answer start_backfill(const Server& server, const std::string& token, const std::string& asset,
+                      const std::string& window) {
+  const std::string path =
+      "/api/assets/" + asset + "/backfill" + (window.empty() ? "" : "?window=" + window);
+  auto r = server.client().Post(path, {{"X-Interloper-Token", token}}, "", "text/plain");
+  if (!r) {
+    ADD_FAILURE() << "no answer to POST " << path;
+    return {};
+  }
+  return {r->status, json::parse(r->body)};
+}
+
+// Waits (at most 60 s) until `count` partitions of `asset` over `window` are materialized.
+bool materialized(const Server& server, const std::string& asset, const std::string& window,
+                  int count) {
+  for (int i = 0; i < 1200; ++i) {
+    const json grid = server.get("/api/assets/" + asset + "?window=" + window);
+    if (grid["counts"]["materialized"] == count) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
 TEST_F(Serve, AllowRunsBackfillsWithTheTokenOnly) {
   {
     Server read_only(dir_, {"serve", "pipeline.yaml"});
@@ -356,11 +423,8 @@ TEST_F(Serve, AllowRunsBackfillsWithTheTokenOnly) {
     EXPECT_EQ(r->status, 404);
   }
   Server server(dir_, {"serve", "pipeline.yaml", "--allow-runs"});
-  const std::string page = server.client().Get("/")->body;
-  const std::string marker = "name=\"interloper-token\" content=\"";
-  const auto at = page.find(marker);
-  ASSERT_NE(at, std::string::npos);
-  const std::string token = page.substr(at + marker.size(), 32);
+  const std::string token = token_of(server);
+  ASSERT_EQ(token.size(), 32u);
   const std::string path = "/api/assets/totals/backfill?window=2026-03-01..2026-03-02";
   auto client = server.client();
   EXPECT_EQ(client.Post(path, "", "text/plain")->status, 403);
@@ -372,14 +436,7 @@ TEST_F(Serve, AllowRunsBackfillsWithTheTokenOnly) {
   auto r = client.Post(path, {{"X-Interloper-Token", token}}, "", "text/plain");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;
-  // Bounded wait for the backfill child to record both days.
-  json grid;
-  for (int i = 0; i < 200; ++i) {
-    grid = server.get("/api/assets/totals?window=2026-03-01..2026-03-02");
-    if (grid["counts"]["materialized"] == 2) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  EXPECT_EQ(grid["counts"]["materialized"], 2) << grid;
+  EXPECT_TRUE(materialized(server, "totals", "2026-03-01..2026-03-02", 2));
 }
 
 // With --allow-runs each asset has a "Run missing partitions" button; clicking it starts the
@@ -558,6 +615,121 @@ TEST_F(Serve, RefusesAnAddressItCannotBind) {
       {"serve", "pipeline.yaml", "--host", "203.0.113.7", "--port", "1"}, dir_.string());
   EXPECT_EQ(o.code, 1);
   EXPECT_NE(o.err.find("cannot listen on 203.0.113.7:1"), std::string::npos) << o.err;
+}
+
+// The server used to ignore SIGCHLD so as never to wait for its backfills; the backfill
+// inherited that, and then spun forever waiting for the status of a `command:` asset's process
+// that the kernel had already reaped.
+TEST_F(Serve, BackfillOfACommandAssetStartedFromThePageFinishes) {
+  Server server(dir_, {"serve", "pipeline.yaml", "--allow-runs"});
+  const std::string token = token_of(server);
+  const Answer started = start_backfill(server, token, "events", "2026-03-06..2026-03-08");
+  ASSERT_EQ(started.status, 200) << started.body;
+  EXPECT_TRUE(materialized(server, "events", "2026-03-06..2026-03-08", 3));
+  const json runs = server.get("/api/runs")["runs"];
+  ASSERT_EQ(runs.size(), 3u) << runs;
+  EXPECT_EQ(runs[0]["window"], "2026-03-06..2026-03-08");
+}
+
+// One backfill per asset at a time from the page: a second click while the first runs is
+// refused with 409 and the reason; another asset may start; once the first has ended, the asset
+// may start again.
+TEST_F(Serve, PageStartsOneBackfillPerAssetAtATime) {
+  ::setenv("HOLD_DAY", "2026-03-06", 1);  // the server's backfills inherit it
+  Server server(dir_, {"serve", "pipeline.yaml", "--allow-runs"});
+  ::unsetenv("HOLD_DAY");
+  const std::string token = token_of(server);
+  ASSERT_EQ(start_backfill(server, token, "events", "2026-03-06").status, 200);
+  for (int i = 0; i < 600 && !fs::exists(dir_ / "held"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(fs::exists(dir_ / "held"));
+  const Answer refused = start_backfill(server, token, "events", "2026-03-07");
+  EXPECT_EQ(refused.status, 409) << refused.body;
+  const std::string why = refused.body.value("error", "");
+  EXPECT_NE(why.find("asset 'events'"), std::string::npos) << why;
+  EXPECT_NE(why.find("still runs"), std::string::npos) << why;
+  const Answer other = start_backfill(server, token, "regions", "");
+  EXPECT_EQ(other.status, 200) << other.body;
+
+  temp_.write("release", "");
+  ASSERT_TRUE(materialized(server, "events", "2026-03-06", 1));
+  // The first backfill records the day, then its run, then exits: bounded retries.
+  Answer again;
+  for (int i = 0; i < 200; ++i) {
+    again = start_backfill(server, token, "events", "2026-03-07");
+    if (again.status != 409) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_EQ(again.status, 200) << again.body;
+  EXPECT_TRUE(materialized(server, "events", "2026-03-07", 1));
+}
+
+// A run started from the page covers at most --max-run-partitions partitions (100 000 unless
+// told): a larger window answers 422 saying why, and starts nothing.
+TEST_F(Serve, PageRunsAreBoundedInPartitions) {
+  {
+    Server server(dir_, {"serve", "pipeline.yaml", "--allow-runs", "--max-run-partitions", "3"});
+    const std::string token = token_of(server);
+    const Answer refused = start_backfill(server, token, "totals", "2026-03-01..2026-03-05");
+    EXPECT_EQ(refused.status, 422) << refused.body;
+    const std::string why = refused.body.value("error", "");
+    EXPECT_NE(why.find("window 2026-03-01..2026-03-05 has 5 partitions, more than the 3"),
+              std::string::npos)
+        << why;
+    EXPECT_NE(why.find("--max-run-partitions"), std::string::npos) << why;
+    const Answer started = start_backfill(server, token, "totals", "2026-03-01..2026-03-03");
+    EXPECT_EQ(started.status, 200) << started.body;
+    EXPECT_TRUE(materialized(server, "totals", "2026-03-01..2026-03-03", 3));
+  }
+  Server server(dir_, {"serve", "pipeline.yaml", "--allow-runs"});
+  const Answer refused =
+      start_backfill(server, token_of(server), "totals", "2026-03-01..2400-01-01");
+  EXPECT_EQ(refused.status, 422) << refused.body;
+  EXPECT_NE(refused.body.value("error", "").find("more than the 100000"), std::string::npos)
+      << refused.body;
+
+  const auto o = interloper::testing::run_interloper(
+      {"serve", "pipeline.yaml", "--allow-runs", "--max-run-partitions", "0"}, dir_.string());
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find("--max-run-partitions: must be a whole number above 0, not '0'"),
+            std::string::npos)
+      << o.err;
+}
+
+// The overview fits a window 1 400 pixels wide, with the run button's column: nothing is cut or
+// needs a horizontal scroll, and run ids stay on one line each.
+TEST_F(Serve, OverviewFitsA1400PixelWindow) {
+  if (!have_chromium()) GTEST_SKIP() << "chromium is missing: install Debian's chromium";
+  Server server(dir_, {"serve", "pipeline.yaml", "--allow-runs"});
+  interloper::testing::Chromium browser(interloper::testing::kChromium,
+                                        (dir_ / "chromium").string(), std::chrono::seconds(60),
+                                        {"--window-size=1400,900", "--hide-scrollbars"});
+  browser.open(server.url("/"));
+  ASSERT_TRUE(
+      browser.wait_for("document.querySelectorAll('tr.asset button.run-missing').length === 3",
+                       std::chrono::seconds(60)));
+  EXPECT_EQ(browser.evaluate("window.innerWidth"), 1400);
+  const json layout = browser.evaluate(R"JS(({
+    page: document.documentElement.scrollWidth,
+    table: Math.ceil(document.querySelector("main table").getBoundingClientRect().right),
+    lastHeader: Math.ceil([...document.querySelectorAll("main thead th")].pop().getBoundingClientRect().right),
+    runIdLines: [...document.querySelectorAll("main .run-id")].map(e => e.getClientRects().length)
+  }))JS");
+  EXPECT_LE(layout["page"], 1400) << layout;
+  EXPECT_LE(layout["table"], 1400) << layout;
+  EXPECT_LE(layout["lastHeader"], 1400) << layout;
+  ASSERT_EQ(layout["runIdLines"].size(), 3u) << layout;
+  for (const json& lines : layout["runIdLines"]) EXPECT_EQ(lines, 1) << layout;
+
+  // The picture, for a person to look at (and for docs/serve.md).
+  const auto o = interloper::testing::run_command(
+      {interloper::testing::kChromium, "--headless", "--no-sandbox", "--disable-gpu",
+       "--hide-scrollbars", "--virtual-time-budget=5000",
+       "--user-data-dir=" + (dir_ / "chromium-shot").string(), "--window-size=1400,900",
+       "--screenshot=" + (fs::path(IL_TEST_BINARY_DIR) / "serve-overview-1400.png").string(),
+       server.url("/")});
+  EXPECT_EQ(o.code, 0) << o.err;
 }
 
 }  // namespace

@@ -23,10 +23,12 @@ inline constexpr const char* kChromium = "/usr/bin/chromium";
 
 class Chromium {
  public:
-  // Starts `binary` headless, its profile in `profile_dir`, in a process group of its own.
-  // Throws std::runtime_error when it cannot start or does not answer within `timeout`.
+  // Starts `binary` headless, its profile in `profile_dir`, in a process group of its own, with
+  // `flags` added to its command line (--window-size=W,H, say). Throws std::runtime_error when
+  // it cannot start or does not answer within `timeout`.
   Chromium(const std::string& binary, const std::string& profile_dir,
-           std::chrono::seconds timeout = std::chrono::seconds(60))
+           std::chrono::seconds timeout = std::chrono::seconds(60),
+           const std::vector<std::string>& flags = {})
       : timeout_(timeout) {
     ::signal(SIGPIPE, SIG_IGN);  // a browser that died is reported by write(), not by a signal
     int commands[2];
@@ -34,15 +36,16 @@ class Chromium {
     if (::pipe2(commands, O_CLOEXEC) != 0 || ::pipe2(answers, O_CLOEXEC) != 0) {
       throw std::runtime_error("chromium: pipe failed");
     }
-    const std::vector<std::string> args = {binary,
-                                           "--headless",
-                                           "--no-sandbox",
-                                           "--disable-gpu",
-                                           "--no-first-run",
-                                           "--no-default-browser-check",
-                                           "--remote-debugging-pipe",
-                                           "--user-data-dir=" + profile_dir,
-                                           "about:blank"};
+    std::vector<std::string> args = {binary,
+                                     "--headless",
+                                     "--no-sandbox",
+                                     "--disable-gpu",
+                                     "--no-first-run",
+                                     "--no-default-browser-check",
+                                     "--remote-debugging-pipe",
+                                     "--user-data-dir=" + profile_dir,
+                                     "about:blank"};
+    args.insert(args.end() - 1, flags.begin(), flags.end());
     pid_ = ::fork();
     if (pid_ == 0) {
       ::setpgid(0, 0);

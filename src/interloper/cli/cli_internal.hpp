@@ -90,6 +90,8 @@ struct Args {
   int port = 8321;                 // serve --port
   bool allow_runs = false;         // serve --allow-runs
   bool text = false;               // catalog --text
+  // serve --max-run-partitions (0: not given, the server's default)
+  std::size_t max_run_partitions = 0;
 };
 
 // Everything a run needs besides the window and assets, wired to the output flags.

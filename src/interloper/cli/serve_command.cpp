@@ -1,12 +1,76 @@
 // `interloper serve`: the web page and JSON API over the store (src/interloper/serve/).
 #include <sys/types.h>
-#include <unistd.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+#include <charconv>
+#include <map>
+#include <mutex>
 
 #include "interloper/cli/cli_internal.hpp"
+#include "interloper/pipeline/process.hpp"
 #include "interloper/run/queue.hpp"
 #include "interloper/serve/server.hpp"
 
 namespace interloper::cli::detail {
+namespace {
+
+// The backfills started from the page: each a child process of this binary (`backfill
+// --missing`) that shares neither the server's store connection nor its threads, at most one per
+// asset at a time. Finished ones are reaped whenever another is asked for. Thread-safe.
+class PageBackfills {
+ public:
+  explicit PageBackfills(std::string pipeline) : pipeline_(std::move(pipeline)) {}
+
+  // Starts a backfill of `asset` over `window` ("" for its default); false when the one started
+  // for it earlier still runs. Throws PipelineError when the binary cannot be started.
+  bool start(const std::string& asset, const std::string& window) {
+    std::lock_guard lock(mutex_);
+    reap();
+    if (running_.count(asset) != 0) return false;
+    std::vector<std::string> argv = {"/proc/self/exe", "--quiet", "backfill", pipeline_,
+                                     "--asset",        asset,     "--missing"};
+    if (!window.empty()) {
+      argv.push_back("--window");
+      argv.push_back(window);
+    }
+    running_[asset] = pipeline::start_process(argv);
+    return true;
+  }
+
+ private:
+  // Forgets the backfills that have ended, reaping them.
+  void reap() {
+    for (auto it = running_.begin(); it != running_.end();) {
+      const pid_t ended = ::waitpid(it->second, nullptr, WNOHANG);
+      // ECHILD: no such child any more (reaped elsewhere); 0: still running.
+      if (ended == it->second || (ended < 0 && errno == ECHILD)) {
+        it = running_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  std::string pipeline_;
+  std::mutex mutex_;
+  std::map<std::string, pid_t> running_;  // asset -> its backfill's pid
+};
+
+// Checks a count given on the command line (CLI::PositiveNumber's own message prints the
+// largest double).
+CLI::Validator whole_number_above_zero() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::size_t n = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), n);
+        if (error == std::errc() && end == text.data() + text.size() && n > 0) return "";
+        return fmt::format("must be a whole number above 0, not '{}'", text);
+      },
+      "POSITIVE");
+}
+
+}  // namespace
 
 int run_serve(const Project& project, const Args& args) {
   auto store = open_state_store(project.store_path, false);
@@ -23,27 +87,11 @@ int run_serve(const Project& project, const Args& args) {
   serve::ServerOptions options;
   options.host = args.host;
   options.port = args.port;
+  if (args.max_run_partitions > 0) options.max_run_partitions = args.max_run_partitions;
   if (args.allow_runs) {
-    // Each backfill is a child process of this binary (`backfill --missing`), reaped by the
-    // kernel: the server neither waits for it nor shares its store connection.
-    std::signal(SIGCHLD, SIG_IGN);
-    const std::string pipeline = args.pipeline;
-    options.start_backfill = [pipeline](const std::string& asset, const std::string& window) {
-      std::vector<std::string> argv = {"/proc/self/exe", "--quiet", "backfill", pipeline,
-                                       "--asset",        asset,     "--missing"};
-      if (!window.empty()) {
-        argv.push_back("--window");
-        argv.push_back(window);
-      }
-      const pid_t pid = ::fork();
-      if (pid == 0) {
-        std::vector<char*> raw;
-        for (auto& a : argv) raw.push_back(a.data());
-        raw.push_back(nullptr);
-        ::execv(raw[0], raw.data());
-        ::_exit(127);
-      }
-      if (pid < 0) throw RunError("serve: cannot start a backfill: fork failed");
+    auto backfills = std::make_shared<PageBackfills>(args.pipeline);
+    options.start_backfill = [backfills](const std::string& asset, const std::string& window) {
+      return backfills->start(asset, window);
     };
   }
   serve::run_server(api, options);
@@ -67,15 +115,23 @@ Command add_serve(CLI::App& app, Args& args, const Program& program) {
   sub->add_option("--queue", args.queue.url, "Also show the backfills of this queue")
       ->type_name("URL");
   if (program.yaml) {
-    sub->add_flag(
+    auto* allow_runs = sub->add_flag(
         "--allow-runs", args.allow_runs,
         "Add a button per asset that backfills its missing partitions (a token-checked POST)");
+    sub->add_option("--max-run-partitions", args.max_run_partitions,
+                    "With --allow-runs: the most partitions one backfill started from the page "
+                    "may cover")
+        ->type_name("N")
+        ->check(whole_number_above_zero())
+        ->default_str(std::to_string(serve::kMaxRunPartitions))
+        ->needs(allow_runs);
   }
   sub->footer(fmt::format(
       "Read-only unless --allow-runs. Listens on 127.0.0.1 unless --host says otherwise:\n"
       "anyone who can reach the address sees every asset, destination (passwords redacted)\n"
-      "and error text. The runs page shows each job's next fires and, with --queue, the\n"
-      "queue's backfills and the tasks its workers run.\n\n"
+      "and error text. With --allow-runs, the page starts one backfill per asset at a time.\n"
+      "The runs page shows each job's next fires and, with --queue, the queue's backfills and\n"
+      "the tasks its workers run.\n\n"
       "Example:\n  {0} serve{1} --port 8321",
       program.name, program.target()));
   return {sub, run_serve, nullptr};

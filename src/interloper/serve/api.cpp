@@ -178,6 +178,8 @@ json last_run_json(MaterializationStore& store, const Asset& asset) {
   return out;
 }
 
+json text_or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
+
 std::string unpartitioned_state(const std::optional<MaterializationRecord>& latest) {
   if (!latest) return "missing";
   return latest->status == MaterializationStatus::materialized ? "materialized" : "failed";
@@ -210,7 +212,19 @@ ApiOptions::ApiOptions(ApiOptions&&) noexcept = default;
 ApiOptions& ApiOptions::operator=(ApiOptions&&) noexcept = default;
 
 Api::Api(const DAG& dag, std::shared_ptr<MaterializationStore> store, ApiOptions options)
-    : dag_(dag), store_(std::move(store)), options_(std::move(options)) {}
+    : dag_(dag), store_(std::move(store)), options_(std::move(options)) {
+  for (const Source& source : dag_.sources()) {
+    if (!source.description().empty()) {
+      source_descriptions_.emplace(source.name(), source.description());
+    }
+  }
+}
+
+const std::string& Api::source_description(const Asset& asset) const {
+  static const std::string none;
+  const auto found = source_descriptions_.find(asset.source_name());
+  return found != source_descriptions_.end() ? found->second : none;
+}
 
 Api::~Api() = default;
 
@@ -238,15 +252,29 @@ Response Api::get(const std::string& path, const std::string& window) {
   });
 }
 
-Response Api::backfill(const std::string& name, const std::string& text,
-                       const std::function<void(const std::string&, const std::string&)>& start) {
+Response Api::backfill(const std::string& name, const std::string& text, const StartBackfill& start,
+                       std::size_t max_partitions) {
   std::lock_guard lock(mutex_);
   return answer([&]() -> Response {
     const Asset* asset = dag_.find(name);
     if (asset == nullptr) return error(400, fmt::format("unknown asset '{}'", name));
-    const std::string window =
-        asset->partitioning() != nullptr ? shown_window(*asset, text, now())->to_string() : "";
-    start(name, window);
+    std::string window;
+    if (asset->partitioning() != nullptr) {
+      const std::unique_ptr<PartitionWindow> shown = shown_window(*asset, text, now());
+      window = shown->to_string();
+      if (shown->size() > max_partitions) {
+        return error(422, fmt::format("asset '{}': window {} has {} partitions, more than the {} "
+                                      "a run started from this page may cover (serve "
+                                      "--max-run-partitions); choose a smaller window, or run "
+                                      "`interloper backfill`",
+                                      name, window, shown->size(), max_partitions));
+      }
+    }
+    if (!start(name, window)) {
+      return error(409, fmt::format("asset '{}': the backfill started from this page earlier "
+                                    "still runs; start another once it has finished",
+                                    name));
+    }
     return ok({{"asset", name}, {"window", window}, {"started", true}});
   });
 }
@@ -256,7 +284,9 @@ Response Api::overview() {
   json assets = json::array();
   for (const Asset* asset : dag_.order()) {
     json entry{{"name", asset->name()},
+               {"description", text_or_null(asset->description())},
                {"source", asset->source_name()},
+               {"source_description", text_or_null(source_description(*asset))},
                {"deps", asset->deps()},
                {"enabled", asset->enabled()},
                {"destination", destination_text(dag_, *asset)},
@@ -304,7 +334,11 @@ Response Api::overview() {
 Response Api::grid(const std::string& name, const std::string& window_text) {
   const Asset* asset = dag_.find(name);
   if (asset == nullptr) return error(400, fmt::format("unknown asset '{}'", name));
-  json out{{"asset", name}, {"destination", destination_text(dag_, *asset)}};
+  json out{{"asset", name},
+           {"description", text_or_null(asset->description())},
+           {"source", asset->source_name()},
+           {"source_description", text_or_null(source_description(*asset))},
+           {"destination", destination_text(dag_, *asset)}};
   const PartitionConfig* config = asset->partitioning();
   if (config == nullptr) {
     const std::string state = unpartitioned_state(store_->latest(asset->dataset(), nullptr));

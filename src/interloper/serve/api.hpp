@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "interloper/dag.hpp"
@@ -31,6 +32,14 @@ struct Response {
 inline constexpr std::size_t kMaxCells = 10000;
 // Next fires shown per job.
 inline constexpr std::size_t kShownFires = 3;
+// The most partitions a run started from the page may cover, unless the server says otherwise
+// (serve --max-run-partitions).
+inline constexpr std::size_t kMaxRunPartitions = 100000;
+
+// Starts a backfill of the missing partitions of `asset` over `window` (as text; "" for an
+// unpartitioned asset). Returns false, starting nothing, when the backfill it started earlier
+// for the same asset still runs; throws when it cannot start one.
+using StartBackfill = std::function<bool(const std::string& asset, const std::string& window)>;
 
 // What the API reads besides the DAG and the store.
 struct ApiOptions {
@@ -69,9 +78,11 @@ class Api {
   // Checks a request to backfill the missing partitions of `asset` over the window `text` (its
   // default window when empty) and, when it is good, calls `start(asset, window)` with the
   // window as text ("" for an unpartitioned asset) and answers {"asset", "window", "started"}.
-  // Unknown asset or bad window: 400, and `start` is not called; what `start` throws: 500.
-  Response backfill(const std::string& asset, const std::string& text,
-                    const std::function<void(const std::string&, const std::string&)>& start);
+  // Unknown asset or bad window: 400; a window of more than `max_partitions` partitions: 422;
+  // in those cases `start` is not called. `start` says the asset's earlier backfill still runs:
+  // 409. What `start` throws: 500. Every refusal's {"error"} says why.
+  Response backfill(const std::string& asset, const std::string& text, const StartBackfill& start,
+                    std::size_t max_partitions = kMaxRunPartitions);
 
  private:
   Response overview();
@@ -80,8 +91,11 @@ class Api {
   Response lineage();
   Response runs();
   TimePoint now() const;
+  // The description of the asset's source; "" when it has none.
+  const std::string& source_description(const Asset& asset) const;
 
   const DAG& dag_;
+  std::unordered_map<std::string, std::string> source_descriptions_;  // by source name
   std::shared_ptr<MaterializationStore> store_;
   ApiOptions options_;
   std::mutex mutex_;

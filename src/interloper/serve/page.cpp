@@ -17,7 +17,7 @@ header b{font-size:16px;letter-spacing:.3px}
 header nav a{color:#d0d7de;text-decoration:none;margin-right:16px}
 header nav a.on{color:#fff;font-weight:600}
 header .pipe{margin-left:auto;color:#9198a1;font-size:12px}
-main{padding:20px 24px;max-width:1240px}
+main{padding:20px 24px;max-width:1600px}
 h1{font-size:20px;margin:0 0 4px}h2{font-size:15px;margin:24px 0 8px}
 .sub{color:var(--mute);margin-bottom:16px}
 table{border-collapse:collapse;width:100%}
@@ -26,7 +26,7 @@ th{font-size:12px;color:var(--mute);font-weight:600;background:var(--bg)}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 a{color:#0969da}
 code,.mono{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
-.bar{display:flex;height:8px;width:160px;border-radius:4px;overflow:hidden;background:var(--x)}
+.bar{display:flex;height:8px;width:100px;border-radius:4px;overflow:hidden;background:var(--x)}
 .bar span{display:block;height:100%}
 .n-m{color:var(--m)}.n-f{color:var(--f)}.n-x{color:var(--mute)}
 .legend{display:flex;gap:14px;color:var(--mute);font-size:12px;margin:8px 0}
@@ -56,6 +56,15 @@ button.run-missing:disabled{cursor:progress;opacity:.6}
 .run-outcome{font-size:12px;color:var(--mute);margin-left:6px}
 .run-outcome.refused{color:var(--f)}
 .fire{display:block;white-space:nowrap}
+.desc{display:block;color:var(--mute);font-size:12px;max-width:24em;white-space:pre-line}
+.nobr{white-space:nowrap}
+.about{color:var(--ink);max-width:60em;white-space:pre-line;margin:4px 0 12px}
+td.dest{max-width:20em}
+td.dest{overflow-wrap:break-word}
+.run-id{overflow-wrap:anywhere}
+td.name .desc{min-width:10em}
+button.run-missing{min-width:9em}
+td .run-outcome{display:block;max-width:15em;margin:4px 0 0}
 </style></head>
 <body>
 <header><b>interloper</b><nav><a href="/" id="nav-overview">Overview</a><a href="/lineage" id="nav-lineage">Lineage</a><a href="/runs" id="nav-runs">Runs</a></nav><span class="pipe" id="pipeline"></span></header>
@@ -87,9 +96,30 @@ function bar(m, f, x) {
 }
 function partitioningText(p) {
   if (!p) return "unpartitioned";
-  if (p.kind === "time") return p.granularity + " by " + p.column + (p.start ? " from " + String(p.start).replace("T00:00:00", "") : "");
+  if (p.kind === "time") return el("span", {}, p.granularity + " by " + p.column, ...(p.start ? [" from ", el("span", {class: "nobr"}, String(p.start).replace("T00:00:00", ""))] : []));
   if (p.kind === "list") return "list by " + p.column + " (" + (p.values || []).length + " values)";
   return p.kind;
+}
+// A run id as a table shows it, without the time it starts with (the time is shown beside it):
+// "run-20261206T004256-31968" as "…31968", the whole id on hover.
+function runId(id) {
+  const m = /^run-\d{8}T\d{6}-([^\s]{1,16})$/.exec(id || "");
+  return el("code", {class: m ? "run-id nobr" : "run-id", title: id}, m ? "…" + m[1] : id);
+}
+// An instant "2026-12-06T00:42:56" as "2026-12-06 00:42:56", which may break between the date
+// and the time only.
+function when(t) {
+  const [date, time] = String(t).split("T");
+  return el("span", {class: "when"}, el("span", {class: "nobr"}, date), ...(time ? [" ", el("span", {class: "nobr"}, time)] : []));
+}
+// Text that may break after each "/", "?", "&", "@" or "..", and nowhere else (not at its
+// hyphens): a URL or a window.
+function breakable(text) {
+  if (!text) return ["-"];
+  const out = [];
+  for (const part of String(text).split(/(?<=\/|\?|&|@|\.\.)/)) out.push(el("span", {class: "nobr"}, part), el("wbr"));
+  out.pop();
+  return out;
 }
 function runLine(r) {
   return el("span", {}, el("span", {class: "state " + r.status}, r.status), " ",
@@ -121,18 +151,25 @@ function runButton(name, window) {
   return el("span", {class: "run"}, button, outcome);
 }
 function failureText(f) {
-  return f ? el("span", {class: "mono", title: f.error}, (f.partitions ? f.partitions + " · " : "") + f.run_id + " · " + f.finished) : "-";
+  return f ? el("span", {class: "mono", title: f.error}, ...(f.partitions ? [...breakable(f.partitions), " · "] : []),
+                when(f.finished), " ", runId(f.run_id)) : "-";
 }
 function lastRunText(r) {
   return r ? el("span", {class: "mono " + (r.status === "failed" ? "n-f" : "n-m"), title: r.error || ""},
-                r.run_id + " · " + r.status + " · " + r.finished) : "-";
+                r.status + " · ", when(r.finished), " ", runId(r.run_id)) : "-";
+}
+// An asset's name, linking to its page, over its description.
+function assetName(a) {
+  const out = el("td", {class: "name"}, el("a", {href: "/assets/" + encodeURIComponent(a.name)}, a.name));
+  if (a.description) out.append(el("span", {class: "desc"}, a.description));
+  return out;
 }
 async function overview() {
   const o = await api("/api/overview");
-  const rows = o.assets.map(a => el("tr", {class: "asset"},
-    el("td", {}, el("a", {href: "/assets/" + encodeURIComponent(a.name)}, a.name)),
-    el("td", {}, a.source), el("td", {}, partitioningText(a.partitioning)),
-    el("td", {class: "mono"}, a.destination || "-"), el("td", {class: "mono"}, a.window || "-"),
+  const rows = o.assets.map(a => el("tr", {class: "asset"}, assetName(a),
+    el("td", a.source_description ? {class: "source", title: a.source_description} : {class: "source"}, a.source),
+    el("td", {}, partitioningText(a.partitioning)),
+    el("td", {class: "mono dest"}, ...breakable(a.destination)), el("td", {class: "mono"}, ...breakable(a.window)),
     el("td", {class: "num n-m"}, a.materialized), el("td", {class: "num n-f"}, a.failed),
     el("td", {class: "num n-x"}, a.missing), el("td", {}, bar(a.materialized, a.failed, a.missing)),
     el("td", {class: "last-run"}, lastRunText(a.last_run)),
@@ -213,9 +250,11 @@ async function detail(name, key) {
 async function assetPage(name) {
   const q = new URLSearchParams(location.search).get("window");
   const g = await api("/api/assets/" + encodeURIComponent(name) + (q ? "?window=" + encodeURIComponent(q) : ""));
-  const out = [el("h1", {}, name),
-    el("div", {class: "sub"}, (g.window ? g.window + " · " : "") + (g.partitions) + " partitions · " +
-       (g.destination || "no destination")), legend()];
+  const out = [el("h1", {}, name)];
+  if (g.description) out.push(el("p", {class: "about"}, g.description));
+  if (g.source) out.push(el("div", {class: "sub source"}, "source " + g.source + (g.source_description ? ": " + g.source_description : "")));
+  out.push(el("div", {class: "sub"}, (g.window ? g.window + " · " : "") + (g.partitions) + " partitions · " +
+       (g.destination || "no destination")), legend());
   if (g.counts) out.push(el("div", {class: "sub"}, el("span", {class: "n-m"}, g.counts.materialized + " materialized"), " · ",
     el("span", {class: "n-f"}, g.counts.failed + " failed"), " · ", el("span", {class: "n-x"}, g.counts.missing + " missing")));
   if (token) out.push(el("div", {class: "sub"}, runButton(name, g.window)));

@@ -75,7 +75,8 @@ void run_server(Api& api, const ServerOptions& options) {
           }
           const std::string text =
               request.has_param("window") ? request.get_param_value("window") : "";
-          send_json(response, api.backfill(request.matches[1], text, options.start_backfill));
+          send_json(response, api.backfill(request.matches[1], text, options.start_backfill,
+                                           options.max_run_partitions));
         });
   }
   server.Get("/", page);

@@ -15,8 +15,10 @@ struct ServerOptions {
   // When set, POST /api/assets/NAME/backfill?window=W runs it with the asset's name and the
   // window (its default window when W is empty), checked against the per-server token that the
   // page carries in <meta name="interloper-token">; a missing or wrong X-Interloper-Token
-  // header answers 403.
-  std::function<void(const std::string& asset, const std::string& window)> start_backfill;
+  // header answers 403. Api::backfill says what else is refused.
+  StartBackfill start_backfill;
+  // The most partitions one such backfill may cover.
+  std::size_t max_run_partitions = kMaxRunPartitions;
 };
 
 // Serves `api` under /api/ until the process is stopped. Prints "serving http://HOST:PORT/"
