@@ -52,9 +52,19 @@ std::string Loader::scalar(const yaml::Node& node, std::string_view what) const 
 }
 
 // `description: TEXT` of a source or an asset, without the line break a block scalar ends with.
+// Text for people, printed as it is: line breaks and tabs, but no other control character (an
+// escape sequence would act on the terminal that shows the catalog).
 std::string Loader::description(const yaml::Node& node) const {
   std::string text = scalar(node, "description");
   text.erase(text.find_last_not_of(" \t\r\n") + 1);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto u = static_cast<unsigned char>(text[i]);
+    if ((u < 0x20 && u != '\n' && u != '\t') || u == 0x7f) {
+      fail(node, fmt::format("description holds the control character 0x{:02x} at byte {} (line "
+                             "breaks and tabs are the only ones allowed)",
+                             u, i + 1));
+    }
+  }
   return text;
 }
 
