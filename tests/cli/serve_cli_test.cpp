@@ -697,30 +697,58 @@ TEST_F(Serve, PageRunsAreBoundedInPartitions) {
       << o.err;
 }
 
-// The overview fits a window 1 400 pixels wide, with the run button's column: nothing is cut or
-// needs a horizontal scroll, and run ids stay on one line each.
-TEST_F(Serve, OverviewFitsA1400PixelWindow) {
-  if (!have_chromium()) GTEST_SKIP() << "chromium is missing: install Debian's chromium";
-  Server server(dir_, {"serve", "pipeline.yaml", "--allow-runs"});
-  interloper::testing::Chromium browser(interloper::testing::kChromium,
-                                        (dir_ / "chromium").string(), std::chrono::seconds(60),
+// How the overview lays out in a window 1 400 pixels wide once it shows `assets` rows: the
+// page's width, the right edges of the table and of its last header, and the lines each shown
+// run id takes.
+json overview_layout(const Server& server, const fs::path& profile, std::size_t assets) {
+  interloper::testing::Chromium browser(interloper::testing::kChromium, profile.string(),
+                                        std::chrono::seconds(60),
                                         {"--window-size=1400,900", "--hide-scrollbars"});
   browser.open(server.url("/"));
-  ASSERT_TRUE(
-      browser.wait_for("document.querySelectorAll('tr.asset button.run-missing').length === 3",
-                       std::chrono::seconds(60)));
+  EXPECT_TRUE(browser.wait_for(
+      fmt::format("document.querySelectorAll('tr.asset button.run-missing').length === {}", assets),
+      std::chrono::seconds(60)));
   EXPECT_EQ(browser.evaluate("window.innerWidth"), 1400);
-  const json layout = browser.evaluate(R"JS(({
+  return browser.evaluate(R"JS(({
     page: document.documentElement.scrollWidth,
     table: Math.ceil(document.querySelector("main table").getBoundingClientRect().right),
     lastHeader: Math.ceil([...document.querySelectorAll("main thead th")].pop().getBoundingClientRect().right),
     runIdLines: [...document.querySelectorAll("main .run-id")].map(e => e.getClientRects().length)
   }))JS");
+}
+
+// The overview fits a window 1 400 pixels wide, with the run button's column: nothing is cut or
+// needs a horizontal scroll, and run ids stay on one line each. Long names, descriptions and
+// paths wrap.
+TEST_F(Serve, OverviewFitsA1400PixelWindow) {
+  if (!have_chromium()) GTEST_SKIP() << "chromium is missing: install Debian's chromium";
+  Server server(dir_, {"serve", "pipeline.yaml", "--allow-runs"});
+  const json layout = overview_layout(server, dir_ / "chromium", 3);
   EXPECT_LE(layout["page"], 1400) << layout;
   EXPECT_LE(layout["table"], 1400) << layout;
   EXPECT_LE(layout["lastHeader"], 1400) << layout;
   ASSERT_EQ(layout["runIdLines"].size(), 3u) << layout;
   for (const json& lines : layout["runIdLines"]) EXPECT_EQ(lines, 1) << layout;
+
+  const std::string word(120, 'w');
+  const fs::path deep = dir_ / "a_directory_with_a_rather_long_name_for_its_data" / word;
+  fs::create_directories(deep);
+  temp_.write("wide.yaml", fmt::format("sources:\n"
+                                       "  - name: source_{0}\n"
+                                       "    description: {0}\n"
+                                       "    destination: sqlite:{1}/data.db\n"
+                                       "    assets:\n"
+                                       "      - name: asset_{0}\n"
+                                       "        description: {0} {0}\n"
+                                       "        partitioning: {{kind: list, column: k, values: "
+                                       "[value_{0}, other_{0}]}}\n"
+                                       "        command: [/bin/true]\n",
+                                       word, deep.string()));
+  Server wide(dir_, {"serve", "wide.yaml", "--allow-runs"});
+  const json wide_layout = overview_layout(wide, dir_ / "chromium-wide", 1);
+  EXPECT_LE(wide_layout["page"], 1400) << wide_layout;
+  EXPECT_LE(wide_layout["table"], 1400) << wide_layout;
+  EXPECT_LE(wide_layout["lastHeader"], 1400) << wide_layout;
 
   // The picture, for a person to look at (and for docs/serve.md).
   const auto o = interloper::testing::run_command(

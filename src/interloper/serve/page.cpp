@@ -58,11 +58,15 @@ button.run-missing:disabled{cursor:progress;opacity:.6}
 .fire{display:block;white-space:nowrap}
 .desc{display:block;color:var(--mute);font-size:12px;max-width:24em;white-space:pre-line}
 .nobr{white-space:nowrap}
+.long{overflow-wrap:anywhere}
 .about{color:var(--ink);max-width:60em;white-space:pre-line;margin:4px 0 12px}
-td.dest{max-width:20em}
+td.dest{min-width:10em;max-width:20em}
+td.win{min-width:8em}
 td.dest{overflow-wrap:break-word}
 .run-id{overflow-wrap:anywhere}
+td.name{min-width:9em}
 td.name .desc{min-width:10em}
+td.name a,.desc,td.source{overflow-wrap:anywhere}
 button.run-missing{min-width:9em}
 td .run-outcome{display:block;max-width:15em;margin:4px 0 0}
 </style></head>
@@ -112,12 +116,12 @@ function when(t) {
   const [date, time] = String(t).split("T");
   return el("span", {class: "when"}, el("span", {class: "nobr"}, date), ...(time ? [" ", el("span", {class: "nobr"}, time)] : []));
 }
-// Text that may break after each "/", "?", "&", "@" or "..", and nowhere else (not at its
-// hyphens): a URL or a window.
+// Text that may break after each "/", "?", "&", "@" or "..", and nowhere else (not at the
+// hyphens of a date), but anywhere in a part too long for a column: a URL or a window.
 function breakable(text) {
   if (!text) return ["-"];
   const out = [];
-  for (const part of String(text).split(/(?<=\/|\?|&|@|\.\.)/)) out.push(el("span", {class: "nobr"}, part), el("wbr"));
+  for (const part of String(text).split(/(?<=\/|\?|&|@|\.\.)/)) out.push(el("span", {class: part.length > 24 ? "long" : "nobr"}, part), el("wbr"));
   out.pop();
   return out;
 }
@@ -169,7 +173,7 @@ async function overview() {
   const rows = o.assets.map(a => el("tr", {class: "asset"}, assetName(a),
     el("td", a.source_description ? {class: "source", title: a.source_description} : {class: "source"}, a.source),
     el("td", {}, partitioningText(a.partitioning)),
-    el("td", {class: "mono dest"}, ...breakable(a.destination)), el("td", {class: "mono"}, ...breakable(a.window)),
+    el("td", {class: "mono dest"}, ...breakable(a.destination)), el("td", {class: "mono win"}, ...breakable(a.window)),
     el("td", {class: "num n-m"}, a.materialized), el("td", {class: "num n-f"}, a.failed),
     el("td", {class: "num n-x"}, a.missing), el("td", {}, bar(a.materialized, a.failed, a.missing)),
     el("td", {class: "last-run"}, lastRunText(a.last_run)),
