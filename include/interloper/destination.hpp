@@ -237,15 +237,21 @@ class PostgresDestination final : public Destination, public QueryableDestinatio
   // parameters (":name") become $1, $2... (never spliced; "::" casts and text inside quotes,
   // comments and dollar quotes are left alone), dates and timestamps bound as such.
   Table query(std::string_view sql, const Params& params) override;
-  // The same, for `sql:` assets: errors start with the scope's asset. One statement only (the
-  // server refuses several in one extended query) and read-only by the transaction; reads are
-  // not yet limited to the scope's datasets.
+  // The same, for `sql:` assets: errors start with the scope's asset. One statement only, run
+  // with the rights of a role that may read the scope's tables and nothing else (no other
+  // table or schema, no server file, no large object; see docs/postgresql.md), in a
+  // transaction that is rolled back once the rows are read. The connecting user must be a
+  // superuser or have CREATEROLE; otherwise DestinationError says so.
   Table query(std::string_view sql, const Params& params, const QueryScope& scope) override;
   QueryableDestination* queryable() override { return this; }
-  // "SOURCE__ASSET" (or "ASSET"), found through the search path inside query().
-  std::string table_name_of(const DatasetRef& dataset) const override {
-    return SqliteDestination::table_name(dataset);
-  }
+  // The table holding `dataset`: "SOURCE__ASSET" (or "ASSET") when it fits PostgreSQL's 63
+  // bytes, otherwise its shortened name (see docs/postgresql.md). Found through the search
+  // path inside query(). Throws DestinationError when the server cannot be asked.
+  std::string table_name_of(const DatasetRef& dataset) const override;
+  // The rows of `dataset`'s table under the dataset's own column names (a long name is stored
+  // shortened and read back under its name as PostgreSQL spells it: its first 63 bytes).
+  Relation relation_of(const DatasetRef& dataset, const PartitionWindow* window,
+                       std::string_view prefix) const override;
 
  private:
   struct State;

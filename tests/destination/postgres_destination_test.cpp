@@ -401,3 +401,127 @@ TEST_F(PostgresDestinationTest, QueryBindsTypedParametersReadOnly) {
 
 }  // namespace
 }  // namespace interloper
+
+namespace interloper {
+namespace {
+
+using testing::day;
+
+// Names longer than PostgreSQL's 63 bytes: each dataset and each column keeps a table or a
+// column of its own, under a short name on record, and is read back under its own name.
+class PostgresLongNamesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    IL_REQUIRE_POSTGRES(found);
+    url = found;
+    schema = fresh_schema("long");
+    checker = std::make_unique<postgres::Pool>(postgres::parse_url(url, {}));
+  }
+
+  std::string raw(const std::string& sql) {
+    auto conn = checker->acquire();
+    postgres::Result result = conn->exec(sql);
+    if (result.rows() == 0 || result.is_null(0, 0)) return "";
+    return std::string(result.value(0, 0));
+  }
+
+  static Table clicks(int n) {
+    Table rows;
+    rows.append({{"date", day(2026, 1, 5)}, {"clicks", n}});
+    return rows;
+  }
+
+  std::string url;
+  std::string schema;
+  std::unique_ptr<postgres::Pool> checker;
+  TimePartitionConfig daily{"date", {.granularity = TimeGranularity::DAY, .allow_window = true}};
+  TimePartitionWindow window{day(2026, 1, 5), day(2026, 1, 5)};
+  // "ads__" and 62 letters: the first 63 bytes of both names are the same.
+  std::string stem = std::string(62, 'a');
+  DatasetRef first{"ads", stem + "_first", &daily};
+  DatasetRef second{"ads", stem + "_second", &daily};
+};
+
+TEST_F(PostgresLongNamesTest, TwoAssetsWhoseNamesShareTheirFirst63BytesKeepTablesOfTheirOwn) {
+  PostgresDestination destination(with_schema(url, schema));
+  destination.write(first, &window, clicks(1));
+  destination.write(second, &window, clicks(2));
+  EXPECT_EQ(destination.read(first, &window), clicks(1));
+  EXPECT_EQ(destination.read(second, &window), clicks(2));
+  EXPECT_EQ(destination.row_count(first, nullptr), 1);
+  EXPECT_EQ(destination.partition_counts(second, window).front().rows, 1);
+  const std::string a = destination.table_name_of(first);
+  const std::string b = destination.table_name_of(second);
+  EXPECT_NE(a, b);
+  EXPECT_LE(a.size(), 63u);
+  EXPECT_EQ(a.substr(0, 40), ("ads__" + stem).substr(0, 40));  // readable
+  EXPECT_EQ(raw("SELECT count(*) FROM pg_tables WHERE schemaname = '" + schema +
+                "' AND tablename NOT LIKE '\\_interloper%'"),
+            "2");
+  // The records keep the datasets' own names; the tables they hold are on record beside them.
+  EXPECT_EQ(raw("SELECT count(DISTINCT dataset) FROM \"" + schema + "\"._interloper_columns"), "2");
+  EXPECT_EQ(raw("SELECT \"table\" FROM \"" + schema + "\"._interloper_tables WHERE dataset = 'ads__" +
+                stem + "_first'"),
+            a);
+  // A query of the second reads the second's rows only.
+  QueryableDestination::Relation relation = destination.relation_of(second, &window, "p");
+  Table back = destination.query("SELECT clicks FROM (" + relation.sql + ") AS t",
+                                 relation.params, {.asset = "report", .datasets = {second}});
+  ASSERT_EQ(back.num_rows(), 1u);
+  EXPECT_EQ(back.at(0, "clicks"), Value(2));
+  // Dropped whole, a dataset leaves the other as it was.
+  destination.drop(first, nullptr);
+  EXPECT_EQ(destination.read(second, &window), clicks(2));
+  EXPECT_EQ(raw("SELECT count(*) FROM \"" + schema + "\"._interloper_tables"), "1");
+}
+
+TEST_F(PostgresLongNamesTest, LongColumnNamesAreStoredShortAndReadUnderTheirOwnNames) {
+  PostgresDestination destination(with_schema(url, schema));
+  const std::string long_a = std::string(63, 'c') + "_a";
+  const std::string long_b = std::string(63, 'c') + "_b";
+  Table rows;
+  rows.append({{"date", day(2026, 1, 5)}, {long_a, 1}, {long_b, "two"}});
+  DatasetRef stats{"ads", "stats", &daily};
+  destination.write(stats, &window, rows);
+  EXPECT_EQ(destination.read(stats, &window), rows);
+  EXPECT_EQ(destination.schema(stats)->field(1).name, long_a);
+  // A second write finds both columns again (no "column specified more than once").
+  Table more;
+  more.append({{"date", day(2026, 1, 5)}, {long_a, 3}, {long_b, "four"}});
+  destination.write(stats, &window, more);
+  EXPECT_EQ(destination.read(stats, &window), more);
+  EXPECT_EQ(raw("SELECT count(*) FROM information_schema.columns WHERE table_schema = '" +
+                schema + "' AND table_name = 'ads__stats'"),
+            "3");
+}
+
+TEST_F(PostgresLongNamesTest, ATableTruncatedByAnEarlierVersionKeepsItsName) {
+  // As an earlier version left it: the table under the name PostgreSQL truncated, the records
+  // under the dataset's whole name, and no record of tables.
+  { PostgresDestination make_catalog(with_schema(url, schema)); }
+  const std::string name = "ads__" + stem + "_first";
+  const std::string q = "\"" + schema + "\".";
+  raw("CREATE TABLE " + q + "\"" + name + "\" (\"date\" date, clicks bigint); INSERT INTO " + q +
+      "\"" + name + "\" VALUES ('2026-01-04', 7), ('2026-01-05', 8); INSERT INTO " + q +
+      "_interloper_columns (dataset, \"column\", type, position) VALUES ('" + name +
+      "', 'date', 'date', 0), ('" + name + "', 'clicks', 'int', 1); INSERT INTO " + q +
+      "_interloper_partitions VALUES ('" + name + "', '2026-01-04', 1, now()), ('" + name +
+      "', '2026-01-05', 1, now()); DROP TABLE " + q + "_interloper_tables");
+  PostgresDestination destination(with_schema(url, schema));
+  EXPECT_EQ(destination.table_name_of(first), name.substr(0, 63));
+  Table rows;
+  rows.append({{"date", day(2026, 1, 5)}, {"clicks", 8}});
+  EXPECT_EQ(destination.read(first, &window), rows);
+  destination.write(first, &window, clicks(9));
+  EXPECT_EQ(destination.row_count(first, nullptr), 2);
+  EXPECT_EQ(raw("SELECT string_agg(clicks::text, ',' ORDER BY clicks) FROM " + q + "\"" +
+                name.substr(0, 63) + "\""),
+            "7,9");
+  // The other dataset of the same first 63 bytes gets a table of its own.
+  destination.write(second, &window, clicks(2));
+  EXPECT_EQ(destination.read(second, &window), clicks(2));
+  EXPECT_EQ(destination.row_count(first, nullptr), 2);
+}
+
+}  // namespace
+}  // namespace interloper

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "interloper/asset.hpp"
 #include "interloper/destination.hpp"
 
 namespace interloper {
@@ -20,15 +21,6 @@ constexpr std::size_t kept_prefix = 160;
 bool plain(char c, bool first) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
          c == '-' || (c == '.' && !first);
-}
-
-std::uint64_t fnv1a(std::string_view text) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
 }
 
 int hex_digit(char c) {
@@ -66,7 +58,7 @@ std::string FileDestination::escape_key(std::string_view key) {
     if (cut + step > kept_prefix) break;
     cut += step;
   }
-  return fmt::format("{}~{:016x}", out.substr(0, cut), fnv1a(key));
+  return out.substr(0, cut) + "~" + fingerprint(key);
 }
 
 std::string FileDestination::unescape_key(std::string_view component) {

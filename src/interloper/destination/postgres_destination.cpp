@@ -9,14 +9,9 @@ namespace {
 using detail::pg::qualified;
 constexpr auto quote = sql::quote_identifier;
 
-// Rows fetched from a cursor at a time: memory per round trip, not per read.
-constexpr int kFetchRows = 20000;
+using detail::pg::kFetchRows;
 
 }  // namespace
-
-struct PostgresDestination::State : detail::PostgresState {
-  using PostgresState::PostgresState;
-};
 
 namespace {
 
@@ -71,39 +66,29 @@ Table in_window_order(Table rows, const PartitionWindow& window, const std::stri
   return rows.select_rows(order);
 }
 
-// The rows of the open cursor il_query, typed by the result's column types.
-Table fetch_query(postgres::Connection& conn) {
-  const std::string fetch_sql = fmt::format("FETCH FORWARD {} FROM il_query", kFetchRows);
-  Table out;
-  std::vector<Oid> types;
-  for (bool first = true;; first = false) {
-    postgres::Result chunk = conn.exec(fetch_sql);
-    try {
-      if (first) {
-        std::vector<Field> fields;
-        for (int c = 0; c < chunk.columns(); ++c) {
-          types.push_back(PQftype(chunk.get(), c));
-          fields.push_back({PQfname(chunk.get(), c), detail::pg::result_type(types.back())});
-        }
-        out = Table(Schema(std::move(fields)));
-      }
-      for (int r = 0; r < chunk.rows(); ++r) {
-        std::vector<Value> row;
-        row.reserve(types.size());
-        for (int c = 0; c < static_cast<int>(types.size()); ++c) {
-          row.push_back(
-              chunk.is_null(r, c)
-                  ? Value()
-                  : detail::pg::text_value(chunk.value(r, c), types[static_cast<std::size_t>(c)]));
-        }
-        out.append_row(std::move(row));
-      }
-    } catch (const DataError& e) {
-      conn.fail(fmt::format("query result: {}", e.what()));
+// Deletes the rows of `window`'s partitions from the table of `dataset`.
+void drop_window(detail::PostgresState& state, postgres::Connection& conn,
+                 const DatasetRef& dataset, const PartitionWindow& window) {
+  std::vector<std::string> stored_as;
+  const Schema schema =
+      detail::pg::stored_schema(conn, state.schema, detail::PostgresState::record_name(dataset), &stored_as);
+  const std::string& column = dataset.partitioning->column();
+  auto c = schema.find(column);
+  if (!c) return;
+  const DataType type = schema.field(*c).type;
+  std::vector<Filter> filters;
+  if (window.as_time_window()) {
+    filters.push_back(window.filter(column));
+  } else {
+    for (std::size_t i = 0; i < window.size(); ++i) {
+      filters.push_back(window.partition_at(i)->filter(column));
     }
-    if (chunk.rows() < kFetchRows) break;
   }
-  return out;
+  for (const Filter& filter : filters) {
+    detail::pg::Where where = detail::pg::where_of(filter, type, stored_as[*c]);
+    conn.exec("DELETE FROM " + state.table(conn, dataset) + " WHERE " + where.sql,
+              where.params);
+  }
 }
 
 }  // namespace
@@ -124,21 +109,21 @@ std::unique_ptr<WindowWriter> PostgresDestination::open_writer(const DatasetRef&
 
 Table PostgresDestination::read(const DatasetRef& dataset, const PartitionWindow* window) {
   auto conn = state_->pool.acquire();
+  std::vector<std::string> stored_as;
   Schema schema =
-      detail::pg::stored_schema(*conn, state_->schema, SqliteDestination::table_name(dataset));
+      detail::pg::stored_schema(*conn, state_->schema, State::record_name(dataset), &stored_as);
   if (schema.empty()) return Table();
   std::string select = "SELECT ";
-  for (std::size_t i = 0; i < schema.size(); ++i) {
-    select += (i ? ", " : "") + quote(schema.field(i).name);
-  }
-  select += " FROM " + state_->table(dataset);
+  for (std::size_t i = 0; i < schema.size(); ++i) select += (i ? ", " : "") + quote(stored_as[i]);
+  select += " FROM " + state_->table(*conn, dataset);
   if (!window || !dataset.partitioning) {
     return fetch(*conn, schema, select + " ORDER BY ctid", {});
   }
   const std::string& column = dataset.partitioning->column();
   auto c = schema.find(column);
   if (!c) return Table(schema);
-  detail::pg::Where where = detail::pg::where_of(window->filter(column), schema.field(*c).type);
+  detail::pg::Where where =
+      detail::pg::where_of(window->filter(column), schema.field(*c).type, stored_as[*c]);
   Table rows =
       fetch(*conn, schema, select + " WHERE " + where.sql + " ORDER BY ctid", where.params);
   return in_window_order(std::move(rows), *window, column);
@@ -146,16 +131,17 @@ Table PostgresDestination::read(const DatasetRef& dataset, const PartitionWindow
 
 std::int64_t PostgresDestination::row_count(const DatasetRef& dataset, const Partition* partition) {
   auto conn = state_->pool.acquire();
+  std::vector<std::string> stored_as;
   Schema schema =
-      detail::pg::stored_schema(*conn, state_->schema, SqliteDestination::table_name(dataset));
+      detail::pg::stored_schema(*conn, state_->schema, State::record_name(dataset), &stored_as);
   if (schema.empty()) return 0;
-  std::string sql = "SELECT count(*) FROM " + state_->table(dataset);
+  std::string sql = "SELECT count(*) FROM " + state_->table(*conn, dataset);
   detail::pg::Where where;
   if (partition && dataset.partitioning) {
     auto c = schema.find(dataset.partitioning->column());
     if (!c) return 0;
     where = detail::pg::where_of(partition->filter(dataset.partitioning->column()),
-                                 schema.field(*c).type);
+                                 schema.field(*c).type, stored_as[*c]);
     sql += " WHERE " + where.sql;
   }
   return conn->exec(sql, where.params).int_value(0, 0);
@@ -163,7 +149,7 @@ std::int64_t PostgresDestination::row_count(const DatasetRef& dataset, const Par
 
 std::vector<PartitionCount> PostgresDestination::partition_counts(const DatasetRef& dataset,
                                                                   const PartitionWindow& window) {
-  const std::string name = SqliteDestination::table_name(dataset);
+  const std::string name = State::record_name(dataset);
   std::vector<std::string> keys = window.keys();
   std::vector<PartitionCount> counts(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) counts[i].key = keys[i];
@@ -178,17 +164,18 @@ std::vector<PartitionCount> PostgresDestination::partition_counts(const DatasetR
     for (int r = 0; r < rows.rows(); ++r) written.insert(rows.value(r, 0));
     for (auto& count : counts) count.written = written.count(count.key) > 0;
   }
-  Schema schema = detail::pg::stored_schema(*conn, state_->schema, name);
+  std::vector<std::string> stored_as;
+  Schema schema = detail::pg::stored_schema(*conn, state_->schema, name, &stored_as);
   if (!dataset.partitioning) return counts;
   const std::string& column = dataset.partitioning->column();
   auto c = schema.find(column);
   if (!c) return counts;
   DataType type = schema.field(*c).type;
   // One row per distinct value, placed in its partition here.
-  detail::pg::Where where = detail::pg::where_of(window.filter(column), type);
+  detail::pg::Where where = detail::pg::where_of(window.filter(column), type, stored_as[*c]);
   postgres::Result rows =
-      conn->exec("SELECT " + quote(column) + ", count(*) FROM " + state_->table(dataset) +
-                     " WHERE " + where.sql + " GROUP BY 1",
+      conn->exec("SELECT " + quote(stored_as[*c]) + ", count(*) FROM " +
+                     state_->table(*conn, dataset) + " WHERE " + where.sql + " GROUP BY 1",
                  where.params, true);
   detail::WindowIndex index(window, column);
   for (int r = 0; r < rows.rows(); ++r) {
@@ -203,7 +190,7 @@ std::vector<PartitionCount> PostgresDestination::partition_counts(const DatasetR
 }
 
 std::optional<Schema> PostgresDestination::schema(const DatasetRef& dataset) {
-  const std::string name = SqliteDestination::table_name(dataset);
+  const std::string name = State::record_name(dataset);
   auto conn = state_->pool.acquire();
   Schema schema = detail::pg::stored_schema(*conn, state_->schema, name);
   if (!schema.empty()) return schema;
@@ -218,88 +205,35 @@ std::optional<Schema> PostgresDestination::schema(const DatasetRef& dataset) {
 
 std::vector<std::string> PostgresDestination::retired_columns(const DatasetRef& dataset) {
   auto conn = state_->pool.acquire();
-  return detail::pg::retired_columns(*conn, state_->schema, SqliteDestination::table_name(dataset));
+  return detail::pg::retired_columns(*conn, state_->schema, State::record_name(dataset));
 }
 
 void PostgresDestination::drop(const DatasetRef& dataset, const PartitionWindow* window) {
-  const std::string name = SqliteDestination::table_name(dataset);
+  const std::string name = State::record_name(dataset);
   auto conn = state_->pool.acquire();
   postgres::Transaction tx(*conn);
+  const std::string table = state_->table_name(*conn, dataset);
   // Table changes take turns with the writers of the same dataset (see the writer).
-  detail::pg::lock_table_changes(*conn, state_->schema, name);
+  detail::pg::lock_table_changes(*conn, state_->schema, table);
   postgres::Params params;
   params.text(name);
   if (window == nullptr || dataset.partitioning == nullptr) {
-    conn->exec("DROP TABLE IF EXISTS " + state_->table(dataset));
+    conn->exec("DROP TABLE IF EXISTS " + detail::pg::qualified(state_->schema, table));
     conn->exec("DELETE FROM " + state_->catalog("_interloper_columns") + " WHERE dataset = $1",
                params);
     conn->exec("DELETE FROM " + state_->catalog("_interloper_partitions") + " WHERE dataset = $1",
                params);
     detail::pg::record_retired(*conn, state_->schema, name, {});
+    detail::pg::forget_table(*conn, state_->schema, name);
     tx.commit();
     return;
   }
-  const Schema schema = detail::pg::stored_schema(*conn, state_->schema, name);
-  const std::string& column = dataset.partitioning->column();
-  if (auto c = schema.find(column)) {
-    const DataType type = schema.field(*c).type;
-    std::vector<Filter> filters;
-    if (window->as_time_window()) {
-      filters.push_back(window->filter(column));
-    } else {
-      for (std::size_t i = 0; i < window->size(); ++i) {
-        filters.push_back(window->partition_at(i)->filter(column));
-      }
-    }
-    for (const Filter& filter : filters) {
-      detail::pg::Where where = detail::pg::where_of(filter, type);
-      conn->exec("DELETE FROM " + state_->table(dataset) + " WHERE " + where.sql, where.params);
-    }
-  }
+  drop_window(*state_, *conn, dataset, *window);
   params.text(detail::pg::text_array(window->keys()));
   conn->exec("DELETE FROM " + state_->catalog("_interloper_partitions") +
                  " WHERE dataset = $1 AND key = ANY($2::text[])",
              params);
   tx.commit();
-}
-
-Table PostgresDestination::query(std::string_view sql, const Params& params,
-                                 const QueryScope& scope) {
-  try {
-    return query(sql, params);
-  } catch (const DestinationError& e) {
-    if (scope.asset.empty()) throw;
-    throw DestinationError(fmt::format("asset '{}': {}", scope.asset, e.what()));
-  }
-}
-
-Table PostgresDestination::query(std::string_view sql, const Params& params) {
-  detail::pg::NumberedQuery numbered = detail::pg::number_parameters(sql);
-  postgres::Params bound;
-  for (const std::string& name : numbered.names) {
-    auto given = std::find_if(params.begin(), params.end(), [&](const auto& p) {
-      return p.first == name || p.first == ":" + name;
-    });
-    if (given == params.end()) {
-      bound.null();  // as SQLite leaves an unbound parameter null
-    } else {
-      detail::pg::bind_value(bound, given->second);
-    }
-  }
-  for (const auto& [name, value] : params) {
-    std::string bare = !name.empty() && name[0] == ':' ? name.substr(1) : name;
-    if (std::find(numbered.names.begin(), numbered.names.end(), bare) == numbered.names.end()) {
-      throw DestinationError(
-          fmt::format("postgresql '{}': query has no parameter ':{}': {}", url(), bare, sql));
-    }
-  }
-  auto conn = state_->pool.acquire();
-  postgres::Transaction tx(*conn, "READ ONLY");
-  conn->exec("SET LOCAL search_path TO " + quote(state_->schema) + ", public");
-  conn->exec("DECLARE il_query NO SCROLL CURSOR FOR " + numbered.sql, bound);
-  Table out = fetch_query(*conn);
-  tx.commit();
-  return out;
 }
 
 }  // namespace interloper

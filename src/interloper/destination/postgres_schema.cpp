@@ -6,6 +6,7 @@
 #include <iterator>
 #include <string_view>
 
+#include "interloper/asset.hpp"
 #include "interloper/sql/identifier.hpp"
 #include "interloper/time/civil.hpp"
 
@@ -55,12 +56,77 @@ std::string qualified(const std::string& schema, const std::string& name) {
   return quote(schema) + "." + quote(name);
 }
 
+std::string short_name(std::string_view name) {
+  if (name.size() <= kMaxName) return std::string(name);
+  const std::string hash = fingerprint(name);
+  std::size_t cut = kMaxName - hash.size() - 1;
+  // Never end inside a UTF-8 character: back up over its continuation bytes.
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(name.substr(0, cut)) + "~" + hash;
+}
+
+namespace {
+
+// Tables of long dataset names, recorded once _interloper_tables exists: the tables PostgreSQL
+// truncated for datasets already on record keep the name they have (the first dataset in name
+// order keeps a table two of them shared; the other gets a table of its own).
+void record_truncated_tables(postgres::Connection& conn, const std::string& schema) {
+  conn.exec(fmt::format(
+      "INSERT INTO {0}._interloper_tables (dataset, \"table\") SELECT d, d::name::text FROM "
+      "(SELECT dataset FROM {0}._interloper_columns UNION SELECT dataset FROM "
+      "{0}._interloper_partitions) AS u(d) WHERE octet_length(d) > {1} ORDER BY 1 "
+      "ON CONFLICT DO NOTHING",
+      quote(schema), kMaxName));
+}
+
+}  // namespace
+
+std::string table_of(postgres::Connection& conn, const std::string& schema,
+                     const std::string& dataset) {
+  if (dataset.size() <= kMaxName) return dataset;
+  postgres::Params params;
+  params.text(dataset);
+  postgres::Result found = conn.exec(
+      "SELECT \"table\" FROM " + qualified(schema, "_interloper_tables") + " WHERE dataset = $1",
+      params);
+  return found.rows() > 0 ? std::string(found.value(0, 0)) : short_name(dataset);
+}
+
+void record_table(postgres::Connection& conn, const std::string& schema, const std::string& dataset,
+                  const std::string& table) {
+  if (dataset.size() <= kMaxName) return;
+  postgres::Params params;
+  params.text(dataset);
+  params.text(table);
+  conn.exec("INSERT INTO " + qualified(schema, "_interloper_tables") +
+                " (dataset, \"table\") VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            params);
+  postgres::Params key;
+  key.text(table);
+  postgres::Result holder = conn.exec(
+      "SELECT dataset FROM " + qualified(schema, "_interloper_tables") + " WHERE \"table\" = $1",
+      key);
+  if (holder.rows() > 0 && holder.value(0, 0) != dataset) {
+    throw DestinationError(fmt::format("table '{}' of dataset '{}' already holds dataset '{}'",
+                                       table, dataset, holder.value(0, 0)));
+  }
+}
+
+void forget_table(postgres::Connection& conn, const std::string& schema,
+                  const std::string& dataset) {
+  postgres::Params params;
+  params.text(dataset);
+  conn.exec("DELETE FROM " + qualified(schema, "_interloper_tables") + " WHERE dataset = $1",
+            params);
+}
+
 void ensure_catalog(postgres::Connection& conn, const std::string& schema) {
   postgres::Transaction tx(conn);
   // CREATE ... IF NOT EXISTS races with itself across sessions; one lock per schema settles it.
   postgres::Params lock;
   lock.text("interloper catalog " + schema);
   conn.exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
+  const bool tables_recorded = table_exists(conn, schema, "_interloper_tables");
   conn.exec(
       fmt::format("CREATE SCHEMA IF NOT EXISTS {0}; "
                   "CREATE TABLE IF NOT EXISTS {0}._interloper_columns (dataset text NOT NULL, "
@@ -70,8 +136,13 @@ void ensure_catalog(postgres::Connection& conn, const std::string& schema) {
                   "key text NOT NULL, rows bigint NOT NULL, written_at timestamp NOT NULL, "
                   "PRIMARY KEY (dataset, key)); "
                   "CREATE TABLE IF NOT EXISTS {0}._interloper_retired (dataset text NOT NULL, "
-                  "\"column\" text NOT NULL, PRIMARY KEY (dataset, \"column\"))",
+                  "\"column\" text NOT NULL, PRIMARY KEY (dataset, \"column\")); "
+                  "CREATE TABLE IF NOT EXISTS {0}._interloper_tables (dataset text PRIMARY KEY, "
+                  "\"table\" text NOT NULL UNIQUE); "
+                  // Columns of long names are stored under short_name (NULL: the name itself).
+                  "ALTER TABLE {0}._interloper_columns ADD COLUMN IF NOT EXISTS stored_as text",
                   quote(schema)));
+  if (!tables_recorded) record_truncated_tables(conn, schema);
   tx.commit();
 }
 
@@ -104,16 +175,18 @@ void record_retired(postgres::Connection& conn, const std::string& schema, const
 }
 
 Schema stored_schema(postgres::Connection& conn, const std::string& schema,
-                     const std::string& table) {
+                     const std::string& dataset, std::vector<std::string>* stored_as) {
   postgres::Params params;
-  params.text(table);
-  postgres::Result rows =
-      conn.exec("SELECT \"column\", type FROM " + qualified(schema, "_interloper_columns") +
-                    " WHERE dataset = $1 ORDER BY position",
-                params);
+  params.text(dataset);
+  postgres::Result rows = conn.exec("SELECT \"column\", type, coalesce(stored_as, \"column\") FROM " +
+                                        qualified(schema, "_interloper_columns") +
+                                        " WHERE dataset = $1 ORDER BY position",
+                                    params);
   std::vector<Field> fields;
+  if (stored_as) stored_as->clear();
   for (int r = 0; r < rows.rows(); ++r) {
     fields.push_back({std::string(rows.value(r, 0)), type_from_name(rows.value(r, 1))});
+    if (stored_as) stored_as->emplace_back(rows.value(r, 2));
   }
   return Schema(std::move(fields));
 }
@@ -164,25 +237,57 @@ std::optional<Schema> foreign_schema(postgres::Connection& conn, const std::stri
 namespace {
 
 // ALTER COLUMN ... TYPE for a widening Schema::unify allows (int -> double, date -> timestamp,
-// null -> anything).
-std::string retype(const std::string& table, const Field& field, DataType from) {
+// null -> anything); `column` is the table's name of `field`.
+std::string retype(const std::string& table, const Field& field, const std::string& column,
+                   DataType from) {
   std::string using_clause =
       from == DataType::null ? fmt::format(" USING NULL::{}", sql_type(field.type)) : "";
-  return fmt::format("ALTER TABLE {} ALTER COLUMN {} TYPE {}{}", table, quote(field.name),
+  return fmt::format("ALTER TABLE {} ALTER COLUMN {} TYPE {}{}", table, quote(column),
                      sql_type(field.type), using_clause);
+}
+
+// Records the columns of `merged` (stored under `stored_as`) for `dataset`.
+void record_columns(postgres::Connection& conn, const std::string& schema,
+                    const std::string& dataset, const Schema& merged,
+                    const std::vector<std::string>& stored_as) {
+  postgres::Params params;
+  std::vector<std::string> names, types, positions, stored;
+  for (std::size_t i = 0; i < merged.size(); ++i) {
+    names.push_back(merged.field(i).name);
+    types.emplace_back(type_name(merged.field(i).type));
+    positions.push_back(std::to_string(i));
+    stored.push_back(stored_as[i]);
+  }
+  params.text(dataset);
+  params.text(text_array(names));
+  params.text(text_array(types));
+  params.text(text_array(positions));
+  params.text(text_array(stored));
+  conn.exec("INSERT INTO " + qualified(schema, "_interloper_columns") +
+                " (dataset, \"column\", type, position, stored_as) "
+                "SELECT $1, c, t, p::integer, nullif(s, c) FROM unnest($2::text[], $3::text[], "
+                "$4::text[], $5::text[]) AS u(c, t, p, s) ON CONFLICT (dataset, \"column\") DO "
+                "UPDATE SET type = excluded.type, position = excluded.position, "
+                "stored_as = excluded.stored_as",
+            params);
 }
 
 }  // namespace
 
-void change_schema(postgres::Connection& conn, const std::string& schema, const std::string& table,
-                   const Schema& stored, const Schema& merged,
+void change_schema(postgres::Connection& conn, const std::string& schema,
+                   const std::string& dataset, const std::string& table, const Schema& stored,
+                   std::vector<std::string>& stored_as, const Schema& merged,
                    const std::string& partition_column) {
   const std::string name = qualified(schema, table);
+  stored_as.resize(stored.size());
+  for (std::size_t i = stored.size(); i < merged.size(); ++i) {
+    stored_as.push_back(short_name(merged.field(i).name));
+  }
   std::string ddl;
   if (stored.empty()) {
     ddl = "CREATE TABLE IF NOT EXISTS " + name + " (";
     for (std::size_t i = 0; i < merged.size(); ++i) {
-      ddl += fmt::format("{}{} {}", i ? ", " : "", quote(merged.field(i).name),
+      ddl += fmt::format("{}{} {}", i ? ", " : "", quote(stored_as[i]),
                          sql_type(merged.field(i).type));
     }
     ddl += ")";
@@ -190,36 +295,21 @@ void change_schema(postgres::Connection& conn, const std::string& schema, const 
     for (std::size_t i = 0; i < merged.size(); ++i) {
       const Field& f = merged.field(i);
       if (i >= stored.size()) {
-        ddl +=
-            fmt::format("ALTER TABLE {} ADD COLUMN {} {}; ", name, quote(f.name), sql_type(f.type));
+        ddl += fmt::format("ALTER TABLE {} ADD COLUMN {} {}; ", name, quote(stored_as[i]),
+                           sql_type(f.type));
       } else if (stored.field(i).type != f.type) {
-        ddl += retype(name, f, stored.field(i).type) + "; ";
+        ddl += retype(name, f, stored_as[i], stored.field(i).type) + "; ";
       }
     }
   }
   if (!ddl.empty()) conn.exec(ddl);
-  if (!partition_column.empty() && merged.find(partition_column) &&
-      !(stored.find(partition_column))) {
+  auto c = partition_column.empty() ? std::nullopt : merged.find(partition_column);
+  if (c && !stored.find(partition_column)) {
     conn.exec(fmt::format("CREATE INDEX IF NOT EXISTS {} ON {} ({})",
-                          quote(table + "__" + partition_column), name, quote(partition_column)));
+                          quote(short_name(table + "__" + partition_column)), name,
+                          quote(stored_as[*c])));
   }
-  postgres::Params params;
-  std::vector<std::string> names, types, positions;
-  for (std::size_t i = 0; i < merged.size(); ++i) {
-    names.push_back(merged.field(i).name);
-    types.emplace_back(type_name(merged.field(i).type));
-    positions.push_back(std::to_string(i));
-  }
-  params.text(table);
-  params.text(text_array(names));
-  params.text(text_array(types));
-  params.text(text_array(positions));
-  conn.exec("INSERT INTO " + qualified(schema, "_interloper_columns") +
-                " (dataset, \"column\", type, position) "
-                "SELECT $1, c, t, p::integer FROM unnest($2::text[], $3::text[], $4::text[]) "
-                "AS u(c, t, p) ON CONFLICT (dataset, \"column\") DO UPDATE SET "
-                "type = excluded.type, position = excluded.position",
-            params);
+  record_columns(conn, schema, dataset, merged, stored_as);
 }
 
 namespace {
@@ -239,9 +329,9 @@ std::string timestamp_text(TimePoint t) {
 
 }  // namespace
 
-Where where_of(const Filter& filter, DataType type) {
+Where where_of(const Filter& filter, DataType type, const std::string& stored_as) {
   Where where;
-  const std::string column = quote(filter.column());
+  const std::string column = quote(stored_as.empty() ? filter.column() : stored_as);
   if (filter.kind() == Filter::Kind::range) {
     where.sql = column + " >= $1 AND " + column + " < $2";
     if (type == DataType::string) {

@@ -20,6 +20,27 @@ Oid type_oid(DataType type);
 // "SCHEMA"."name".
 std::string qualified(const std::string& schema, const std::string& name);
 
+// PostgreSQL keeps the first 63 bytes of a name and drops the rest in silence.
+constexpr std::size_t kMaxName = 63;
+// `name` itself when it fits in kMaxName bytes; otherwise a readable prefix (whole UTF-8
+// characters) and, after '~', the fingerprint of the whole name, 63 bytes in all: the same on
+// every run, and different for two names that share their first 63 bytes.
+std::string short_name(std::string_view name);
+
+// The table that holds the dataset recorded as `dataset` ("SOURCE__ASSET", the key of every
+// record): the name itself when it fits; otherwise the table recorded for it in
+// _interloper_tables (a table PostgreSQL truncated before names were shortened keeps its
+// name), or short_name(dataset) when none is recorded yet.
+std::string table_of(postgres::Connection& conn, const std::string& schema,
+                     const std::string& dataset);
+// Records `table` as the table of a long `dataset` (nothing for a name that fits) inside the
+// caller's transaction. Throws DestinationError when another dataset holds that table.
+void record_table(postgres::Connection& conn, const std::string& schema, const std::string& dataset,
+                  const std::string& table);
+// Forgets the table recorded for `dataset` (a dataset dropped whole).
+void forget_table(postgres::Connection& conn, const std::string& schema,
+                  const std::string& dataset);
+
 // Creates the schema and the catalog tables unless they exist (safe against other processes
 // doing the same at once).
 void ensure_catalog(postgres::Connection& conn, const std::string& schema);
@@ -32,9 +53,11 @@ bool table_exists(postgres::Connection& conn, const std::string& schema, const s
 void lock_table_changes(postgres::Connection& conn, const std::string& schema,
                         const std::string& table);
 
-// The stored schema of `table` (empty when never written with columns).
+// The stored schema of dataset `dataset` (empty when never written with columns). With
+// `stored_as`, also the name each column has in the table (short_name of a long name, or the
+// name itself), in the same order.
 Schema stored_schema(postgres::Connection& conn, const std::string& schema,
-                     const std::string& table);
+                     const std::string& dataset, std::vector<std::string>* stored_as = nullptr);
 
 // The columns of `table` when it exists but no columns of it are on record: a table this
 // destination did not create, as it would record them. nullopt when there is no such table.
@@ -51,10 +74,14 @@ std::vector<std::string> retired_columns(postgres::Connection& conn, const std::
 void record_retired(postgres::Connection& conn, const std::string& schema, const std::string& table,
                     const std::vector<std::string>& columns);
 
-// Brings `table` from `stored` to `merged` (create, add columns, widen types), records the
-// columns and indexes the partition column. Runs inside the caller's transaction.
-void change_schema(postgres::Connection& conn, const std::string& schema, const std::string& table,
-                   const Schema& stored, const Schema& merged, const std::string& partition_column);
+// Brings `table` (the table of dataset `dataset`) from `stored` to `merged` (create, add
+// columns, widen types), records the columns and indexes the partition column. `stored_as`
+// holds the table's names of the stored columns and is brought to those of `merged` (a new
+// column of a long name is stored under short_name). Runs inside the caller's transaction.
+void change_schema(postgres::Connection& conn, const std::string& schema,
+                   const std::string& dataset, const std::string& table, const Schema& stored,
+                   std::vector<std::string>& stored_as, const Schema& merged,
+                   const std::string& partition_column);
 
 // A WHERE condition (without the keyword) and its parameters, numbered from `first`.
 struct Where {
@@ -63,7 +90,8 @@ struct Where {
 };
 // `filter` over a column stored as `type`: time bounds bound as timestamps (as ISO text for a
 // text column, in the order text sorts), list membership compared as text.
-Where where_of(const Filter& filter, DataType type);
+// `stored_as`, when given, is the table's name of the filter's column.
+Where where_of(const Filter& filter, DataType type, const std::string& stored_as = "");
 
 // A text[] literal of `items` for a parameter ({"a","b\"c"}).
 std::string text_array(const std::vector<std::string>& items);

@@ -20,6 +20,11 @@
 
 namespace interloper::detail {
 
+namespace pg {
+// Rows fetched from a cursor at a time: memory per round trip, not per read.
+constexpr int kFetchRows = 20000;
+}  // namespace pg
+
 // What every operation of one destination shares: the URL, the schema and the connections.
 struct PostgresState {
   explicit PostgresState(std::string_view text)
@@ -35,8 +40,16 @@ struct PostgresState {
   std::string schema;
   postgres::Pool pool;
 
-  std::string table(const DatasetRef& dataset) const {
-    return pg::qualified(schema, SqliteDestination::table_name(dataset));
+  // The key of `dataset`'s records: "SOURCE__ASSET" (or "ASSET"), whatever its length.
+  static std::string record_name(const DatasetRef& dataset) {
+    return SqliteDestination::table_name(dataset);
+  }
+  // The table of `dataset`, unquoted (see pg::table_of), and qualified and quoted.
+  std::string table_name(postgres::Connection& conn, const DatasetRef& dataset) const {
+    return pg::table_of(conn, schema, record_name(dataset));
+  }
+  std::string table(postgres::Connection& conn, const DatasetRef& dataset) const {
+    return pg::qualified(schema, table_name(conn, dataset));
   }
   std::string catalog(const char* name) const { return pg::qualified(schema, name); }
 
@@ -51,3 +64,11 @@ std::unique_ptr<WindowWriter> open_postgres_writer(PostgresState& state, const D
                                                    const PartitionWindow* window);
 
 }  // namespace interloper::detail
+
+namespace interloper {
+
+struct PostgresDestination::State : detail::PostgresState {
+  using PostgresState::PostgresState;
+};
+
+}  // namespace interloper

@@ -25,8 +25,7 @@ class PostgresWindowWriter final : public WindowWriter {
         window_(window),
         partitioned_(window != nullptr && dataset.partitioning != nullptr),
         column_(dataset.partitioning ? dataset.partitioning->column() : ""),
-        name_(SqliteDestination::table_name(dataset)),
-        table_(state.table(dataset)),
+        name_(detail::PostgresState::record_name(dataset)),
         conn_(state.pool.acquire()),
         tx_(*conn_) {
     if (partitioned_) {
@@ -34,7 +33,11 @@ class PostgresWindowWriter final : public WindowWriter {
       counts_.assign(window->size(), 0);
     }
     lock_partitions();
-    stored_ = detail::pg::stored_schema(*conn_, state_.schema, name_);
+    table_name_ = state_.table_name(*conn_, dataset_);
+    table_ = qualified(state_.schema, table_name_);
+    // A long name's table is on record, so that readers find it (and no other dataset takes it).
+    detail::pg::record_table(*conn_, state_.schema, name_, table_name_);
+    stored_ = detail::pg::stored_schema(*conn_, state_.schema, name_, &stored_as_);
     if (stored_.empty()) take_over();
     // An unpartitioned dataset is replaced whole, so it may come back with any columns and
     // types: its table goes, inside this transaction, and the batches build it anew.
@@ -109,42 +112,44 @@ class PostgresWindowWriter final : public WindowWriter {
   // A table of the dataset's name that this destination did not create is refused, or, when
   // the dataset adopts it, recorded with its columns as they are (and indexed like ours).
   void take_over() {
-    if (!detail::pg::table_exists(*conn_, state_.schema, name_)) return;
+    if (!detail::pg::table_exists(*conn_, state_.schema, table_name_)) return;
     // A concurrent writer of the dataset may have created it since the record was read: the
     // record is read again in line behind it.
-    detail::pg::lock_table_changes(*conn_, state_.schema, name_);
-    stored_ = detail::pg::stored_schema(*conn_, state_.schema, name_);
+    detail::pg::lock_table_changes(*conn_, state_.schema, table_name_);
+    stored_ = detail::pg::stored_schema(*conn_, state_.schema, name_, &stored_as_);
     if (!stored_.empty()) return;
     std::optional<Schema> existing;
     try {
-      existing = detail::pg::foreign_schema(*conn_, state_.schema, name_);
+      existing = detail::pg::foreign_schema(*conn_, state_.schema, table_name_);
       if (!existing) return;
     } catch (const DestinationError& e) {
       if (dataset_.adopt) {
         state_.fail_table(
-            name_, fmt::format("cannot be taken over by asset '{}': {}", dataset_.asset, e.what()));
+            table_name_, fmt::format("cannot be taken over by asset '{}': {}", dataset_.asset, e.what()));
       }
     }
     if (!dataset_.adopt) {
-      state_.fail_table(name_, fmt::format("exists but was not created by interloper; it is left "
+      state_.fail_table(table_name_, fmt::format("exists but was not created by interloper; it is left "
                                            "as it is. Rename it, or let asset '{}' take it over "
                                            "(adopt: true)",
                                            dataset_.asset));
     }
     // From an empty record to the table's own columns: CREATE TABLE IF NOT EXISTS leaves the
     // table as it is; the columns are recorded and the partition column indexed.
-    detail::pg::change_schema(*conn_, state_.schema, name_, Schema(), *existing, column_);
+    detail::pg::change_schema(*conn_, state_.schema, name_, table_name_, Schema(), stored_as_,
+                              *existing, column_);
     stored_ = std::move(*existing);
   }
 
   void drop_table() {
-    detail::pg::lock_table_changes(*conn_, state_.schema, name_);
+    detail::pg::lock_table_changes(*conn_, state_.schema, table_name_);
     conn_->exec("DROP TABLE IF EXISTS " + table_);
     postgres::Params params;
     params.text(name_);
     conn_->exec("DELETE FROM " + state_.catalog("_interloper_columns") + " WHERE dataset = $1",
                 params);
     stored_ = Schema();
+    stored_as_.clear();
   }
 
   // The stored and incoming types cannot be unified: says why, and how to go on for a
@@ -153,9 +158,9 @@ class PostgresWindowWriter final : public WindowWriter {
     try {
       if (dataset_.partitioning != nullptr) detail::evolve_schema(dataset_, stored_, incoming);
     } catch (const DestinationError& explained) {
-      state_.fail_table(name_, explained.what());
+      state_.fail_table(table_name_, explained.what());
     }
-    state_.fail_table(name_, e.what());
+    state_.fail_table(table_name_, e.what());
   }
 
   // Creates the table, adds columns or widens types when `incoming` needs it.
@@ -169,15 +174,16 @@ class PostgresWindowWriter final : public WindowWriter {
     if (merged == stored_) return;
     if (copying_) end_copy();
     // Table changes by concurrent writers of one dataset take turns; re-read once in line.
-    detail::pg::lock_table_changes(*conn_, state_.schema, name_);
-    stored_ = detail::pg::stored_schema(*conn_, state_.schema, name_);
+    detail::pg::lock_table_changes(*conn_, state_.schema, table_name_);
+    stored_ = detail::pg::stored_schema(*conn_, state_.schema, name_, &stored_as_);
     try {
       merged = Schema::unify(stored_, incoming);
     } catch (const DataError& e) {
       incompatible(incoming, e);
     }
     if (merged == stored_) return;
-    detail::pg::change_schema(*conn_, state_.schema, name_, stored_, merged, column_);
+    detail::pg::change_schema(*conn_, state_.schema, name_, table_name_, stored_, stored_as_,
+                              merged, column_);
     stored_ = merged;
   }
 
@@ -201,7 +207,7 @@ class PostgresWindowWriter final : public WindowWriter {
       }
     }
     for (const Filter& filter : filters) {
-      detail::pg::Where where = detail::pg::where_of(filter, type);
+      detail::pg::Where where = detail::pg::where_of(filter, type, stored_as_[*c]);
       conn_->exec("DELETE FROM " + table_ + " WHERE " + where.sql, where.params);
     }
   }
@@ -212,8 +218,9 @@ class PostgresWindowWriter final : public WindowWriter {
     copy_types_.clear();
     for (std::size_t c = 0; c < columns.size(); ++c) {
       const Field& f = columns.field(c);
-      sql += (c ? ", " : "") + quote(f.name);
-      copy_types_.push_back(stored_.field(*stored_.find(f.name)).type);
+      const std::size_t at = *stored_.find(f.name);
+      sql += (c ? ", " : "") + quote(stored_as_[at]);
+      copy_types_.push_back(stored_.field(at).type);
     }
     sql += ") FROM STDIN (FORMAT binary)";
     conn_->copy_start(sql);
@@ -236,7 +243,7 @@ class PostgresWindowWriter final : public WindowWriter {
 
   // Which stored columns this write did not produce; writers of the dataset take turns.
   void record_retired() {
-    detail::pg::lock_table_changes(*conn_, state_.schema, name_);
+    detail::pg::lock_table_changes(*conn_, state_.schema, table_name_);
     const Schema stored = detail::pg::stored_schema(*conn_, state_.schema, name_);
     const std::vector<std::string> before =
         detail::pg::retired_columns(*conn_, state_.schema, name_);
@@ -277,13 +284,15 @@ class PostgresWindowWriter final : public WindowWriter {
   const PartitionWindow* window_;
   bool partitioned_;
   std::string column_;
-  std::string name_;   // unqualified
-  std::string table_;  // qualified and quoted
+  std::string name_;        // the key of the dataset's records
+  std::string table_name_;  // its table, unqualified
+  std::string table_;       // its table, qualified and quoted
   postgres::Pool::Lease conn_;
   postgres::Transaction tx_;
   std::optional<detail::WindowIndex> index_;
   std::vector<std::int64_t> counts_;
   Schema stored_;
+  std::vector<std::string> stored_as_;  // the table's names of stored_'s columns
   Schema written_;  // the columns of every batch appended
   bool cleared_ = false;
   bool copying_ = false;

@@ -255,6 +255,13 @@ Result Connection::exec_prepared(std::string_view sql, const Params& params) {
                sql);
 }
 
+Result Connection::describe(std::string_view sql, const Params& params) {
+  std::string text(sql);
+  check(PQprepare(conn_, "", text.c_str(), static_cast<int>(params.size()), params.types_.data()),
+        sql);
+  return check(PQdescribePrepared(conn_, ""), sql);
+}
+
 void Connection::copy_start(std::string_view sql) {
   std::string text(sql);
   Result result(PQexec(conn_, text.c_str()));

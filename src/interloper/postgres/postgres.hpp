@@ -132,6 +132,11 @@ class Connection {
   // it under a name (the parameter types of that call are kept for it), later ones execute it
   // by name, so the server parses it once and may keep its plan.
   Result exec_prepared(std::string_view sql, const Params& params);
+  // Prepares `sql` (one statement) as the unnamed statement with the types of `params` and
+  // describes it without running it: the result has no rows, and PQnfields, PQftype, PQfmod,
+  // PQfname, PQnparams and PQparamtype give its columns and parameters. Throws on failure
+  // (a syntax error, several statements).
+  Result describe(std::string_view sql, const Params& params);
 
   // COPY ... FROM STDIN: start (the statement), put data, end. A failed end throws with the
   // server's message (a constraint, a bad value).
