@@ -134,6 +134,9 @@ struct RunRecord {
 struct Claim {
   std::string owner;  // who runs them, e.g. "host:pid:run id"
   TimePoint expires;
+  // In a claim that claim() found in the way: why its owner counts as running, for messages
+  // ("its process 12 on host h is running", "its claim lapses at ..."). Empty otherwise.
+  std::string holder = {};
   friend bool operator==(const Claim&, const Claim&) = default;
 };
 
@@ -168,8 +171,10 @@ class MaterializationStore {
   // Claims the partitions of `window` (nullptr: the unpartitioned dataset) of every dataset in
   // `datasets` for `claim.owner` until `claim.expires`: all or nothing, atomically. Returns
   // nullopt when claimed; otherwise the claim that holds one of them (another owner's, expiring
-  // after `now`), and nothing is claimed. A claim that expired counts for nothing, so the
-  // claims of a process that died lapse by themselves. The owner's own claims are extended.
+  // after `now`), and nothing is claimed. A claim that expired counts for nothing, and so does
+  // a claim whose owner the store can tell is dead (its process, or its session with the
+  // store's server, is gone): such claims are taken over at once, and the claims of an owner
+  // it cannot check lapse with their lease. The owner's own claims are extended.
   virtual std::optional<Claim> claim(const std::vector<DatasetRef>& datasets,
                                      const PartitionWindow* window, const Claim& claim,
                                      TimePoint now) = 0;

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <unistd.h>
+
+#include <atomic>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +18,7 @@
 
 #include "interloper/pipeline/process.hpp"
 #include "support/cli_process.hpp"
+#include "support/postgres.hpp"
 #include "support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -506,7 +510,28 @@ TEST_F(Cli, TwoBackfillsOverOneStoreRunEachPartitionOnce) {
   EXPECT_EQ(json::parse(status.out)[0]["materialized"], json({"2026-11-01..2026-11-12"}));
 }
 
-TEST_F(Cli, ClaimsOfADeadBackfillLapse) {
+// The slow pipeline over the default SQLite store, or over a PostgreSQL store of its own.
+std::string slow_pipeline_text(bool postgres_store) {
+  if (!postgres_store) return slow_pipeline_text();
+  static std::atomic<int> counter{0};
+  return "store: ${IL_TEST_POSTGRES_URL}?schema=il_claims_" + std::to_string(::getpid()) + "_" +
+         std::to_string(++counter) + "\n" + slow_pipeline_text();
+}
+
+class CliClaims : public Cli, public ::testing::WithParamInterface<std::string> {
+ protected:
+  void SetUp() override {
+    if (GetParam() != "postgres") return;
+    IL_REQUIRE_POSTGRES(url);
+    (void)url;
+  }
+  std::string pipeline_text() { return slow_pipeline_text(GetParam() == "postgres"); }
+};
+
+INSTANTIATE_TEST_SUITE_P(Stores, CliClaims, ::testing::Values("sqlite", "postgres"),
+                         [](const auto& info) { return info.param; });
+
+TEST_P(CliClaims, ClaimsOfAKilledBackfillAreTakenOverAtOnce) {
   // The first run of the partition kills the backfill running it (as a crash would).
   write("slow.sh",
         "#!/bin/sh\n"
@@ -515,32 +540,46 @@ TEST_F(Cli, ClaimsOfADeadBackfillLapse) {
         "echo \"{\\\"date\\\":\\\"$1\\\"}\"\n",
         true);
   write("crash.txt", "");
-  std::string path = pipeline(slow_pipeline_text());
-  std::vector<std::string> args{"backfill",      path, "--window", "2026-11-01..2026-11-01",
-                                "--claim-lease", "2"};
+  std::string path = pipeline(pipeline_text());
+  std::vector<std::string> args{"backfill", path, "--window", "2026-11-01..2026-11-01",
+                                "--missing"};
   Outcome crashed = interloper(args);
   EXPECT_EQ(crashed.code, 128 + SIGKILL) << crashed.err;
   ASSERT_EQ(calls().size(), 1u);
 
-  // Right after, the dead run's claim still holds: the partition is skipped, not run.
-  Outcome skipped = interloper(args);
-  EXPECT_EQ(skipped.code, 0) << skipped.err;
-  EXPECT_NE(skipped.out.find("1 task, 0 succeeded, 0 failed, 0 canceled, 0 skipped, 1 claimed "
-                             "by another run (slow 2026-11-01)"),
-            std::string::npos)
-      << skipped.out;
-  EXPECT_EQ(calls().size(), 1u);
-
-  // Once the lease has run out, the partition runs.
-  Outcome done;
-  for (int attempt = 0; attempt < 40; ++attempt) {
-    done = interloper(args);
-    if (done.out.find("claimed by another run") == std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  }
-  EXPECT_EQ(done.code, 0) << done.err;
-  EXPECT_NE(done.out.find("1 task, 1 succeeded"), std::string::npos) << done.out;
+  // Right after, within the lease (60 seconds), the next run takes the dead run's claim over.
+  Outcome next = interloper(args);
+  EXPECT_EQ(next.code, 0) << next.err;
+  EXPECT_NE(next.out.find("1 task, 1 succeeded"), std::string::npos) << next.out;
   EXPECT_EQ(calls().size(), 2u);
+}
+
+TEST_P(CliClaims, ALiveOwnersClaimHoldsAndTheMessageSaysItIsAlive) {
+  write("slow.sh",
+        "#!/bin/sh\n"
+        "echo \"$1\" >> calls.log\n"
+        "while [ ! -f go.txt ]; do sleep 0.05; done\n"
+        "echo \"{\\\"date\\\":\\\"$1\\\"}\"\n",
+        true);
+  std::string path = pipeline(pipeline_text());
+  std::vector<std::string> args{"backfill", path, "--window", "2026-11-01..2026-11-01",
+                                "--missing"};
+  Outcome first;
+  std::thread running([&] { first = interloper(args); });
+  for (int i = 0; i < 400 && calls().empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  Outcome second = interloper(args);
+  write("go.txt", "");
+  running.join();
+  EXPECT_EQ(second.code, 0) << second.err;
+  EXPECT_NE(second.out.find("1 claimed by another run"), std::string::npos) << second.out;
+  const std::string alive = GetParam() == "postgres"
+                                ? "its session with the store's server (server process "
+                                : "is running";
+  EXPECT_NE(second.out.find(alive), std::string::npos) << second.out;
+  EXPECT_EQ(first.code, 0) << first.err;
+  EXPECT_EQ(calls().size(), 1u);
 }
 
 TEST_F(Cli, SqlParametersAreBoundNotSpliced) {

@@ -9,8 +9,13 @@
 #include <atomic>
 #include <fstream>
 #include <random>
+#include <sstream>
+#include <thread>
 
 #include "destination/storage_fixtures.hpp"
+#include "interloper/postgres/postgres.hpp"
+#include "interloper/run/owner_process.hpp"
+#include "interloper/sqlite/sqlite.hpp"
 #include "support/postgres.hpp"
 
 namespace interloper {
@@ -406,7 +411,17 @@ TEST_P(StoreTest, ClaimsKeepOtherOwnersOutUntilReleasedOrLapsed) {
   EXPECT_FALSE(store->claim({stats, other}, &first_five, {"a", later}, now));
   // Another owner is refused anything overlapping, in either dataset, and told who holds it.
   TimePartitionWindow third(day(2026, 1, 3), day(2026, 1, 3));
-  EXPECT_EQ(store->claim({stats}, &third, {"b", later}, now), (Claim{"a", later}));
+  std::optional<Claim> held = store->claim({stats}, &third, {"b", later}, now);
+  ASSERT_TRUE(held.has_value());
+  EXPECT_EQ(held->owner, "a");
+  EXPECT_EQ(held->expires, later);
+  // ...and why it counts as running: the stores that share a file or a server check.
+  if (GetParam() == "sqlite") {
+    EXPECT_NE(held->holder.find(" is running"), std::string::npos) << held->holder;
+  }
+  if (GetParam() == "postgres") {
+    EXPECT_NE(held->holder.find(" is open"), std::string::npos) << held->holder;
+  }
   TimePartitionWindow fifth_sixth(day(2026, 1, 5), day(2026, 1, 6));
   EXPECT_TRUE(store->claim({other}, &fifth_sixth, {"b", later}, now).has_value());
   // All or nothing: the refused claim took no part of the window (the sixth is free for c).
@@ -424,8 +439,10 @@ TEST_P(StoreTest, ClaimsKeepOtherOwnersOutUntilReleasedOrLapsed) {
   EXPECT_FALSE(store->claim({stats}, &tenth, {"e", later}, now));
   const TimePoint much_later(at(2026, 6, 2, 0));
   store->renew("e", much_later);
-  EXPECT_EQ(store->claim({stats}, &tenth, {"f", much_later}, TimePoint(at(2026, 6, 1, 20))),
-            (Claim{"e", much_later}));
+  held = store->claim({stats}, &tenth, {"f", much_later}, TimePoint(at(2026, 6, 1, 20)));
+  ASSERT_TRUE(held.has_value());
+  EXPECT_EQ(held->owner, "e");
+  EXPECT_EQ(held->expires, much_later);
   // List keys and unpartitioned datasets are claimed too.
   ListPartitionConfig regions("region", {"eu", "us", "apac"}, true);
   DatasetRef sales{"shop", "sales", &regions};
@@ -438,6 +455,92 @@ TEST_P(StoreTest, ClaimsKeepOtherOwnersOutUntilReleasedOrLapsed) {
   DatasetRef dims{"", "dims", nullptr};
   EXPECT_FALSE(store->claim({dims}, nullptr, {"g", later}, now));
   EXPECT_TRUE(store->claim({dims}, nullptr, {"h", later}, now).has_value());
+}
+
+// This process's claim token with its host and pid replaced: a process that cannot be running
+// (no such pid) on this host, or one on a host this process cannot check.
+std::string forged_process(const std::string& host, const std::string& pid) {
+  std::istringstream in(detail::this_process());
+  std::string my_host, my_pid, boot, start;
+  in >> my_host >> my_pid >> boot >> start;
+  return (host.empty() ? my_host : host) + " " + pid + " " + boot + " " + start;
+}
+
+TEST_F(SqliteStoreTest, ClaimsOfADeadProcessAreTakenOverAtOnceAndOthersAreExplained) {
+  ASSERT_FALSE(detail::this_process().empty()) << "no /proc: nothing to check";
+  const TimePoint now(at(2026, 6, 1, 12));
+  const TimePoint later(at(2026, 6, 1, 13));
+  TimePartitionWindow first(day(2026, 1, 1), day(2026, 1, 1));
+  TimePartitionWindow second(day(2026, 1, 2), day(2026, 1, 2));
+  TimePartitionWindow third(day(2026, 1, 3), day(2026, 1, 3));
+  ASSERT_FALSE(store->claim({stats}, &first, {"dead", later}, now));
+  ASSERT_FALSE(store->claim({stats}, &second, {"remote", later}, now));
+  ASSERT_FALSE(store->claim({stats}, &third, {"old", later}, now));
+  {
+    sqlite::Database db(path);
+    db.exec(("UPDATE claims SET process = '" + forged_process("", "999999999") +
+             "' WHERE owner = 'dead'; UPDATE claims SET process = '" +
+             forged_process("elsewhere.invalid", "42") +
+             "' WHERE owner = 'remote'; UPDATE claims SET process = '' WHERE owner = 'old'")
+                .c_str());
+  }
+  // The dead process's claim is taken over before its lease ends.
+  EXPECT_FALSE(store->claim({stats}, &first, {"next", later}, now));
+  // A process of another host, or a claim of an earlier version, holds until its lease ends,
+  // and the message says why.
+  std::optional<Claim> held = store->claim({stats}, &second, {"next", later}, now);
+  ASSERT_TRUE(held.has_value());
+  EXPECT_NE(held->holder.find("cannot be checked from here (process 42 on host "
+                              "elsewhere.invalid)"),
+            std::string::npos)
+      << held->holder;
+  held = store->claim({stats}, &third, {"next", later}, now);
+  ASSERT_TRUE(held.has_value());
+  EXPECT_NE(held->holder.find("not recorded"), std::string::npos) << held->holder;
+}
+
+TEST(PostgresStoreClaims, ClaimsOfAClosedSessionAreTakenOverAtOnce) {
+  IL_REQUIRE_POSTGRES(url);
+  std::random_device device;
+  const std::string schema = "il_claims_" + std::to_string(device() % 1000000000u);
+  PostgresStore store(url + "?schema=" + schema);
+  TimePartitionConfig daily{"date", {.allow_window = true}};
+  DatasetRef stats{"ads", "stats", &daily};
+  const TimePoint now(at(2026, 6, 1, 12));
+  const TimePoint later(at(2026, 6, 1, 13));
+  TimePartitionWindow first(day(2026, 1, 1), day(2026, 1, 1));
+  TimePartitionWindow second(day(2026, 1, 2), day(2026, 1, 2));
+  {
+    // Another store, whose session then ends (as when its process dies or the server restarts).
+    PostgresStore gone(url + "?schema=" + schema);
+    ASSERT_FALSE(gone.claim({stats}, &first, {"gone", later}, now));
+  }
+  ASSERT_FALSE(store.claim({stats}, &second, {"old", later}, now));
+  postgres::Pool pool(postgres::parse_url(url, {}));
+  pool.acquire()->exec("UPDATE \"" + schema +
+                       "\".interloper_claims SET backend = '' WHERE owner = 'old'");
+  // The session's end reaches pg_stat_activity a moment after the connection closes.
+  std::optional<Claim> held;
+  for (int i = 0; i < 100; ++i) {
+    held = store.claim({stats}, &first, {"next", later}, now);
+    if (!held) break;
+    EXPECT_NE(held->holder.find("is open"), std::string::npos) << held->holder;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_FALSE(held.has_value()) << held->holder;
+  // A claim of an earlier version holds until its lease ends, and the message says so.
+  held = PostgresStore(url + "?schema=" + schema).claim({stats}, &second, {"next", later}, now);
+  ASSERT_TRUE(held.has_value());
+  EXPECT_NE(held->holder.find("earlier version"), std::string::npos) << held->holder;
+  // A live owner's claim holds, and the message says that its session is open.
+  TimePartitionWindow third(day(2026, 1, 3), day(2026, 1, 3));
+  ASSERT_FALSE(store.claim({stats}, &third, {"live", later}, now));
+  held = PostgresStore(url + "?schema=" + schema).claim({stats}, &third, {"other", later}, now);
+  ASSERT_TRUE(held.has_value());
+  EXPECT_EQ(held->owner, "live");
+  EXPECT_NE(held->holder.find("its session with the store's server (server process "),
+            std::string::npos)
+      << held->holder;
 }
 
 TEST_P(StoreTest, FailuresOfAWindowWithTheirErrors) {
@@ -620,7 +723,7 @@ TEST_F(SqliteStoreTest, AStoreWrittenBeforeDefinitionsWereKeptOpensWithThemUnkno
   reopened.record(stats, &first, done_by("current"));
   s = reopened.status(stats, window);
   EXPECT_EQ(s.definitions, (std::vector<DefinedRange>{{{0, 0}, "current"}, {{1, 9}, ""}}));
-  EXPECT_EQ(count_rows(path, "PRAGMA user_version"), 6);
+  EXPECT_EQ(count_rows(path, "PRAGMA user_version"), 7);
 }
 
 TEST_F(SqliteStoreTest, AReaderTakesAVersionFiveFileAsItIsAndAWriterAddsTheLastRecords) {
@@ -644,7 +747,35 @@ TEST_F(SqliteStoreTest, AReaderTakesAVersionFiveFileAsItIsAndAWriterAddsTheLastR
   EXPECT_FALSE(writer.last_record(stats).has_value());
   writer.record(stats, &window, done("r2"));
   EXPECT_EQ(writer.last_record(stats)->run_id, "r2");
-  EXPECT_EQ(count_rows(path, "PRAGMA user_version"), 6);
+  EXPECT_EQ(count_rows(path, "PRAGMA user_version"), 7);
+}
+
+TEST_F(SqliteStoreTest, AVersionSixFileKeepsItsClaimsWhichLapseByTheirLease) {
+  TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 3));
+  const TimePoint now(at(2026, 6, 1, 12));
+  const TimePoint later(at(2026, 6, 1, 13));
+  store->record(stats, &window, done("r1"));
+  ASSERT_FALSE(store->claim({stats}, &window, {"old", later}, now));
+  store.reset();
+  // The file as version 6 wrote it: claims without their process.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE claims DROP COLUMN process; PRAGMA user_version = 6;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  {
+    auto reader = open_store_read_only(path);
+    EXPECT_EQ(reader->status(stats, window).materialized, (std::vector<PartitionRange>{{0, 2}}));
+  }
+  SqliteStore writer(path);
+  std::optional<Claim> held = writer.claim({stats}, &window, {"new", later}, now);
+  ASSERT_TRUE(held.has_value());
+  EXPECT_EQ(held->owner, "old");
+  EXPECT_NE(held->holder.find("not recorded"), std::string::npos) << held->holder;
+  EXPECT_FALSE(writer.claim({stats}, &window, {"new", later}, later));  // lapsed
+  EXPECT_EQ(count_rows(path, "PRAGMA user_version"), 7);
 }
 
 TEST_F(SqliteStoreTest, AReaderSeesAFileAWriterHasNotFilledYetAsEmpty) {

@@ -231,8 +231,9 @@ Command add_backfill(CLI::App& app, Args& args, const Program& program) {
                   "reads it.\n\n"
                   "Before a task runs it is claimed in the store. Tasks another backfill is\n"
                   "running are skipped, not waited for, with the tasks reading them (counted as\n"
-                  "\"claimed\" in the summary); a run that dies leaves claims that lapse after\n"
-                  "the lease.\n\n"
+                  "\"claimed\" in the summary). The claims of a run that died are taken over\n"
+                  "at once when the store can tell (its process on this host, or its session\n"
+                  "with a PostgreSQL store, is gone); others lapse after the lease.\n\n"
                   "{2}"
                   "Examples:\n  {0} backfill{1} --window 2026-11-01..2026-11-30 --concurrency 4\n"
                   "  {0} backfill{1} --window 2026-11-01..2026-11-30 --missing",

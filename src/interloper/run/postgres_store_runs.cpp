@@ -16,6 +16,7 @@ std::optional<Claim> PostgresStore::claim(const std::vector<DatasetRef>& dataset
     Params p;
     put_int(p, now.seconds().time_since_epoch().count());
     state_->db().exec("DELETE FROM " + state_->t("claims") + " WHERE expires <= $1", p);
+    state_->drop_claims_of_closed_sessions();
   }
   for (const DatasetRef& dataset : datasets) {
     for (const detail::ClaimSpan& span : spans) {
@@ -31,12 +32,17 @@ std::optional<Claim> PostgresStore::claim(const std::vector<DatasetRef>& dataset
       Params p = State::claim_params(dataset, scope, span, claim.owner);
       put_int(p, claim.expires.seconds().time_since_epoch().count());
       state_->db().exec("INSERT INTO " + state_->t("claims") +
-                            " (source, asset, scope, key, first, last, owner, expires) VALUES "
-                            "($1, $2, $3, $4, $5, $6, $7, $8)",
+                            " (source, asset, scope, key, first, last, owner, expires, backend) "
+                            "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, " +
+                            State::kSession + ")",
                         p);
     }
   }
   tx.commit();
+  if (std::find(state_->owners.begin(), state_->owners.end(), claim.owner) ==
+      state_->owners.end()) {
+    state_->owners.push_back(claim.owner);
+  }
   return std::nullopt;
 }
 
@@ -59,7 +65,9 @@ void PostgresStore::renew(std::string_view owner, TimePoint expires) {
   Params p;
   put_int(p, expires.seconds().time_since_epoch().count());
   p.text(std::string(owner), postgres::oid::text);
-  state_->db().exec("UPDATE " + state_->t("claims") + " SET expires = $1 WHERE owner = $2", p);
+  state_->db().exec("UPDATE " + state_->t("claims") + " SET expires = $1, backend = " +
+                        State::kSession + " WHERE owner = $2",
+                    p);
 }
 
 void PostgresStore::record_run(const RunRecord& run, std::size_t keep) {

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "interloper/destination/postgres_schema.hpp"
 #include "interloper/postgres/postgres.hpp"
 #include "interloper/run/range_map.hpp"
 #include "interloper/sql/identifier.hpp"
@@ -92,6 +93,13 @@ struct PostgresStore::State {
   std::shared_ptr<const postgres::Url> shared_url;
   std::unique_ptr<postgres::Connection> conn;
   std::mutex mutex;
+  std::vector<std::string> owners;  // whose claims this store took: stamped again on reconnect
+
+  // The session that runs a claim's owner, as `backend` records it: the server process and its
+  // start, so that a process id the server uses again names another session.
+  static constexpr const char* kSession =
+      "(SELECT pid::text || ' ' || extract(epoch FROM backend_start)::text FROM "
+      "pg_stat_activity WHERE pid = pg_backend_pid())";
 
   std::string t(const char* name) const {
     return sql::quote_identifier(schema) + "." +
@@ -100,7 +108,16 @@ struct PostgresStore::State {
 
   // The connection, opened again when the server went away since the last use.
   postgres::Connection& db() {
-    if (!conn->ok()) conn = std::make_unique<postgres::Connection>(shared_url);
+    if (conn->ok()) return *conn;
+    conn = std::make_unique<postgres::Connection>(shared_url);
+    // A run outliving its session (the server restarted) still holds its claims.
+    if (!owners.empty()) {
+      Params p;
+      p.text(detail::pg::text_array(owners), postgres::oid::unknown);
+      conn->exec("UPDATE " + t("claims") + " SET backend = " + kSession +
+                     " WHERE owner = ANY($1::text[])",
+                 p);
+    }
     return *conn;
   }
 
@@ -140,7 +157,9 @@ struct PostgresStore::State {
         "finished text NOT NULL, error text NOT NULL, PRIMARY KEY (source, asset));"
         // Stores created before definitions were kept: "" is an unknown definition.
         "ALTER TABLE {ranges} ADD COLUMN IF NOT EXISTS definition text NOT NULL DEFAULT '';"
-        "ALTER TABLE {keys} ADD COLUMN IF NOT EXISTS definition text NOT NULL DEFAULT ''",
+        "ALTER TABLE {keys} ADD COLUMN IF NOT EXISTS definition text NOT NULL DEFAULT '';"
+        // Stores created before claims named their session: "" is unknown, lapses by lease.
+        "ALTER TABLE {claims} ADD COLUMN IF NOT EXISTS backend text NOT NULL DEFAULT ''",
         fmt::arg("schema", sql::quote_identifier(schema)), fmt::arg("failures", t("failures")),
         fmt::arg("ranges", t("partition_ranges")), fmt::arg("keys", t("partition_keys")),
         fmt::arg("claims", t("claims")), fmt::arg("runs", t("runs")),
@@ -339,12 +358,29 @@ struct PostgresStore::State {
                                      TimePoint now) {
     Params p = claim_params(dataset, scope, span, owner);
     put_int(p, now.seconds().time_since_epoch().count());
-    Result r = db().exec("SELECT owner, expires FROM " + t("claims") +
+    Result r = db().exec("SELECT owner, expires, backend FROM " + t("claims") +
                              " WHERE source = $1 AND asset = $2 AND scope = $3 AND key = $4 AND "
                              "first <= $6 AND last >= $5 AND owner != $7 AND expires > $8 LIMIT 1",
                          p);
     if (r.rows() == 0) return std::nullopt;
-    return Claim{std::string(r.value(0, 0)), TimePoint::from_epoch_seconds(r.int_value(0, 1))};
+    Claim held{std::string(r.value(0, 0)), TimePoint::from_epoch_seconds(r.int_value(0, 1))};
+    const std::string_view backend = r.value(0, 2);
+    held.holder = backend.empty()
+                      ? fmt::format("its session cannot be checked (a claim of an earlier "
+                                    "version); the claim lapses at {}",
+                                    held.expires.to_string())
+                      : fmt::format("its session with the store's server (server process {}) "
+                                    "is open",
+                                    backend.substr(0, backend.find(' ')));
+    return held;
+  }
+
+  // Deletes the claims whose owner's session with the server is gone (the owner died, or the
+  // server restarted under it): they are taken over at once.
+  void drop_claims_of_closed_sessions() {
+    db().exec("DELETE FROM " + t("claims") +
+              " c WHERE c.backend <> '' AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE "
+              "a.pid::text || ' ' || extract(epoch FROM a.backend_start)::text = c.backend)");
   }
 
   void drop_own(const DatasetRef& dataset, const std::string& scope, const detail::ClaimSpan& span,

@@ -65,7 +65,9 @@ TaskResult Engine::claim_and_execute(std::size_t task, Unrun& unrun) {
     if (std::optional<Claim> held = store->claim(datasets, window.get(), mine, now)) {
       unrun = Unrun::claimed_elsewhere;
       result.status = Status::skipped;
-      result.error = fmt::format("claimed by {}", held->owner);
+      result.error = held->holder.empty()
+                         ? fmt::format("claimed by {}", held->owner)
+                         : fmt::format("claimed by {}: {}", held->owner, held->holder);
       return result;
     }
     // Only a task that runs for itself can have been finished meanwhile: one that runs

@@ -16,6 +16,13 @@ void SqliteStore::State::add_definition_columns() {
   }
 }
 
+void SqliteStore::State::add_claim_process_column() {
+  Statement columns(db, "SELECT count(*) FROM pragma_table_info('claims') WHERE name = 'process'");
+  if (columns.step() && columns.column_int(0) == 0) {
+    db.exec("ALTER TABLE claims ADD COLUMN process TEXT NOT NULL DEFAULT ''");
+  }
+}
+
 void SqliteStore::State::migrate_from_records() {
   bool old_ranges = false;
   bool old_keys = false;

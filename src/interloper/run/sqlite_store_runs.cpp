@@ -25,10 +25,11 @@ std::optional<Claim> SqliteStore::claim(const std::vector<DatasetRef>& datasets,
     for (const detail::ClaimSpan& span : spans) {
       state_->drop_own(dataset, scope, span, claim.owner);
       auto insert = state_->db.cached(
-          "INSERT INTO claims (source, asset, scope, key, first, last, owner, expires) VALUES "
-          "(?, ?, ?, ?, ?, ?, ?, ?)");
+          "INSERT INTO claims (source, asset, scope, key, first, last, owner, expires, process) "
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
       State::bind_claim(*insert, dataset, scope, span, claim.owner);
       insert->bind_int(8, claim.expires.seconds().time_since_epoch().count());
+      insert->bind_text(9, detail::this_process(), false);
       insert->step();
     }
   }

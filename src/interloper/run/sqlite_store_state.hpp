@@ -11,6 +11,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "interloper/run/owner_process.hpp"
 #include "interloper/run/range_map.hpp"
 #include "interloper/sqlite/sqlite.hpp"
 #include "interloper/store.hpp"
@@ -86,7 +87,7 @@ inline Cell cell_from(Statement& stmt, int at) {
           stmt.column_is_null(at + 1) ? 0 : stmt.column_int(at + 1), stmt.column_text(at + 2)};
 }
 
-constexpr int kSchemaVersion = 6;
+constexpr int kSchemaVersion = 7;
 
 // Thrown when a store opened read-only holds nothing yet: a writer has created the file and
 // not yet committed its tables. A reader sees such a store as empty.
@@ -104,9 +105,10 @@ struct SqliteStore::State {
         db(path,
            read_only ? sqlite::Database::Mode::read_only : sqlite::Database::Mode::read_write) {
     if (schema_version() == kSchemaVersion) return;
-    if (read_only && schema_version() == 5) {
-      // Version 5 lacks only the last record per dataset: readers take it as it is.
-      has_last_records = false;
+    if (read_only && (schema_version() == 5 || schema_version() == 6)) {
+      // Version 5 lacks only the last record per dataset, version 6 only the process of each
+      // claim: readers take them as they are.
+      has_last_records = schema_version() == 6;
       return;
     }
     if (read_only) {
@@ -140,7 +142,7 @@ struct SqliteStore::State {
         "CREATE TABLE IF NOT EXISTS claims ("
         " source TEXT NOT NULL, asset TEXT NOT NULL, scope TEXT NOT NULL, key TEXT NOT NULL,"
         " first INTEGER NOT NULL, last INTEGER NOT NULL, owner TEXT NOT NULL,"
-        " expires INTEGER NOT NULL);"
+        " expires INTEGER NOT NULL, process TEXT NOT NULL DEFAULT '');"
         "CREATE INDEX IF NOT EXISTS claims_partition ON claims (source, asset, scope, key, first);"
         "CREATE INDEX IF NOT EXISTS claims_owner ON claims (owner);"
         "CREATE TABLE IF NOT EXISTS runs ("
@@ -154,6 +156,7 @@ struct SqliteStore::State {
         " run_id TEXT NOT NULL, started TEXT NOT NULL, finished TEXT NOT NULL,"
         " error TEXT NOT NULL, PRIMARY KEY (source, asset)) WITHOUT ROWID;");
     add_definition_columns();
+    add_claim_process_column();
     migrate_from_records();
     db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str());
     transaction.commit();
@@ -364,18 +367,46 @@ struct SqliteStore::State {
     stmt.bind_text(7, owner, false);
   }
 
-  // The live claim of another owner overlapping `span`, if any.
+  // The live claim of another owner overlapping `span`, if any. Claims of a process found dead
+  // are deleted on the way (all of that process's claims): they are taken over at once.
   std::optional<Claim> held_by_other(const DatasetRef& dataset, const std::string& scope,
                                      const detail::ClaimSpan& span, std::string_view owner,
                                      TimePoint now) {
-    auto stmt_lease = db.cached(
-        "SELECT owner, expires FROM claims WHERE source = ?1 AND asset = ?2 AND scope = ?3 AND "
-        "key = ?4 AND first <= ?6 AND last >= ?5 AND owner != ?7 AND expires > ?8 LIMIT 1");
-    Statement& stmt = *stmt_lease;
-    bind_claim(stmt, dataset, scope, span, owner);
-    stmt.bind_int(8, now.seconds().time_since_epoch().count());
-    if (!stmt.step()) return std::nullopt;
-    return Claim{stmt.column_text(0), TimePoint::from_epoch_seconds(stmt.column_int(1))};
+    std::vector<std::pair<Claim, std::string>> found;  // each claim in the way, with its process
+    {
+      auto stmt_lease = db.cached(
+          "SELECT owner, expires, process FROM claims WHERE source = ?1 AND asset = ?2 AND "
+          "scope = ?3 AND key = ?4 AND first <= ?6 AND last >= ?5 AND owner != ?7 AND "
+          "expires > ?8");
+      Statement& stmt = *stmt_lease;
+      bind_claim(stmt, dataset, scope, span, owner);
+      stmt.bind_int(8, now.seconds().time_since_epoch().count());
+      while (stmt.step()) {
+        found.push_back({Claim{stmt.column_text(0),
+                               TimePoint::from_epoch_seconds(stmt.column_int(1))},
+                         stmt.column_text(2)});
+      }
+    }
+    for (auto& [claim, process] : found) {
+      switch (detail::process_state(process)) {
+        case detail::ProcessState::dead: {
+          auto drop = db.cached("DELETE FROM claims WHERE process = ?");
+          drop->bind_text(1, process, false);
+          drop->step();
+          break;
+        }
+        case detail::ProcessState::running:
+          claim.holder = "its " + detail::process_words(process) + " is running";
+          return claim;
+        case detail::ProcessState::unknown:
+          claim.holder = fmt::format(
+              "its process cannot be checked from here ({}); the claim lapses at {}",
+              process.empty() ? "not recorded" : detail::process_words(process),
+              claim.expires.to_string());
+          return claim;
+      }
+    }
+    return std::nullopt;
   }
 
   void drop_own(const DatasetRef& dataset, const std::string& scope, const detail::ClaimSpan& span,
@@ -390,6 +421,8 @@ struct SqliteStore::State {
 
   // Stores of version 4 kept no definitions: their partitions get "" (unknown, never stale).
   void add_definition_columns();
+  // Stores of version 6 did not record the process of a claim: "" (unknown, lapses by lease).
+  void add_claim_process_column();
   // Converts the tables of the first file format (one row per record, every row carrying its
   // record) into states, then drops them. Runs inside the opening transaction.
   void migrate_from_records();
