@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 
 #include "destination/storage_fixtures.hpp"
@@ -196,3 +197,50 @@ TEST(PostgresCli, ServerStoppedMidBackfillFailsThenMissingCompletes) {
 }
 
 }  // namespace
+
+TEST(PostgresCli, AssetsWhoseNamesShareTheirFirst63BytesKeepTheirOwnRows) {
+  IL_REQUIRE_POSTGRES(url);
+  interloper::testing::TempDir dir;
+  const std::string schema = fresh_schema();
+  // "shop_with_a_long_source_name__" and 35 letters: the first 63 bytes of both tables' names
+  // are the same (the assets' own names stay short enough for their CTEs).
+  const std::string source = "shop_with_a_long_source_name";
+  const std::string stem(35, 'n');
+  std::ofstream(dir.path() / "pipeline.yaml")
+      << "destination: ${IL_TEST_POSTGRES_URL}?schema=" << schema << "\n"
+      << "sources:\n"
+         "  - name: " << source << "\n"
+         "    assets:\n"
+         "      - name: " << stem << "_first\n"
+         "        partitioning: {kind: time, column: date, granularity: day}\n"
+         "        command: [/bin/sh, -c, 'echo \"{{\\\"date\\\":\\\"$IL_PARTITION_KEY\\\",\\\"n\\\":1}}\"']\n"
+         "      - name: " << stem << "_second\n"
+         "        partitioning: {kind: time, column: date, granularity: day}\n"
+         "        command: [/bin/sh, -c, 'for n in 2 3; do echo \"{{\\\"date\\\":\\\"$IL_PARTITION_KEY\\\",\\\"n\\\":$n}}\"; done']\n"
+         "      - name: both\n"
+         "        deps: [" << stem << "_first, " << stem << "_second]\n"
+         "        partitioning: {kind: time, column: date, granularity: day}\n"
+         "        sql: SELECT f.date, f.n AS first_n, (SELECT count(*) FROM " << stem
+      << "_second) AS second_rows FROM " << stem << "_first AS f\n";
+  const std::string pipeline = (dir.path() / "pipeline.yaml").string();
+  Outcome run = interloper::testing::run_interloper(
+      {"backfill", pipeline, "--window", "2026-11-01..2026-11-02"}, dir.path().string());
+  ASSERT_EQ(run.code, 0) << run.err << run.out;
+  Outcome verify = interloper::testing::run_interloper(
+      {"--json", "status", pipeline, "--window", "2026-11-01..2026-11-02", "--verify"},
+      dir.path().string());
+  ASSERT_EQ(verify.code, 0) << verify.err << verify.out;
+  for (const auto& entry : nlohmann::json::parse(verify.out)) {
+    EXPECT_EQ(entry["gone"], nlohmann::json::array()) << verify.out;
+  }
+  interloper::PostgresDestination warehouse(url + "?schema=" + schema);
+  interloper::TimePartitionConfig daily("date");
+  interloper::TimePartitionWindow window(interloper::testing::day(2026, 11, 1),
+                                         interloper::testing::day(2026, 11, 2));
+  EXPECT_EQ(warehouse.read({source, stem + "_first", &daily}, &window).num_rows(), 2u);
+  EXPECT_EQ(warehouse.read({source, stem + "_second", &daily}, &window).num_rows(), 4u);
+  interloper::Table both = warehouse.read({source, "both", &daily}, &window);
+  ASSERT_EQ(both.num_rows(), 2u);
+  EXPECT_EQ(both.at(0, "first_n"), interloper::Value(1));
+  EXPECT_EQ(both.at(0, "second_rows"), interloper::Value(2));
+}

@@ -507,8 +507,17 @@ TEST_F(PostgresLongNamesTest, ATableTruncatedByAnEarlierVersionKeepsItsName) {
       "', 'date', 'date', 0), ('" + name + "', 'clicks', 'int', 1); INSERT INTO " + q +
       "_interloper_partitions VALUES ('" + name + "', '2026-01-04', 1, now()), ('" + name +
       "', '2026-01-05', 1, now()); DROP TABLE " + q + "_interloper_tables");
+  // The second dataset was adopted into the same truncated table: it is on record too.
+  const std::string other = "ads__" + stem + "_second";
+  raw("INSERT INTO " + q + "_interloper_columns (dataset, \"column\", type, position) VALUES ('" +
+      other + "', 'date', 'date', 0), ('" + other + "', 'clicks', 'int', 1); INSERT INTO " + q +
+      "_interloper_partitions VALUES ('" + other + "', '2026-01-05', 1, now())");
   PostgresDestination destination(with_schema(url, schema));
   EXPECT_EQ(destination.table_name_of(first), name.substr(0, 63));
+  // The first in name order keeps the table; the other's partitions read as gone, not fine.
+  EXPECT_TRUE(destination.partition_counts(first, window).front().written);
+  EXPECT_FALSE(destination.partition_counts(second, window).front().written);
+  EXPECT_NE(destination.table_name_of(second), name.substr(0, 63));
   Table rows;
   rows.append({{"date", day(2026, 1, 5)}, {"clicks", 8}});
   EXPECT_EQ(destination.read(first, &window), rows);

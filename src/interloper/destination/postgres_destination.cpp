@@ -162,6 +162,12 @@ std::vector<PartitionCount> PostgresDestination::partition_counts(const DatasetR
         params);
     std::unordered_set<std::string_view> written;
     for (int r = 0; r < rows.rows(); ++r) written.insert(rows.value(r, 0));
+    // Records whose table is gone (another dataset kept a table both were truncated to) hold
+    // nothing: their partitions read as never written, and `status --verify` says so.
+    if (!written.empty() &&
+        !detail::pg::table_exists(*conn, state_->schema, state_->table_name(*conn, dataset))) {
+      return counts;
+    }
     for (auto& count : counts) count.written = written.count(count.key) > 0;
   }
   std::vector<std::string> stored_as;

@@ -38,6 +38,11 @@ class PostgresWindowWriter final : public WindowWriter {
     // A long name's table is on record, so that readers find it (and no other dataset takes it).
     detail::pg::record_table(*conn_, state_.schema, name_, table_name_);
     stored_ = detail::pg::stored_schema(*conn_, state_.schema, name_, &stored_as_);
+    // Columns on record for a table that is gone (another dataset kept the table both were
+    // truncated to by an earlier version): the table is made anew.
+    if (!stored_.empty() && !detail::pg::table_exists(*conn_, state_.schema, table_name_)) {
+      drop_table();
+    }
     if (stored_.empty()) take_over();
     // An unpartitioned dataset is replaced whole, so it may come back with any columns and
     // types: its table goes, inside this transaction, and the batches build it anew.
