@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
-
 #include <unistd.h>
 
 #include <atomic>

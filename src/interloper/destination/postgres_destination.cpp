@@ -70,8 +70,8 @@ Table in_window_order(Table rows, const PartitionWindow& window, const std::stri
 void drop_window(detail::PostgresState& state, postgres::Connection& conn,
                  const DatasetRef& dataset, const PartitionWindow& window) {
   std::vector<std::string> stored_as;
-  const Schema schema =
-      detail::pg::stored_schema(conn, state.schema, detail::PostgresState::record_name(dataset), &stored_as);
+  const Schema schema = detail::pg::stored_schema(
+      conn, state.schema, detail::PostgresState::record_name(dataset), &stored_as);
   const std::string& column = dataset.partitioning->column();
   auto c = schema.find(column);
   if (!c) return;
@@ -86,8 +86,7 @@ void drop_window(detail::PostgresState& state, postgres::Connection& conn,
   }
   for (const Filter& filter : filters) {
     detail::pg::Where where = detail::pg::where_of(filter, type, stored_as[*c]);
-    conn.exec("DELETE FROM " + state.table(conn, dataset) + " WHERE " + where.sql,
-              where.params);
+    conn.exec("DELETE FROM " + state.table(conn, dataset) + " WHERE " + where.sql, where.params);
   }
 }
 

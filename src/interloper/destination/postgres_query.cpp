@@ -21,7 +21,8 @@ constexpr auto quote = sql::quote_identifier;
 
 // The rows of the open cursor il_query, typed by the result's column types.
 Table fetch_query(postgres::Connection& conn) {
-  const std::string fetch_sql = fmt::format("FETCH FORWARD {} FROM il_query", detail::pg::kFetchRows);
+  const std::string fetch_sql =
+      fmt::format("FETCH FORWARD {} FROM il_query", detail::pg::kFetchRows);
   Table out;
   std::vector<Oid> types;
   for (bool first = true;; first = false) {
@@ -115,12 +116,14 @@ std::vector<std::string> ensure_readers(postgres::Connection& conn, const std::s
   std::vector<std::size_t> lacking;
   for (int r = 0; r < found.rows(); ++r) {
     existing.emplace_back(found.value(r, 0));
-    if (found.value(r, 2) != "t") lacking.push_back(static_cast<std::size_t>(found.int_value(r, 1) - 1));
+    if (found.value(r, 2) != "t")
+      lacking.push_back(static_cast<std::size_t>(found.int_value(r, 1) - 1));
   }
   if (lacking.empty()) return existing;
   postgres::Transaction tx(conn);
   postgres::Params lock;
-  lock.text("interloper catalog " + schema);  // as ensure_catalog: one grant on the schema at a time
+  lock.text("interloper catalog " +
+            schema);  // as ensure_catalog: one grant on the schema at a time
   conn.exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
   for (std::size_t i : lacking) {
     detail::pg::lock_table_changes(conn, schema, tables[i]);
@@ -168,7 +171,8 @@ std::string define_body(postgres::Connection& conn, const BoundQuery& query,
   types.text(detail::pg::text_array(oids));
   types.text(detail::pg::text_array(mods));
   postgres::Result names = conn.exec(
-      "SELECT format_type(o, m) FROM unnest($1::oid[], $2::integer[]) WITH ORDINALITY AS u(o, m, i) "
+      "SELECT format_type(o, m) FROM unnest($1::oid[], $2::integer[]) WITH ORDINALITY AS u(o, m, "
+      "i) "
       "ORDER BY i",
       types);
   std::string arguments, returned, select = "SELECT ", call;
@@ -181,11 +185,24 @@ std::string define_body(postgres::Connection& conn, const BoundQuery& query,
     select += fmt::format("{}il_c{} AS {}", c ? ", " : "", c, quote(PQfname(shape.get(), c)));
   }
   std::string tag = "$il_body$";
-  for (int n = 1; query.sql.find(tag) != std::string::npos; ++n) tag = fmt::format("$il_body{}$", n);
-  conn.exec(fmt::format("CREATE FUNCTION pg_temp.il_query_body({}) RETURNS TABLE ({}) LANGUAGE sql "
-                        "STABLE SECURITY DEFINER AS {}\n{}\n{}",
-                        arguments, returned, tag, query.sql, tag));
+  for (int n = 1; query.sql.find(tag) != std::string::npos; ++n)
+    tag = fmt::format("$il_body{}$", n);
+  conn.exec(
+      fmt::format("CREATE FUNCTION pg_temp.il_query_body({}) RETURNS TABLE ({}) LANGUAGE sql "
+                  "STABLE SECURITY DEFINER AS {}\n{}\n{}",
+                  arguments, returned, tag, query.sql, tag));
   return select + " FROM pg_temp.il_query_body(" + call + ")";
+}
+
+// `e` about one of our statements around the query (DECLARE, FETCH) told about the query as
+// written: the statement between the URL and the server's message becomes the query's text.
+DestinationError about_query(const DestinationError& e, const postgres::Connection& conn,
+                             std::string_view sql) {
+  const std::string what = e.what();
+  const std::string head = fmt::format("postgresql '{}': ", conn.display());
+  const std::size_t server = what.find(": ERROR:");
+  if (what.rfind(head, 0) != 0 || server == std::string::npos) return e;
+  return DestinationError(head + std::string(sql.substr(0, 200)) + what.substr(server));
 }
 
 // Runs `query` as described in the file comment. `readers` are the dependencies' reader roles.
@@ -195,14 +212,19 @@ Table run_confined(postgres::Connection& conn, const std::string& schema, const 
   const std::string role =
       quote(fmt::format("il_query_{}", conn.exec("SELECT pg_backend_pid()").int_value(0, 0)));
   std::string setup = "CREATE ROLE " + role + " NOLOGIN; ";
-  for (const std::string& reader : readers) setup += "GRANT " + quote(reader) + " TO " + role + "; ";
+  for (const std::string& reader : readers)
+    setup += "GRANT " + quote(reader) + " TO " + role + "; ";
   setup += "GRANT " + role + " TO CURRENT_USER; SET LOCAL search_path TO " + quote(schema) +
            ", public; SET LOCAL ROLE " + role;
   conn.exec(setup);
   const std::string select = define_body(conn, query, conn.describe(query.sql, query.params));
   conn.exec("SET TRANSACTION READ ONLY");
-  conn.exec("DECLARE il_query NO SCROLL CURSOR FOR " + select, query.params);
-  return fetch_query(conn);
+  try {
+    conn.exec("DECLARE il_query NO SCROLL CURSOR FOR " + select, query.params);
+    return fetch_query(conn);
+  } catch (const DestinationError& e) {
+    throw about_query(e, conn, query.sql);
+  }
 }
 
 }  // namespace
@@ -224,7 +246,7 @@ Table PostgresDestination::query(std::string_view sql, const Params& params,
     if (what.find("asset '" + scope.asset + "'") != std::string_view::npos) throw;
     std::string hint;
     if (what.find("permission denied") != std::string_view::npos) {
-      hint = "; a sql: query reads only the tables of its declared dependencies";
+      hint = "; a sql: query may read the tables of its declared dependencies and nothing else";
     }
     throw DestinationError(fmt::format("asset '{}': {}{}", scope.asset, what, hint));
   }

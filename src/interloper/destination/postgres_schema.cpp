@@ -178,10 +178,10 @@ Schema stored_schema(postgres::Connection& conn, const std::string& schema,
                      const std::string& dataset, std::vector<std::string>* stored_as) {
   postgres::Params params;
   params.text(dataset);
-  postgres::Result rows = conn.exec("SELECT \"column\", type, coalesce(stored_as, \"column\") FROM " +
-                                        qualified(schema, "_interloper_columns") +
-                                        " WHERE dataset = $1 ORDER BY position",
-                                    params);
+  postgres::Result rows = conn.exec(
+      "SELECT \"column\", type, coalesce(stored_as, \"column\") FROM " +
+          qualified(schema, "_interloper_columns") + " WHERE dataset = $1 ORDER BY position",
+      params);
   std::vector<Field> fields;
   if (stored_as) stored_as->clear();
   for (int r = 0; r < rows.rows(); ++r) {

@@ -129,15 +129,16 @@ class PostgresWindowWriter final : public WindowWriter {
       if (!existing) return;
     } catch (const DestinationError& e) {
       if (dataset_.adopt) {
-        state_.fail_table(
-            table_name_, fmt::format("cannot be taken over by asset '{}': {}", dataset_.asset, e.what()));
+        state_.fail_table(table_name_, fmt::format("cannot be taken over by asset '{}': {}",
+                                                   dataset_.asset, e.what()));
       }
     }
     if (!dataset_.adopt) {
-      state_.fail_table(table_name_, fmt::format("exists but was not created by interloper; it is left "
-                                           "as it is. Rename it, or let asset '{}' take it over "
-                                           "(adopt: true)",
-                                           dataset_.asset));
+      state_.fail_table(table_name_,
+                        fmt::format("exists but was not created by interloper; it is left "
+                                    "as it is. Rename it, or let asset '{}' take it over "
+                                    "(adopt: true)",
+                                    dataset_.asset));
     }
     // From an empty record to the table's own columns: CREATE TABLE IF NOT EXISTS leaves the
     // table as it is; the columns are recorded and the partition column indexed.
@@ -298,7 +299,7 @@ class PostgresWindowWriter final : public WindowWriter {
   std::vector<std::int64_t> counts_;
   Schema stored_;
   std::vector<std::string> stored_as_;  // the table's names of stored_'s columns
-  Schema written_;  // the columns of every batch appended
+  Schema written_;                      // the columns of every batch appended
   bool cleared_ = false;
   bool copying_ = false;
   bool broken_ = false;

@@ -65,8 +65,8 @@ void PostgresStore::renew(std::string_view owner, TimePoint expires) {
   Params p;
   put_int(p, expires.seconds().time_since_epoch().count());
   p.text(std::string(owner), postgres::oid::text);
-  state_->db().exec("UPDATE " + state_->t("claims") + " SET expires = $1, backend = " +
-                        State::kSession + " WHERE owner = $2",
+  state_->db().exec("UPDATE " + state_->t("claims") +
+                        " SET expires = $1, backend = " + State::kSession + " WHERE owner = $2",
                     p);
 }
 

@@ -114,9 +114,9 @@ struct PostgresStore::State {
     if (!owners.empty()) {
       Params p;
       p.text(detail::pg::text_array(owners), postgres::oid::unknown);
-      conn->exec("UPDATE " + t("claims") + " SET backend = " + kSession +
-                     " WHERE owner = ANY($1::text[])",
-                 p);
+      conn->exec(
+          "UPDATE " + t("claims") + " SET backend = " + kSession + " WHERE owner = ANY($1::text[])",
+          p);
     }
     return *conn;
   }
@@ -365,13 +365,14 @@ struct PostgresStore::State {
     if (r.rows() == 0) return std::nullopt;
     Claim held{std::string(r.value(0, 0)), TimePoint::from_epoch_seconds(r.int_value(0, 1))};
     const std::string_view backend = r.value(0, 2);
-    held.holder = backend.empty()
-                      ? fmt::format("its session cannot be checked (a claim of an earlier "
-                                    "version); the claim lapses at {}",
-                                    held.expires.to_string())
-                      : fmt::format("its session with the store's server (server process {}) "
-                                    "is open",
-                                    backend.substr(0, backend.find(' ')));
+    held.holder = backend.empty() ? fmt::format(
+                                        "its session cannot be checked (a claim of an earlier "
+                                        "version); the claim lapses at {}",
+                                        held.expires.to_string())
+                                  : fmt::format(
+                                        "its session with the store's server (server process {}) "
+                                        "is open",
+                                        backend.substr(0, backend.find(' ')));
     return held;
   }
 

@@ -382,9 +382,9 @@ struct SqliteStore::State {
       bind_claim(stmt, dataset, scope, span, owner);
       stmt.bind_int(8, now.seconds().time_since_epoch().count());
       while (stmt.step()) {
-        found.push_back({Claim{stmt.column_text(0),
-                               TimePoint::from_epoch_seconds(stmt.column_int(1))},
-                         stmt.column_text(2)});
+        found.push_back(
+            {Claim{stmt.column_text(0), TimePoint::from_epoch_seconds(stmt.column_int(1))},
+             stmt.column_text(2)});
       }
     }
     for (auto& [claim, process] : found) {
@@ -399,10 +399,10 @@ struct SqliteStore::State {
           claim.holder = "its " + detail::process_words(process) + " is running";
           return claim;
         case detail::ProcessState::unknown:
-          claim.holder = fmt::format(
-              "its process cannot be checked from here ({}); the claim lapses at {}",
-              process.empty() ? "not recorded" : detail::process_words(process),
-              claim.expires.to_string());
+          claim.holder =
+              fmt::format("its process cannot be checked from here ({}); the claim lapses at {}",
+                          process.empty() ? "not recorded" : detail::process_words(process),
+                          claim.expires.to_string());
           return claim;
       }
     }
