@@ -93,4 +93,39 @@ TEST(S3Cli, MaterializeStatusAndCatalogOnAnObjectStore) {
   check_quiet(failed);
 }
 
+// A day without rows, and an asset that never produced a column, read as empty inputs
+// downstream, partition by partition and whole.
+TEST(S3Cli, EmptyDatasetsReadAsEmptyInputs) {
+  IL_REQUIRE_S3(server);
+  interloper::testing::TempDir dir;
+  auto store = interloper::testing::test_s3_destination(server, "empty");  // makes the bucket
+  const std::string prefix = interloper::S3Destination::parse_url(store->url()).prefix;
+  const std::string pipeline = dir / "pipeline.yaml";
+  std::ofstream(pipeline) << "destination: s3://interloper-test/" << prefix
+                          << "?endpoint=${IL_TEST_S3_ENDPOINT}\n"
+                          << "sources:\n"
+                             "  - name: shop\n"
+                             "    assets:\n"
+                             "      - name: events\n"
+                             "        partitioning: {kind: time, column: date}\n"
+                             "        command: [/bin/true]\n"
+                             "      - name: copy\n"
+                             "        deps: [events]\n"
+                             "        partitioning: {kind: time, column: date}\n"
+                             "        command: [/bin/sh, -c, 'cat \"$IL_INPUT_EVENTS\"']\n"
+                             "      - name: counted\n"
+                             "        deps: [events]\n"
+                             "        command: [/bin/sh, -c, 'echo \"{{\\\"n\\\":$(wc -l < "
+                             "\"$IL_INPUT_EVENTS\")}}\"']\n";
+  Outcome day = run_cli(dir.path(), {"materialize", pipeline, "--partition", "2026-11-02"});
+  ASSERT_EQ(day.code, 0) << day.out << day.err;
+  EXPECT_NE(day.out.find("ok        copy  2026-11-02  0 rows"), std::string::npos) << day.out;
+  Outcome whole = run_cli(dir.path(), {"materialize", pipeline, "--asset", "counted"});
+  ASSERT_EQ(whole.code, 0) << whole.out << whole.err;
+  interloper::testing::use_test_credentials(server);
+  interloper::Table counted = store->read({"shop", "counted", nullptr}, nullptr);
+  ASSERT_EQ(counted.num_rows(), 1u);
+  EXPECT_EQ(counted.at(0, "n"), interloper::Value(0));
+}
+
 }  // namespace

@@ -277,18 +277,22 @@ void record_columns(postgres::Connection& conn, const std::string& schema,
 void change_schema(postgres::Connection& conn, const std::string& schema,
                    const std::string& dataset, const std::string& table, const Schema& stored,
                    std::vector<std::string>& stored_as, const Schema& merged,
-                   const std::string& partition_column) {
+                   const std::string& partition_column, DataType untyped_partition) {
   const std::string name = qualified(schema, table);
   stored_as.resize(stored.size());
   for (std::size_t i = stored.size(); i < merged.size(); ++i) {
     stored_as.push_back(short_name(merged.field(i).name));
   }
+  auto column_type = [&](const Field& f) {
+    const bool untyped = f.type == DataType::null && f.name == partition_column;
+    return sql_type(untyped ? untyped_partition : f.type);
+  };
   std::string ddl;
   if (stored.empty()) {
     ddl = "CREATE TABLE IF NOT EXISTS " + name + " (";
     for (std::size_t i = 0; i < merged.size(); ++i) {
       ddl += fmt::format("{}{} {}", i ? ", " : "", quote(stored_as[i]),
-                         sql_type(merged.field(i).type));
+                         column_type(merged.field(i)));
     }
     ddl += ")";
   } else {
@@ -296,7 +300,7 @@ void change_schema(postgres::Connection& conn, const std::string& schema,
       const Field& f = merged.field(i);
       if (i >= stored.size()) {
         ddl += fmt::format("ALTER TABLE {} ADD COLUMN {} {}; ", name, quote(stored_as[i]),
-                           sql_type(f.type));
+                           column_type(f));
       } else if (stored.field(i).type != f.type) {
         ddl += retype(name, f, stored_as[i], stored.field(i).type) + "; ";
       }

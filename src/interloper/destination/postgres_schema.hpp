@@ -77,11 +77,12 @@ void record_retired(postgres::Connection& conn, const std::string& schema, const
 // Brings `table` (the table of dataset `dataset`) from `stored` to `merged` (create, add
 // columns, widen types), records the columns and indexes the partition column. `stored_as`
 // holds the table's names of the stored columns and is brought to those of `merged` (a new
-// column of a long name is stored under short_name). Runs inside the caller's transaction.
+// column of a long name is stored under short_name). A partition column of type null (no row
+// typed it yet) is created as `untyped_partition`. Runs inside the caller's transaction.
 void change_schema(postgres::Connection& conn, const std::string& schema,
                    const std::string& dataset, const std::string& table, const Schema& stored,
                    std::vector<std::string>& stored_as, const Schema& merged,
-                   const std::string& partition_column);
+                   const std::string& partition_column, DataType untyped_partition);
 
 // A WHERE condition (without the keyword) and its parameters, numbered from `first`.
 struct Where {

@@ -62,6 +62,10 @@ class PostgresWindowWriter final : public WindowWriter {
   std::int64_t commit() override {
     if (broken_) throw DestinationError("postgresql: writer used after a failure");
     broken_ = true;  // call at most once
+    // Without rows a partitioned dataset still gets its table, with the partition column.
+    if (dataset_.partitioning != nullptr) {
+      evolve(detail::with_partition_column(dataset_, written_));
+    }
     if (!cleared_) clear_window();
     if (copying_) end_copy();
     record_partitions();
@@ -143,7 +147,7 @@ class PostgresWindowWriter final : public WindowWriter {
     // From an empty record to the table's own columns: CREATE TABLE IF NOT EXISTS leaves the
     // table as it is; the columns are recorded and the partition column indexed.
     detail::pg::change_schema(*conn_, state_.schema, name_, table_name_, Schema(), stored_as_,
-                              *existing, column_);
+                              *existing, column_, untyped_column());
     stored_ = std::move(*existing);
   }
 
@@ -189,8 +193,13 @@ class PostgresWindowWriter final : public WindowWriter {
     }
     if (merged == stored_) return;
     detail::pg::change_schema(*conn_, state_.schema, name_, table_name_, stored_, stored_as_,
-                              merged, column_);
+                              merged, column_, untyped_column());
     stored_ = merged;
+  }
+
+  DataType untyped_column() const {
+    return dataset_.partitioning ? detail::untyped_partition_column(*dataset_.partitioning)
+                                 : DataType::string;
   }
 
   // Deletes what the write replaces: the window's ranges or keys, or everything.

@@ -11,6 +11,7 @@
 #include "interloper/data.hpp"
 #include "interloper/dataset.hpp"
 #include "interloper/destination/dataset_name.hpp"
+#include "interloper/partitioning.hpp"
 
 namespace interloper::detail {
 
@@ -44,16 +45,42 @@ inline Schema evolve_schema(const DatasetRef& dataset, const std::optional<Schem
   return Schema::unify(*stored, incoming);  // not reached: some column failed to widen
 }
 
+// The columns a write stores: `incoming`, and for a partitioned dataset its partition column
+// too when `incoming` lacks it, typed null (which widens into whatever type a later row gives
+// it). So a write without rows still leaves a table that reads as empty, with the column a
+// downstream query selects its partitions by.
+inline Schema with_partition_column(const DatasetRef& dataset, const Schema& incoming) {
+  if (dataset.partitioning == nullptr || incoming.find(dataset.partitioning->column())) {
+    return incoming;
+  }
+  std::vector<Field> fields = incoming.fields();
+  fields.push_back({dataset.partitioning->column(), DataType::null});
+  return Schema(std::move(fields));
+}
+
+// The type a database column is created with for a partition column that no row has typed yet
+// (see with_partition_column): the type its rows will bring, so that a downstream query's
+// window filter compares with it: date for time partitions of a day or longer, timestamp for
+// hours, text otherwise.
+inline DataType untyped_partition_column(const PartitionConfig& partitioning) {
+  if (const auto* time = dynamic_cast<const TimePartitionConfig*>(&partitioning)) {
+    return time->granularity() == TimeGranularity::HOUR ? DataType::timestamp : DataType::date;
+  }
+  return DataType::string;
+}
+
 // The columns of `merged` (the schema after a write, see evolve_schema) that the write did not
 // produce: a partitioned dataset keeps every column it ever stored, so a column the asset renamed
 // or stopped producing lingers there. A write that brought no columns at all (no rows, nothing
-// declared) says nothing about them and keeps `previous`. A dataset replaced whole has none.
+// declared) says nothing about them and keeps `previous`. A dataset replaced whole has none, and
+// the partition column, which every row holds, is never one.
 inline std::vector<std::string> retired_columns(const DatasetRef& dataset, const Schema& merged,
                                                 const Schema& incoming,
                                                 const std::vector<std::string>& previous) {
   std::vector<std::string> out;
   if (dataset.partitioning == nullptr) return out;
   for (const Field& f : merged.fields()) {
+    if (f.name == dataset.partitioning->column()) continue;
     const bool retired = incoming.empty()
                              ? std::find(previous.begin(), previous.end(), f.name) != previous.end()
                              : !incoming.find(f.name);

@@ -145,15 +145,17 @@ struct SqliteDestination::State {
     }
   }
 
-  // Creates the table or adds the columns `incoming` brings; widens remembered types; records
+  // Creates the table or adds the columns `incoming` brings (a partitioned dataset's table has
+  // at least its partition column, see with_partition_column); widens remembered types; records
   // which stored columns `incoming` lacks.
   Schema ensure_table(const DatasetRef& dataset, const std::string& table, const Schema& incoming,
                       const std::string& partition_column) {
     Schema stored = columns(table);
-    if (incoming.empty() && stored.empty()) return stored;
+    const Schema written = detail::with_partition_column(dataset, incoming);
+    if (written.empty() && stored.empty()) return stored;
     Schema merged;
     try {
-      merged = detail::evolve_schema(dataset, stored, incoming);
+      merged = detail::evolve_schema(dataset, stored, written);
     } catch (const DestinationError& e) {
       throw DestinationError(fmt::format("sqlite '{}': {}", path, e.what()));
     }
