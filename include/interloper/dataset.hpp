@@ -155,7 +155,14 @@ struct QueryScope {
   std::string asset;                  // named in errors; "" for a query run by code directly
   std::vector<DatasetRef> datasets;   // the datasets the query may read
   bool any_dataset = false;           // true: every dataset of the destination may be read
+  // More than 0: the query is stopped once it has run this many seconds, and fails with a
+  // DestinationError saying it timed out after them. At most kMaxQueryTimeout.
+  double timeout_seconds = 0;
 };
+
+// The longest timeout a query (or a `timeout:` of a pipeline asset) may be given, in seconds:
+// about 11.6 days, which a deadline on any clock and PostgreSQL's statement_timeout hold.
+inline constexpr double kMaxQueryTimeout = 1e6;
 
 // A capability some destinations have: running one read-only SQL query over the datasets they
 // store. `sql:` assets use it, never a concrete destination type. SqliteDestination offers it;

@@ -532,5 +532,75 @@ TEST_F(PostgresLongNamesTest, ATableTruncatedByAnEarlierVersionKeepsItsName) {
   EXPECT_EQ(destination.row_count(first, nullptr), 2);
 }
 
+// A window written without rows leaves a table a query reads, its partition column created as
+// the type its rows will have (so a window filter compares with it) and recorded as untyped
+// until a row types it.
+TEST_F(PostgresDestinationTest, AnEmptyWindowLeavesATableToQuery) {
+  TimePartitionWindow empty(day(2026, 1, 2), day(2026, 1, 3));
+  EXPECT_EQ(destination->write(stats, &empty, Table()), 0);
+  const std::string table = destination->table_name_of(stats);
+  QueryableDestination::Relation relation = destination->relation_of(stats, &empty, "w");
+  Table none = destination->query("SELECT count(*) AS n FROM (" + relation.sql + ") AS r",
+                                  relation.params, {.asset = "report", .datasets = {stats}});
+  EXPECT_EQ(none.at(0, "n"), Value(0));
+  EXPECT_EQ(raw("SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = '\"" +
+                schema + "\".\"" + table + "\"'::regclass AND attname = 'date'"),
+            "date");
+  EXPECT_EQ(destination->schema(stats), Schema({{"date", DataType::null}}));
+  // The first row types the column; the empty window stays written, empty.
+  TimePartitionWindow first(day(2026, 1, 1), day(2026, 1, 1));
+  Table rows;
+  rows.append({{"date", day(2026, 1, 1)}, {"clicks", 1}});
+  EXPECT_EQ(destination->write(stats, &first, rows), 1);
+  EXPECT_EQ(destination->schema(stats),
+            Schema({{"date", DataType::date}, {"clicks", DataType::int64}}));
+  EXPECT_TRUE(destination->retired_columns(stats).empty());
+  EXPECT_EQ(destination->partition_counts(stats, empty)[0].written, true);
+  TimePartitionWindow all(day(2026, 1, 1), day(2026, 1, 3));
+  EXPECT_EQ(destination->read(stats, &all).num_rows(), 1u);
+}
+
+// A query past its timeout is stopped by the server and fails saying so; the connection it ran
+// on serves the next query.
+TEST_F(PostgresDestinationTest, AQueryPastItsTimeoutIsStopped) {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    destination->query(
+        "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 1e12) "
+        "SELECT count(*) AS n FROM c",
+        {}, {.asset = "runaway", .datasets = {}, .timeout_seconds = 0.5});
+    FAIL() << "expected DestinationError";
+  } catch (const DestinationError& e) {
+    EXPECT_NE(std::string(e.what()).find("asset 'runaway': "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("timed out after 0.5s"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  for (int i = 0; i < 6; ++i) {  // more than the pool keeps: every connection is reused
+    EXPECT_EQ(
+        destination
+            ->query("SELECT 1 AS one", {}, {.asset = "next", .datasets = {}, .timeout_seconds = 5})
+            .at(0, "one"),
+        Value(1));
+  }
+  // SET LOCAL: no limit outlives its query on the connections the destination reuses.
+  EXPECT_EQ(destination->query("SELECT current_setting('statement_timeout') AS t", {}).at(0, "t"),
+            Value("0"));
+}
+
+// A scoped query's error is the server's own words, without the statement sent.
+TEST_F(PostgresDestinationTest, AScopedQueryFailsInTheServersWords) {
+  try {
+    destination->query("SELECT no_such_column FROM (SELECT 1 AS x) AS hidden_table_name", {},
+                       {.asset = "report", .datasets = {}});
+    FAIL() << "expected DestinationError";
+  } catch (const DestinationError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("asset 'report': postgresql '"), std::string::npos) << what;
+    EXPECT_NE(what.find("column \"no_such_column\" does not exist"), std::string::npos) << what;
+    EXPECT_EQ(what.find("hidden_table_name"), std::string::npos) << what;
+    EXPECT_EQ(what.find("DECLARE"), std::string::npos) << what;
+  }
+}
+
 }  // namespace
 }  // namespace interloper

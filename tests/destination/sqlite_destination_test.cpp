@@ -352,3 +352,81 @@ TEST_F(SqliteDestinationTest, OpeningWaitsForAnotherConnectionsWriteLock) {
 
 }  // namespace
 }  // namespace interloper
+
+namespace interloper {
+namespace {
+
+// A window written without rows leaves a table a query reads, with the partition column,
+// untyped until a row types it.
+TEST_F(SqliteDestinationTest, AnEmptyWindowLeavesATableToQuery) {
+  TimePartitionWindow empty(day(2026, 1, 2), day(2026, 1, 3));
+  EXPECT_EQ(destination.write(stats, &empty, Table()), 0);
+  QueryableDestination::Relation relation = destination.relation_of(stats, &empty, "w");
+  Table none = destination.query("SELECT count(*) AS n FROM (" + relation.sql + ")",
+                                 relation.params, {.asset = "report", .datasets = {stats}});
+  EXPECT_EQ(none.at(0, "n"), Value(0));
+  EXPECT_EQ(destination.schema(stats), Schema({{"date", DataType::null}}));
+  TimePartitionWindow first(day(2026, 1, 1), day(2026, 1, 1));
+  Table rows;
+  rows.append({{"date", day(2026, 1, 1)}, {"clicks", 1}});
+  EXPECT_EQ(destination.write(stats, &first, rows), 1);
+  EXPECT_EQ(destination.schema(stats),
+            Schema({{"date", DataType::date}, {"clicks", DataType::int64}}));
+  EXPECT_TRUE(destination.retired_columns(stats).empty());
+  TimePartitionWindow all(day(2026, 1, 1), day(2026, 1, 3));
+  Table back = destination.read(stats, &all);
+  ASSERT_EQ(back.num_rows(), 1u);
+  EXPECT_EQ(back.at(0, "date"), Value(day(2026, 1, 1)));
+}
+
+// A query past its timeout is interrupted and fails saying so; the destination goes on.
+TEST_F(SqliteDestinationTest, AQueryPastItsTimeoutIsInterrupted) {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    destination.query(
+        "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 1e12) "
+        "SELECT count(*) AS n FROM c",
+        {}, {.asset = "runaway", .datasets = {}, .timeout_seconds = 0.5});
+    FAIL() << "expected DestinationError";
+  } catch (const DestinationError& e) {
+    EXPECT_NE(std::string(e.what()).find("asset 'runaway': "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("timed out after 0.5s"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  // No limit is left behind: a long query without one runs to its end.
+  Table counted = destination.query(
+      "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 300000) "
+      "SELECT count(*) AS n FROM c",
+      {}, {.asset = "next", .datasets = {}});
+  EXPECT_EQ(counted.at(0, "n"), Value(300000));
+  TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 1));
+  Table rows;
+  rows.append({{"date", day(2026, 1, 1)}, {"clicks", 1}});
+  EXPECT_EQ(destination.write(stats, &window, rows), 1);
+}
+
+}  // namespace
+}  // namespace interloper
+
+namespace interloper {
+namespace {
+
+// A recursive CTE, which SQLite reports as a read of a table of the CTE's name, is the query's
+// own; the tables the database stores stay refused, in any case of their names.
+TEST_F(SqlIsolationTest, RecursiveQueriesReadTheirOwnTables) {
+  Table counted = destination.query(
+      "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c WHERE n < 10) "
+      "SELECT count(*) AS n FROM c, ads__stats",
+      {}, QueryScope{.asset = "report", .datasets = {stats}});
+  EXPECT_EQ(counted.at(0, "n"), Value(10));
+  std::string error = refusal(destination, stats, "SELECT count(*) FROM ADS__SECRET");
+  EXPECT_NE(error.find("reading table 'ADS__SECRET'"), std::string::npos) << error;
+  error = refusal(destination, stats, "SELECT * FROM pragma_table_list");
+  EXPECT_NE(error.find("asset 'report'"), std::string::npos) << error;
+  error = refusal(destination, stats, "SELECT * FROM dbstat");
+  EXPECT_NE(error.find("sql may not use"), std::string::npos) << error;
+  expect_writes_work();
+}
+
+}  // namespace
+}  // namespace interloper

@@ -440,3 +440,22 @@ TEST(SqlParameters, OnlyThoseOutsideLiteralsAndComments) {
 }
 
 }  // namespace
+
+namespace {
+
+// PostgreSQL's dollar-quoted and escape strings are text: a ';' or ':name' in them is neither
+// the end of the statement nor a parameter.
+TEST(SqlStatements, DollarQuotedTextIsOneStatement) {
+  EXPECT_EQ(ilp::second_statement("SELECT $$a;b$$ AS t"), std::string::npos);
+  EXPECT_EQ(ilp::second_statement("SELECT $fn$ x; $$ y; $fn$ AS t;\n-- done\n"), std::string::npos);
+  EXPECT_EQ(ilp::second_statement("SELECT E'it\\'s; fine' AS t"), std::string::npos);
+  EXPECT_EQ(ilp::second_statement("SELECT $$a;b$$; DROP TABLE x"),
+            std::string("SELECT $$a;b$$; DROP TABLE x").find("DROP"));
+  // Not dollar quotes: a positional parameter, a '$' inside a name.
+  EXPECT_EQ(ilp::second_statement("SELECT $1; SELECT 2"), 11u);
+  EXPECT_EQ(ilp::second_statement("SELECT a$b$; SELECT $b$"), 13u);
+  EXPECT_EQ(ilp::named_parameters("SELECT :a, $$ :b $$, $t$ :c $t$, E'\\' :d', :e"),
+            (std::vector<std::string>{"a", "e"}));
+}
+
+}  // namespace

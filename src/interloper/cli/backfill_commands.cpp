@@ -70,7 +70,7 @@ class BackfillProgress {
         break;
       case Status::failed:
         std::cout << fmt::format("FAILED    {}  {}  {}\n", task.asset, window,
-                                 one_line(task.error));
+                                 indented_lines(task.error));
         break;
       case Status::skipped:
         std::cout << fmt::format("claimed   {}  {}  {}\n", task.asset, window, task.error);

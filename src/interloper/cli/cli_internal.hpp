@@ -149,6 +149,10 @@ std::string dump(const json& value, int indent = -1);
 void print_error(const Args& args, const std::string& message);
 void print_info(const Args& args, const std::string& message);
 std::string one_line(std::string text);
+// `text` for a line of a run's progress that may continue on more lines: its first line as it
+// is, every further line (a failed query as its author wrote it) indented under it, capped as
+// one_line caps.
+std::string indented_lines(std::string text);
 bool stdout_is_terminal();
 int terminal_width();
 std::shared_ptr<MaterializationStore> open_state_store(const std::string& path, bool create);

@@ -22,12 +22,15 @@ void print_info(const Args& args, const std::string& message) {
 // readable; the cut says how much it left out.
 constexpr std::size_t kMaxErrorBytes = 4096;
 
-std::string one_line(std::string text) {
+namespace {
+
+// `text` without its trailing newlines, each inner one replaced by `separator`, capped.
+std::string joined_lines(std::string text, std::string_view separator) {
   while (!text.empty() && text.back() == '\n') text.pop_back();
   std::string out;
   for (char c : text) {
     if (c == '\n') {
-      out += "; ";
+      out += separator;
     } else {
       out += c;
     }
@@ -41,6 +44,12 @@ std::string one_line(std::string text) {
   }
   return out;
 }
+
+}  // namespace
+
+std::string one_line(std::string text) { return joined_lines(std::move(text), "; "); }
+
+std::string indented_lines(std::string text) { return joined_lines(std::move(text), "\n    "); }
 
 bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }
 

@@ -15,7 +15,8 @@ int materialize_reading(const Project& project, const Args& args, const Selectio
         std::cout << fmt::format("ok        {}  {}  {} rows  {:.3f}s\n", e.asset, partition, e.rows,
                                  e.seconds);
       } else if (e.type == EventType::asset_failed) {
-        std::cout << fmt::format("FAILED    {}  {}  {}\n", e.asset, partition, one_line(e.message));
+        std::cout << fmt::format("FAILED    {}  {}  {}\n", e.asset, partition,
+                                 indented_lines(e.message));
       } else if (e.type == EventType::asset_canceled) {
         std::cout << fmt::format("canceled  {}  {}\n", e.asset, partition);
       }

@@ -10,6 +10,9 @@
 // rows. Inside a security-definer function PostgreSQL refuses SET ROLE and SET SESSION
 // AUTHORIZATION (set_config included), so the query cannot take back the connecting user's
 // rights; the rollback removes the role, its grants and the function.
+#include <chrono>
+#include <optional>
+
 #include "interloper/asset.hpp"
 #include "interloper/destination/postgres_state.hpp"
 
@@ -19,13 +22,46 @@ namespace {
 
 constexpr auto quote = sql::quote_identifier;
 
+// A query's time limit, kept by PostgreSQL: each statement of the query runs under a
+// statement_timeout of what is left of it (the cursor's rows come in several FETCHes).
+class QueryDeadline {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit QueryDeadline(double seconds) : seconds_(seconds) {
+    if (seconds > 0) {
+      end_ = Clock::now() +
+             std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    }
+  }
+  // Sets the limit of the transaction's next statements; throws when nothing is left.
+  void limit(postgres::Connection& conn) const {
+    if (!end_) return;
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(*end_ - Clock::now()).count();
+    if (left <= 0) throw timed_out(conn);
+    conn.exec(fmt::format("SET LOCAL statement_timeout = {}", left));
+  }
+  // Whether `conn`'s last failure was this limit running out.
+  bool ended(const postgres::Connection& conn) const {
+    return end_ && conn.last_sqlstate() == "57014";  // query_canceled
+  }
+  DestinationError timed_out(const postgres::Connection& conn) const {
+    return DestinationError(
+        fmt::format("postgresql '{}': the query timed out after {}s", conn.display(), seconds_));
+  }
+
+ private:
+  double seconds_;
+  std::optional<Clock::time_point> end_;
+};
+
 // The rows of the open cursor il_query, typed by the result's column types.
-Table fetch_query(postgres::Connection& conn) {
+Table fetch_query(postgres::Connection& conn, const QueryDeadline& deadline) {
   const std::string fetch_sql =
       fmt::format("FETCH FORWARD {} FROM il_query", detail::pg::kFetchRows);
   Table out;
   std::vector<Oid> types;
   for (bool first = true;; first = false) {
+    if (!first) deadline.limit(conn);
     postgres::Result chunk = conn.exec(fetch_sql);
     try {
       if (first) {
@@ -207,7 +243,7 @@ DestinationError about_query(const DestinationError& e, const postgres::Connecti
 
 // Runs `query` as described in the file comment. `readers` are the dependencies' reader roles.
 Table run_confined(postgres::Connection& conn, const std::string& schema, const BoundQuery& query,
-                   const std::vector<std::string>& readers) {
+                   const std::vector<std::string>& readers, const QueryDeadline& deadline) {
   postgres::Transaction tx(conn);  // never committed: what it creates goes with its rollback
   const std::string role =
       quote(fmt::format("il_query_{}", conn.exec("SELECT pg_backend_pid()").int_value(0, 0)));
@@ -220,10 +256,33 @@ Table run_confined(postgres::Connection& conn, const std::string& schema, const 
   const std::string select = define_body(conn, query, conn.describe(query.sql, query.params));
   conn.exec("SET TRANSACTION READ ONLY");
   try {
+    deadline.limit(conn);
     conn.exec("DECLARE il_query NO SCROLL CURSOR FOR " + select, query.params);
-    return fetch_query(conn);
+    return fetch_query(conn, deadline);
   } catch (const DestinationError& e) {
+    if (deadline.ended(conn)) throw deadline.timed_out(conn);
     throw about_query(e, conn, query.sql);
+  }
+}
+
+// Runs `sql` read-only in the destination's schema with the connecting user's rights, within
+// `timeout` seconds when positive.
+Table unconfined_query(detail::PostgresState& state, std::string_view sql,
+                       const QueryableDestination::Params& params, double timeout) {
+  BoundQuery bound = bind_named(sql, params, state.url.redacted);
+  auto conn = state.pool.acquire();
+  const QueryDeadline deadline(timeout);
+  try {
+    postgres::Transaction tx(*conn, "READ ONLY");
+    conn->exec("SET LOCAL search_path TO " + quote(state.schema) + ", public");
+    deadline.limit(*conn);
+    conn->exec("DECLARE il_query NO SCROLL CURSOR FOR " + bound.sql, bound.params);
+    Table out = fetch_query(*conn, deadline);
+    tx.commit();
+    return out;
+  } catch (const DestinationError&) {
+    if (deadline.ended(*conn)) throw deadline.timed_out(*conn);
+    throw;
   }
 }
 
@@ -231,7 +290,7 @@ Table run_confined(postgres::Connection& conn, const std::string& schema, const 
 
 Table PostgresDestination::query(std::string_view sql, const Params& params,
                                  const QueryScope& scope) {
-  if (scope.any_dataset) return query(sql, params);
+  if (scope.any_dataset) return unconfined_query(*state_, sql, params, scope.timeout_seconds);
   try {
     BoundQuery bound = bind_named(sql, params, url());
     std::vector<std::string> tables;
@@ -239,7 +298,8 @@ Table PostgresDestination::query(std::string_view sql, const Params& params,
     auto conn = state_->pool.acquire();
     check_can_create_roles(*conn, scope.asset);
     const std::vector<std::string> readers = ensure_readers(*conn, state_->schema, tables);
-    return run_confined(*conn, state_->schema, bound, readers);
+    return run_confined(*conn, state_->schema, bound, readers,
+                        QueryDeadline(scope.timeout_seconds));
   } catch (const DestinationError& e) {
     if (scope.asset.empty()) throw;
     const std::string_view what = e.what();
@@ -283,14 +343,7 @@ QueryableDestination::Relation PostgresDestination::relation_of(const DatasetRef
 }
 
 Table PostgresDestination::query(std::string_view sql, const Params& params) {
-  BoundQuery bound = bind_named(sql, params, url());
-  auto conn = state_->pool.acquire();
-  postgres::Transaction tx(*conn, "READ ONLY");
-  conn->exec("SET LOCAL search_path TO " + quote(state_->schema) + ", public");
-  conn->exec("DECLARE il_query NO SCROLL CURSOR FOR " + bound.sql, bound.params);
-  Table out = fetch_query(*conn);
-  tx.commit();
-  return out;
+  return unconfined_query(*state_, sql, params, 0);
 }
 
 }  // namespace interloper

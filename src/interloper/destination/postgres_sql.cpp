@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cstdlib>
 
+#include "interloper/sql/lexer.hpp"
+
 namespace interloper::detail::pg {
 
 namespace {
@@ -59,17 +61,7 @@ std::size_t skip_comment(std::string_view sql, std::size_t i) {
   return sql.size();
 }
 
-// Past a dollar-quoted string starting at `i` ($$...$$ or $tag$...$tag$), or `i` when '$'
-// starts something else ($1, a name's character).
-std::size_t skip_dollar_quoted(std::string_view sql, std::size_t i) {
-  std::size_t end = i + 1;
-  while (end < sql.size() && identifier_char(sql[end]) && sql[end] != '$') ++end;
-  if (end >= sql.size() || sql[end] != '$') return i;
-  if (end > i + 1 && std::isdigit(static_cast<unsigned char>(sql[i + 1]))) return i;
-  std::string_view tag = sql.substr(i, end - i + 1);
-  std::size_t close = sql.find(tag, end + 1);
-  return close == std::string_view::npos ? sql.size() : close + tag.size();
-}
+using sql::skip_dollar_quoted;
 
 }  // namespace
 

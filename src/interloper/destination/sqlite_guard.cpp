@@ -49,6 +49,31 @@ std::string describe(int action, const char* a, const char* b) {
                    : fmt::format("a schema change (of '{}')", x);
 }
 
+std::string lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+// Whether a read of `name` is of a table the query makes itself (a recursive CTE, which SQLite
+// reports as a table read): no table, view or virtual table module of the database has that
+// name (SQLite matches names without regard to ASCII case).
+bool query_own(const QueryGuard::Rules& rules, const std::string& name) {
+  const std::string key = lower(name);
+  return rules.stored.count(key) == 0 && key.rfind("pragma_", 0) != 0 &&
+         key.rfind("sqlite_", 0) != 0;
+}
+
+// The names, lower-cased, a query could read stored data through: every table and view of the
+// database and every virtual table module (eponymous ones are read by their module's name).
+std::unordered_set<std::string> stored_names(sqlite::Database& db) {
+  std::unordered_set<std::string> names;
+  sqlite::Statement stmt(db,
+                         "SELECT name FROM sqlite_schema UNION ALL SELECT name FROM "
+                         "sqlite_temp_schema UNION ALL SELECT name FROM pragma_module_list");
+  while (stmt.step()) names.insert(lower(stmt.column_text(0)));
+  return names;
+}
+
 int authorize(void* data, int action, const char* a, const char* b, const char*, const char*) {
   auto* guard = static_cast<QueryGuard::Rules*>(data);
   switch (action) {
@@ -59,7 +84,7 @@ int authorize(void* data, int action, const char* a, const char* b, const char*,
       const std::string table = text_or_empty(a);
       // The JSON table-valued functions are eponymous virtual tables.
       if (!guard->readable || guard->readable->count(table) != 0 || table == "json_each" ||
-          table == "json_tree") {
+          table == "json_tree" || query_own(*guard, table)) {
         return SQLITE_OK;
       }
       break;
@@ -121,6 +146,15 @@ std::unique_ptr<sqlite::Statement> QueryGuard::prepare(
     std::string_view sql, std::optional<std::unordered_set<std::string>> readable,
     const std::string& asset) {
   const std::string who = asset.empty() ? "" : fmt::format("asset '{}': ", asset);
+  // The guard's own look at the schema (a PRAGMA function among others) runs unguarded.
+  sqlite3_set_authorizer(db_.get(), nullptr, nullptr);
+  try {
+    rules_.stored = stored_names(db_);
+  } catch (...) {
+    sqlite3_set_authorizer(db_.get(), authorize, &rules_);
+    throw;
+  }
+  sqlite3_set_authorizer(db_.get(), authorize, &rules_);
   rules_.readable = std::move(readable);
   rules_.denied.reset();
   std::unique_ptr<sqlite::Statement> stmt;
@@ -134,7 +168,10 @@ std::unique_ptr<sqlite::Statement> QueryGuard::prepare(
                       "dependencies and nothing else)",
                       who, db_.path(), *rules_.denied));
     }
-    throw DestinationError(who + e.what());
+    if (asset.empty()) throw;
+    // SQLite's own message, without the statement sent (the user's query with its dependencies).
+    throw DestinationError(
+        fmt::format("{}sqlite '{}': {}", who, db_.path(), sqlite3_errmsg(db_.get())));
   }
   if (stmt->get() == nullptr) throw DestinationError(who + "sql holds no statement");
   if (std::size_t more = trailing_text(sql, used); more != std::string_view::npos) {
@@ -142,7 +179,9 @@ std::unique_ptr<sqlite::Statement> QueryGuard::prepare(
                                        who, excerpt(sql.substr(more))));
   }
   if (sqlite3_stmt_readonly(stmt->get()) == 0) {
-    throw DestinationError(fmt::format("{}sql must be a read-only query: {}", who, excerpt(sql)));
+    // A scoped query's text is the user's with its dependencies in front: the caller shows it.
+    throw DestinationError(fmt::format("{}sql must be a read-only query{}", who,
+                                       asset.empty() ? ": " + excerpt(sql) : ""));
   }
   return stmt;
 }

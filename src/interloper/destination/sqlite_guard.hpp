@@ -34,6 +34,9 @@ class QueryGuard {
   struct Rules {
     std::optional<std::unordered_set<std::string>> readable;
     std::optional<std::string> denied;  // the first refusal since the last prepare
+    // Lower-cased names of the database's tables, views and virtual table modules: a read of
+    // any other name is of a table the query makes (a recursive CTE).
+    std::unordered_set<std::string> stored;
   };
 
  private:

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cctype>
+#include <chrono>
 #include <unordered_map>
 #include <unordered_set>
 #include <variant>
@@ -78,27 +79,51 @@ std::vector<std::optional<DataType>> SqliteDestination::State::declared_types(St
   return declared;
 }
 
-Table SqliteDestination::query(std::string_view sql, const Params& params,
-                               const QueryScope& scope) {
-  std::optional<std::unordered_set<std::string>> readable;
-  if (!scope.any_dataset) {
-    readable.emplace();
-    for (const DatasetRef& dataset : scope.datasets) readable->insert(table_name(dataset));
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Stops the statements of a connection once a time limit has passed: SQLite asks the progress
+// handler every few thousand virtual-machine steps, and a step it answers "stop" fails with
+// SQLITE_INTERRUPT. The handler is removed when this goes.
+class QueryDeadline {
+ public:
+  QueryDeadline(sqlite3* db, double seconds) : db_(db) {
+    if (seconds <= 0) return;
+    deadline_ = Clock::now() +
+                std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+    sqlite3_progress_handler(db_, 1000, &QueryDeadline::check, this);
   }
-  std::lock_guard lock(state_->mutex);
-  std::unique_ptr<Statement> prepared =
-      state_->guard().prepare(sql, std::move(readable), scope.asset);
-  Statement& stmt = *prepared;
-  std::vector<std::array<char, detail::kMaxIsoChars>> iso;
-  bind_params(stmt, params, iso, state_->path, sql);
-  const std::vector<std::optional<DataType>> declared = state_->declared_types(stmt);
+  ~QueryDeadline() {
+    if (deadline_) sqlite3_progress_handler(db_, 0, nullptr, nullptr);
+  }
+  QueryDeadline(const QueryDeadline&) = delete;
+  QueryDeadline& operator=(const QueryDeadline&) = delete;
+  bool passed() const { return passed_; }
+
+ private:
+  static int check(void* self) {
+    auto* deadline = static_cast<QueryDeadline*>(self);
+    if (Clock::now() < *deadline->deadline_) return 0;
+    deadline->passed_ = true;
+    return 1;
+  }
+  sqlite3* db_;
+  std::optional<Clock::time_point> deadline_;
+  bool passed_ = false;
+};
+
+}  // namespace
+
+Table SqliteDestination::State::read_query(Statement& stmt, const std::string& who) {
+  const std::vector<std::optional<DataType>> declared = declared_types(stmt);
   std::vector<Field> fields;
   for (std::size_t c = 0; c < declared.size(); ++c) {
     fields.push_back({sqlite3_column_name(stmt.get(), static_cast<int>(c)),
                       declared[c].value_or(DataType::null)});
   }
   auto failed = [&](const DataError& e) {
-    return DestinationError(fmt::format("sqlite '{}': query result: {}", state_->path, e.what()));
+    return DestinationError(fmt::format("{}sqlite '{}': query result: {}", who, path, e.what()));
   };
   Table out;
   try {
@@ -111,9 +136,8 @@ Table SqliteDestination::query(std::string_view sql, const Params& params,
     row.reserve(fields.size());
     for (std::size_t c = 0; c < fields.size(); ++c) {
       const int i = static_cast<int>(c);
-      row.push_back(declared[c]
-                        ? state_->read_cell(stmt.get(), i, *declared[c], "query", fields[c].name)
-                        : read_stored(stmt.get(), i));
+      row.push_back(declared[c] ? read_cell(stmt.get(), i, *declared[c], "query", fields[c].name)
+                                : read_stored(stmt.get(), i));
     }
     try {
       out.append_row(std::move(row));
@@ -122,6 +146,36 @@ Table SqliteDestination::query(std::string_view sql, const Params& params,
     }
   }
   return out;
+}
+
+Table SqliteDestination::query(std::string_view sql, const Params& params,
+                               const QueryScope& scope) {
+  std::optional<std::unordered_set<std::string>> readable;
+  if (!scope.any_dataset) {
+    readable.emplace();
+    for (const DatasetRef& dataset : scope.datasets) readable->insert(table_name(dataset));
+  }
+  const std::string who = scope.asset.empty() ? "" : fmt::format("asset '{}': ", scope.asset);
+  std::lock_guard lock(state_->mutex);
+  std::unique_ptr<Statement> prepared =
+      state_->guard().prepare(sql, std::move(readable), scope.asset);
+  Statement& stmt = *prepared;
+  std::vector<std::array<char, detail::kMaxIsoChars>> iso;
+  bind_params(stmt, params, iso, state_->path, sql);
+  QueryDeadline deadline(state_->query_db->get(), scope.timeout_seconds);
+  try {
+    return state_->read_query(stmt, who);
+  } catch (const DestinationError&) {
+    if (deadline.passed()) {
+      throw DestinationError(fmt::format("{}sqlite '{}': the query timed out after {}s", who,
+                                         state_->path, scope.timeout_seconds));
+    }
+    const int code = sqlite3_errcode(state_->query_db->get());
+    if (scope.asset.empty() || code == SQLITE_ROW || code == SQLITE_DONE) throw;
+    // SQLite's own message, without the statement sent (the user's query with its dependencies).
+    throw DestinationError(fmt::format("{}sqlite '{}': {}", who, state_->path,
+                                       sqlite3_errmsg(state_->query_db->get())));
+  }
 }
 
 }  // namespace interloper

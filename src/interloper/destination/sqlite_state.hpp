@@ -237,6 +237,8 @@ struct SqliteDestination::State {
   // The declared type of each result column of `stmt` that comes straight from a dataset's
   // column (nullopt for the others: expressions, or tables interloper does not know).
   std::vector<std::optional<DataType>> declared_types(Statement& stmt);
+  // The rows of a prepared query, typed as declared_types() says. `who` starts its errors.
+  Table read_query(Statement& stmt, const std::string& who);
 
   Value read_cell(sqlite3_stmt* stmt, int c, DataType type, const std::string& table,
                   const std::string& column) {

@@ -98,7 +98,7 @@ void Loader::read_command(const yaml::Node& node, AssetSpec& spec, AssetDefiniti
   }
   spec.csv = def.format == "csv";
   if (node["timeout"]) {
-    spec.timeout = timeout(node["timeout"]);
+    spec.timeout = timeout(node["timeout"], def.name);
     def.timeout_seconds = spec.timeout;
   }
   if (node["max_output"]) spec.max_output = byte_size(node["max_output"], "max_output");
@@ -143,8 +143,9 @@ void Loader::check_input_variables(const AssetSpec& spec, const AssetDefinition&
   }
 }
 
-// `timeout: SECONDS`, a positive number.
-double Loader::timeout(const yaml::Node& node) const {
+// `timeout: SECONDS`, a positive number no larger than kMaxQueryTimeout: a deadline that far
+// ahead still fits every clock, and PostgreSQL's statement_timeout holds it.
+double Loader::timeout(const yaml::Node& node, const std::string& asset) const {
   std::string text = scalar(node, "timeout");
   double seconds = 0;
   try {
@@ -155,7 +156,13 @@ double Loader::timeout(const yaml::Node& node) const {
     seconds = -1;
   }
   if (!(seconds > 0)) {
-    fail(node, fmt::format("timeout must be a positive number of seconds, not '{}'", text));
+    fail(node, fmt::format("asset '{}': timeout must be a positive number of seconds, not '{}'",
+                           asset, text));
+  }
+  if (!(seconds <= kMaxQueryTimeout)) {  // also infinity
+    fail(node, fmt::format("asset '{}': timeout '{}' is too long: at most {:.0f} seconds "
+                           "(about 11 days); leave 'timeout' out for no limit",
+                           asset, text, kMaxQueryTimeout));
   }
   return seconds;
 }
@@ -181,7 +188,10 @@ void Loader::read_sql(const yaml::Node& node, const SourceSpec& source, AssetSpe
                                        : word + " statements are not allowed"));
   }
   if (node["format"]) fail(node["format"], "'format' applies to command assets only");
-  if (node["timeout"]) fail(node["timeout"], "'timeout' applies to command assets only");
+  if (node["timeout"]) {
+    spec.timeout = timeout(node["timeout"], def.name);
+    def.timeout_seconds = spec.timeout;
+  }
   if (node["max_output"]) {
     fail(node["max_output"], "'max_output' applies to command assets only");
   }

@@ -70,6 +70,7 @@ struct SqlAsset {
   std::string source;
   std::vector<DatasetRef> deps;              // names are the CTE names (asset names)
   std::shared_ptr<Destination> destination;  // must be queryable (Destination::queryable())
+  double timeout_seconds = 0;                // > 0: the query is stopped after this long
 };
 ComputeFn sql_compute(SqlAsset asset);
 

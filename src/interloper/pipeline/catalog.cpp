@@ -74,6 +74,7 @@ json entry_json(const CatalogEntry& entry) {
     out["timeout"] = def->timeout_seconds ? json(*def->timeout_seconds) : json(nullptr);
   } else if (def != nullptr) {
     out["sql"] = def->sql;
+    if (def->timeout_seconds) out["timeout"] = *def->timeout_seconds;
   }
   // A partitioning of any registered kind describes itself (PartitionConfig::to_definition).
   out["partitioning"] =

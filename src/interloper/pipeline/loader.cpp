@@ -225,8 +225,11 @@ ComputeFn Loader::compute(AssetSpec& spec, const AssetDefinition& def) const {
     }
     return pipeline::command_compute(std::move(command));
   }
-  pipeline::SqlAsset sql{
-      .sql = def.sql, .source = def.source, .deps = {}, .destination = spec.destination};
+  pipeline::SqlAsset sql{.sql = def.sql,
+                         .source = def.source,
+                         .deps = {},
+                         .destination = spec.destination,
+                         .timeout_seconds = spec.timeout};
   for (const auto& dep : def.deps) {
     auto found = asset_index_.find(dep);
     if (found == asset_index_.end()) continue;  // the DAG reports the unknown name

@@ -111,7 +111,7 @@ class Loader {
   void check_input_variables(const AssetSpec& spec, const AssetDefinition& def) const;
   void read_sql(const yaml::Node& node, const SourceSpec& source, AssetSpec& spec,
                 AssetDefinition& def);
-  double timeout(const yaml::Node& node) const;
+  double timeout(const yaml::Node& node, const std::string& asset) const;
   std::vector<SourceSpec> read_sources(const yaml::Node& sources,
                                        const std::shared_ptr<Destination>& default_destination,
                                        Pipeline::State& state);

@@ -10,6 +10,7 @@
 #include "interloper/error.hpp"
 #include "interloper/pipeline/assets.hpp"
 #include "interloper/sql/identifier.hpp"
+#include "interloper/sql/lexer.hpp"
 
 namespace interloper::pipeline {
 
@@ -35,15 +36,18 @@ std::size_t skip_comment(std::string_view sql, std::size_t i) {
   return i;
 }
 
-// Walks `sql` outside string literals, quoted identifiers and comments, calling
-// `code(i)` at each position of plain SQL text; `code` returns the next position to look at
-// (i + 1 to go on), or npos to stop.
+// Walks `sql` outside string literals (PostgreSQL's E'...' and dollar-quoted $$...$$ and
+// $tag$...$tag$ included), quoted identifiers and comments, calling `code(i)` at each position
+// of plain SQL text; `code` returns the next position to look at (i + 1 to go on), or npos to
+// stop.
 template <typename F>
 void scan_code(std::string_view sql, F&& code) {
   std::size_t i = 0;
-  auto skip_quoted = [&](char quote) {
+  auto skip_quoted = [&](char quote, bool backslashes = false) {
     for (++i; i < sql.size(); ++i) {
-      if (sql[i] == quote) {
+      if (backslashes && sql[i] == '\\') {
+        ++i;
+      } else if (sql[i] == quote) {
         if (i + 1 < sql.size() && sql[i + 1] == quote) {
           ++i;
         } else {
@@ -55,8 +59,14 @@ void scan_code(std::string_view sql, F&& code) {
   };
   while (i < sql.size()) {
     char c = sql[i];
+    const bool word_before = i > 0 && sql::is_identifier_byte(sql[i - 1]);
     if (c == '\'' || c == '"' || c == '`') {
       skip_quoted(c);
+    } else if ((c == 'E' || c == 'e') && !word_before && i + 1 < sql.size() && sql[i + 1] == '\'') {
+      ++i;
+      skip_quoted('\'', true);
+    } else if (c == '$' && !word_before && sql::skip_dollar_quoted(sql, i) != i) {
+      i = sql::skip_dollar_quoted(sql, i);
     } else if (c == '[') {
       std::size_t end = sql.find(']', i);
       i = end == std::string_view::npos ? sql.size() : end + 1;
@@ -168,6 +178,28 @@ std::string sql_with_dependencies(const std::string& sql,
 
 namespace {
 
+// Fails naming the dependency when the database holds no table for it: it was never written
+// (what the runner says of an upstream not materialized), or written without a single column
+// (an empty result of an asset that declares no schema), so a query could only fail on a
+// table name the user never wrote. Returns whether no row was ever written to it (its partition
+// column has no type yet): its table then has only the columns it declares.
+bool check_readable(Destination& destination, const std::string& asset, const DatasetRef& dep) {
+  const std::optional<Schema> stored = destination.schema(dep);
+  if (!stored) {
+    throw RunError(fmt::format("asset '{}': upstream '{}': not materialized", asset, dep.asset));
+  }
+  if (stored->empty()) {
+    throw RunError(fmt::format(
+        "asset '{}': upstream '{}' was materialized without any column (its result had no rows "
+        "and it declares no schema), so there is no table to read; declare its columns with "
+        "'schema:' so that an empty result still leaves one",
+        asset, dep.asset));
+  }
+  if (dep.partitioning == nullptr) return false;
+  const std::optional<std::size_t> column = stored->find(dep.partitioning->column());
+  return column && stored->field(*column).type == DataType::null;
+}
+
 // The two CTEs of one dependency: NAME holds what load(NAME) returns (its partitions that
 // overlap the run's window, or everything when it is read whole), NAME__all every row it has.
 // Returns the dataset both read: the one table the query may read for this dependency.
@@ -198,6 +230,52 @@ DatasetRef dependency_ctes(const QueryableDestination& database, const Execution
   return reads.dataset;
 }
 
+// A failed query's error followed by the query as its author wrote it (line breaks kept), not
+// the statement sent, which has the dependencies' tables in front of it. `rowless` names the
+// dependencies that never had a row: a column the query reads may be missing there.
+DestinationError query_failure(const DestinationError& e, std::string_view sql,
+                               const std::vector<std::string>& rowless) {
+  std::string hint;
+  for (const std::string& dep : rowless) {
+    hint += fmt::format(
+        "\nupstream '{}' has had no rows yet, so its table holds only its partition column and "
+        "the columns its 'schema:' declares; declare there the columns this query reads",
+        dep);
+  }
+  const std::size_t end = sql.find_last_not_of(" \t\r\n");
+  return DestinationError(fmt::format("{}{}\nquery:\n{}", e.what(), hint, sql.substr(0, end + 1)));
+}
+
+// Binds the run's scope (":window_start", ":bounds_end"...) for each one `text` uses.
+void bind_scope(const ExecutionContext& context, const std::string& text,
+                std::vector<std::pair<std::string, Value>>& params) {
+  Scope scope = Scope::of(context);
+  auto text_or_null = [](const std::optional<std::string>& v) { return v ? Value(*v) : Value(); };
+  auto instant_or_null = [](const std::optional<TimePoint>& t) {
+    // Typed, so that a database compares them with date and timestamp columns as times;
+    // their text is instant_text's (a midnight as the bare date).
+    if (!t) return Value();
+    if (t->is_midnight()) {
+      return Value(Value::Date(std::chrono::floor<std::chrono::days>(t->seconds())));
+    }
+    return Value(Value::Timestamp(t->seconds()));
+  };
+  std::vector<std::pair<std::string, Value>> candidates = {
+      {"window_start", scope.has_window ? Value(scope.start_key) : Value()},
+      {"window_end", scope.has_window ? Value(scope.end_key) : Value()},
+      {"bounds_start", instant_or_null(scope.bounds_start)},
+      {"bounds_end", instant_or_null(scope.bounds_end)},
+      {"partition_key", text_or_null(scope.partition_key)},
+      {"asset", Value(scope.asset)},
+  };
+  std::vector<std::string> used = named_parameters(text);
+  for (auto& [name, value] : candidates) {
+    if (std::find(used.begin(), used.end(), name) != used.end()) {
+      params.emplace_back(":" + name, std::move(value));
+    }
+  }
+}
+
 }  // namespace
 
 ComputeFn sql_compute(SqlAsset asset) {
@@ -210,39 +288,23 @@ ComputeFn sql_compute(SqlAsset asset) {
     std::vector<std::pair<std::string, std::string>> ctes;
     std::vector<std::pair<std::string, Value>> params;
     // The query reads exactly the tables its dependency CTEs read, nothing else.
-    QueryScope readable{.asset = context.asset_name(), .datasets = {}};
+    QueryScope readable{
+        .asset = context.asset_name(), .datasets = {}, .timeout_seconds = asset.timeout_seconds};
+    std::vector<std::string> rowless;
     for (std::size_t i = 0; i < asset.deps.size(); ++i) {
       readable.datasets.push_back(
           dependency_ctes(*database, context, asset.deps[i], i, ctes, params));
+      if (check_readable(*asset.destination, readable.asset, readable.datasets.back())) {
+        rowless.push_back(asset.deps[i].asset);
+      }
     }
     std::string text = sql_with_dependencies(asset.sql, ctes);
-
-    Scope scope = Scope::of(context);
-    auto text_or_null = [](const std::optional<std::string>& v) { return v ? Value(*v) : Value(); };
-    auto instant_or_null = [](const std::optional<TimePoint>& t) {
-      // Typed, so that a database compares them with date and timestamp columns as times;
-      // their text is instant_text's (a midnight as the bare date).
-      if (!t) return Value();
-      if (t->is_midnight()) {
-        return Value(Value::Date(std::chrono::floor<std::chrono::days>(t->seconds())));
-      }
-      return Value(Value::Timestamp(t->seconds()));
-    };
-    std::vector<std::pair<std::string, Value>> candidates = {
-        {"window_start", scope.has_window ? Value(scope.start_key) : Value()},
-        {"window_end", scope.has_window ? Value(scope.end_key) : Value()},
-        {"bounds_start", instant_or_null(scope.bounds_start)},
-        {"bounds_end", instant_or_null(scope.bounds_end)},
-        {"partition_key", text_or_null(scope.partition_key)},
-        {"asset", Value(scope.asset)},
-    };
-    std::vector<std::string> used = named_parameters(text);
-    for (auto& [name, value] : candidates) {
-      if (std::find(used.begin(), used.end(), name) != used.end()) {
-        params.emplace_back(":" + name, std::move(value));
-      }
+    bind_scope(context, text, params);
+    try {
+      return database->query(text, params, readable);
+    } catch (const DestinationError& e) {
+      throw query_failure(e, asset.sql, rowless);
     }
-    return database->query(text, params, readable);
   };
 }
 

@@ -219,7 +219,18 @@ void Connection::fail(std::string_view what, const PGresult* result) const {
 Result Connection::check(PGresult* raw, std::string_view sql) {
   Result result(raw);
   ExecStatusType status = raw ? PQresultStatus(raw) : PGRES_FATAL_ERROR;
+  last_sqlstate_.clear();
+  last_error_.clear();
   if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK) {
+    auto field = [raw](int code) -> std::string {
+      const char* text = raw ? PQresultErrorField(raw, code) : nullptr;
+      return text ? text : "";
+    };
+    last_sqlstate_ = field(PG_DIAG_SQLSTATE);
+    last_error_ = scrub(field(PG_DIAG_MESSAGE_PRIMARY), url_->password);
+    if (const std::string hint = field(PG_DIAG_MESSAGE_HINT); !hint.empty()) {
+      last_error_ += " (" + scrub(hint, url_->password) + ")";
+    }
     std::string_view shown = sql.substr(0, std::min<std::size_t>(sql.size(), 200));
     fail(fmt::format("{}", shown), raw);
   }

@@ -148,8 +148,15 @@ class Connection {
   std::string message(std::string_view what, const PGresult* result = nullptr) const;
   [[noreturn]] void fail(std::string_view what, const PGresult* result = nullptr) const;
 
+  // The SQLSTATE and the server's own words (its primary message, and its hint when it gave
+  // one; no statement text, no position) of the last statement run on this connection, when it
+  // failed; both empty after a statement that succeeded.
+  const std::string& last_sqlstate() const { return last_sqlstate_; }
+  const std::string& last_error() const { return last_error_; }
+
  private:
   Result check(PGresult* result, std::string_view sql);
+  std::string last_sqlstate_, last_error_;
   std::shared_ptr<const Url> url_;
   PGconn* conn_ = nullptr;
   std::unordered_map<std::string, std::string> prepared_;  // statement text -> its name
