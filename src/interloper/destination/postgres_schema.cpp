@@ -272,6 +272,22 @@ void record_columns(postgres::Connection& conn, const std::string& schema,
             params);
 }
 
+// Whether `column` of `table`, recorded as of no type (null), already has the SQL type of
+// `type`, as a partition column created by a write without rows has: typing it is then
+// a change of the record alone, and the table is not locked against the writers of its other
+// partitions (an ALTER would wait for them while they wait for this change).
+bool typed_as(postgres::Connection& conn, const std::string& table, const std::string& column,
+              DataType type) {
+  postgres::Params params;
+  params.text(table);
+  params.text(column);
+  postgres::Result rows = conn.exec(
+      "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = "
+      "to_regclass($1::text) AND attname = $2 AND NOT attisdropped",
+      params);
+  return rows.rows() == 1 && rows.value(0, 0) == sql_type(type);
+}
+
 }  // namespace
 
 void change_schema(postgres::Connection& conn, const std::string& schema,
@@ -301,7 +317,9 @@ void change_schema(postgres::Connection& conn, const std::string& schema,
       if (i >= stored.size()) {
         ddl += fmt::format("ALTER TABLE {} ADD COLUMN {} {}; ", name, quote(stored_as[i]),
                            column_type(f));
-      } else if (stored.field(i).type != f.type) {
+      } else if (stored.field(i).type != f.type &&
+                 !(stored.field(i).type == DataType::null &&
+                   typed_as(conn, name, stored_as[i], f.type))) {
         ddl += retype(name, f, stored_as[i], stored.field(i).type) + "; ";
       }
     }

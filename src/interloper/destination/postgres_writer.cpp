@@ -69,7 +69,8 @@ class PostgresWindowWriter final : public WindowWriter {
     if (!cleared_) clear_window();
     if (copying_) end_copy();
     record_partitions();
-    if (dataset_.partitioning != nullptr) record_retired();
+    // A write without columns changes no list (see retired_columns): it waits for no lock.
+    if (dataset_.partitioning != nullptr && !written_.empty()) record_retired();
     tx_.commit();
     return rows_;
   }
