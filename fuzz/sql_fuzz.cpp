@@ -20,10 +20,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '_') std::abort();
     }
   }
-  const std::size_t second = ilp::second_statement(sql);
-  if (second != std::string::npos) {
-    if (second >= sql.size() || sql.find(';') == std::string::npos || sql.find(';') >= second) {
-      std::abort();
+  for (const bool postgresql : {false, true}) {
+    const std::size_t second = ilp::second_statement(sql, postgresql);
+    if (second != std::string::npos) {
+      if (second >= sql.size() || sql.find(';') == std::string::npos || sql.find(';') >= second) {
+        std::abort();
+      }
     }
   }
   // Dependency CTEs as a run builds them: the window's rows under the dependency's name, and

@@ -446,14 +446,18 @@ namespace {
 // PostgreSQL's dollar-quoted and escape strings are text: a ';' or ':name' in them is neither
 // the end of the statement nor a parameter.
 TEST(SqlStatements, DollarQuotedTextIsOneStatement) {
-  EXPECT_EQ(ilp::second_statement("SELECT $$a;b$$ AS t"), std::string::npos);
-  EXPECT_EQ(ilp::second_statement("SELECT $fn$ x; $$ y; $fn$ AS t;\n-- done\n"), std::string::npos);
-  EXPECT_EQ(ilp::second_statement("SELECT E'it\\'s; fine' AS t"), std::string::npos);
-  EXPECT_EQ(ilp::second_statement("SELECT $$a;b$$; DROP TABLE x"),
+  EXPECT_EQ(ilp::second_statement("SELECT $$a;b$$ AS t", true), std::string::npos);
+  EXPECT_EQ(ilp::second_statement("SELECT $fn$ x; $$ y; $fn$ AS t;\n-- done\n", true),
+            std::string::npos);
+  EXPECT_EQ(ilp::second_statement("SELECT E'it\\'s; fine' AS t", true), std::string::npos);
+  EXPECT_EQ(ilp::second_statement("SELECT $$a;b$$; DROP TABLE x", true),
             std::string("SELECT $$a;b$$; DROP TABLE x").find("DROP"));
   // Not dollar quotes: a positional parameter, a '$' inside a name.
-  EXPECT_EQ(ilp::second_statement("SELECT $1; SELECT 2"), 11u);
-  EXPECT_EQ(ilp::second_statement("SELECT a$b$; SELECT $b$"), 13u);
+  EXPECT_EQ(ilp::second_statement("SELECT $1; SELECT 2", true), 11u);
+  EXPECT_EQ(ilp::second_statement("SELECT a$b$; SELECT $b$", true), 13u);
+  // SQLite has no such strings: there, the ';' ends the statement.
+  EXPECT_EQ(ilp::second_statement("SELECT $$ ; $$ AS x", false), 12u);
+  EXPECT_EQ(ilp::second_statement("SELECT 'a;b' AS x; -- done", false), std::string::npos);
   EXPECT_EQ(ilp::named_parameters("SELECT :a, $$ :b $$, $t$ :c $t$, E'\\' :d', :e"),
             (std::vector<std::string>{"a", "e"}));
 }

@@ -176,7 +176,10 @@ void Loader::read_sql(const yaml::Node& node, const SourceSpec& source, AssetSpe
   spec.sql_node = sql;
   def.sql = scalar(sql, "sql");
   if (def.sql.find_first_not_of(" \t\r\n") == std::string::npos) fail(sql, "'sql' is empty");
-  if (std::size_t more = pipeline::second_statement(def.sql); more != std::string::npos) {
+  const std::string& target = def.destination_url;
+  const bool postgresql = target.rfind("postgresql:", 0) == 0 || target.rfind("postgres:", 0) == 0;
+  if (std::size_t more = pipeline::second_statement(def.sql, postgresql);
+      more != std::string::npos) {
     fail(sql, fmt::format("asset '{}': sql must be exactly one statement, but '{}' follows it",
                           def.name, one_line_excerpt(def.sql.substr(more))));
   }
@@ -195,9 +198,7 @@ void Loader::read_sql(const yaml::Node& node, const SourceSpec& source, AssetSpe
   if (node["max_output"]) {
     fail(node["max_output"], "'max_output' applies to command assets only");
   }
-  const std::string& target = def.destination_url;
-  if (target.rfind("sqlite:", 0) != 0 && target.rfind("postgresql:", 0) != 0 &&
-      target.rfind("postgres:", 0) != 0) {
+  if (target.rfind("sqlite:", 0) != 0 && !postgresql) {
     fail(sql, fmt::format("asset '{}': sql assets run inside a SQLite or PostgreSQL "
                           "destination, but source "
                           "'{}' writes to {}",

@@ -79,9 +79,10 @@ ComputeFn sql_compute(SqlAsset asset);
 std::vector<std::string> named_parameters(std::string_view sql);
 
 // Where a second statement starts in `sql`: the first text after a ';' (outside literals,
-// quoted identifiers and comments) that is not blanks, comments or more semicolons. npos when
-// `sql` holds one statement.
-std::size_t second_statement(std::string_view sql);
+// quoted identifiers and comments; with `postgresql`, outside its dollar-quoted and E'...'
+// strings too) that is not blanks, comments or more semicolons. npos when `sql` holds one
+// statement.
+std::size_t second_statement(std::string_view sql, bool postgresql);
 
 // The statement's first word, upper-cased, past blanks and comments ("" when it starts with
 // anything else). A query starts with SELECT, WITH or VALUES.

@@ -36,12 +36,12 @@ std::size_t skip_comment(std::string_view sql, std::size_t i) {
   return i;
 }
 
-// Walks `sql` outside string literals (PostgreSQL's E'...' and dollar-quoted $$...$$ and
-// $tag$...$tag$ included), quoted identifiers and comments, calling `code(i)` at each position
+// Walks `sql` outside string literals (with `postgresql`, its E'...' and dollar-quoted $$...$$
+// and $tag$...$tag$ too), quoted identifiers and comments, calling `code(i)` at each position
 // of plain SQL text; `code` returns the next position to look at (i + 1 to go on), or npos to
 // stop.
 template <typename F>
-void scan_code(std::string_view sql, F&& code) {
+void scan_code(std::string_view sql, bool postgresql, F&& code) {
   std::size_t i = 0;
   auto skip_quoted = [&](char quote, bool backslashes = false) {
     for (++i; i < sql.size(); ++i) {
@@ -59,13 +59,14 @@ void scan_code(std::string_view sql, F&& code) {
   };
   while (i < sql.size()) {
     char c = sql[i];
-    const bool word_before = i > 0 && sql::is_identifier_byte(sql[i - 1]);
+    // PostgreSQL's strings start where no name goes on: x$y$ and xe'...' are none.
+    const bool string_start = postgresql && !(i > 0 && sql::is_identifier_byte(sql[i - 1]));
     if (c == '\'' || c == '"' || c == '`') {
       skip_quoted(c);
-    } else if ((c == 'E' || c == 'e') && !word_before && i + 1 < sql.size() && sql[i + 1] == '\'') {
+    } else if ((c == 'E' || c == 'e') && string_start && i + 1 < sql.size() && sql[i + 1] == '\'') {
       ++i;
       skip_quoted('\'', true);
-    } else if (c == '$' && !word_before && sql::skip_dollar_quoted(sql, i) != i) {
+    } else if (c == '$' && string_start && sql::skip_dollar_quoted(sql, i) != i) {
       i = sql::skip_dollar_quoted(sql, i);
     } else if (c == '[') {
       std::size_t end = sql.find(']', i);
@@ -83,7 +84,7 @@ void scan_code(std::string_view sql, F&& code) {
 // identifiers and comments, so that only parameters SQLite will see get bound.
 std::vector<std::string> scan_named_parameters(std::string_view sql) {
   std::vector<std::string> names;
-  scan_code(sql, [&](std::size_t i) {
+  scan_code(sql, true, [&](std::size_t i) {
     if (sql[i] == ':' && i + 1 < sql.size() && sql[i + 1] == ':') {
       return i + 2;  // a PostgreSQL cast (x::date), not a parameter
     }
@@ -129,9 +130,9 @@ std::vector<std::string> named_parameters(std::string_view sql) {
   return scan_named_parameters(sql);
 }
 
-std::size_t second_statement(std::string_view sql) {
+std::size_t second_statement(std::string_view sql, bool postgresql) {
   std::size_t found = std::string_view::npos;
-  scan_code(sql, [&](std::size_t i) {
+  scan_code(sql, postgresql, [&](std::size_t i) {
     if (sql[i] != ';') return i + 1;
     std::size_t next = skip_blank(sql, i + 1);
     while (next < sql.size() && sql[next] == ';') next = skip_blank(sql, next + 1);
@@ -230,10 +231,28 @@ DatasetRef dependency_ctes(const QueryableDestination& database, const Execution
   return reads.dataset;
 }
 
+// `message` with each dependency's table named as the query names it: "shop__events" becomes
+// "events" (where it is a whole name, not part of a longer one).
+std::string in_dependency_names(std::string message, const QueryableDestination& database,
+                                const std::vector<DatasetRef>& deps) {
+  for (const DatasetRef& dep : deps) {
+    const std::string table = database.table_name_of(dep);
+    for (std::size_t at = message.find(table); at != std::string::npos;
+         at = message.find(table, at)) {
+      const std::size_t after = at + table.size();
+      const bool whole = (at == 0 || !is_identifier_char(message[at - 1])) &&
+                         (after == message.size() || !is_identifier_char(message[after]));
+      if (whole) message.replace(at, table.size(), dep.asset);
+      at += whole ? dep.asset.size() : 1;
+    }
+  }
+  return message;
+}
+
 // A failed query's error followed by the query as its author wrote it (line breaks kept), not
 // the statement sent, which has the dependencies' tables in front of it. `rowless` names the
 // dependencies that never had a row: a column the query reads may be missing there.
-DestinationError query_failure(const DestinationError& e, std::string_view sql,
+DestinationError query_failure(const std::string& error, std::string_view sql,
                                const std::vector<std::string>& rowless) {
   std::string hint;
   for (const std::string& dep : rowless) {
@@ -243,7 +262,7 @@ DestinationError query_failure(const DestinationError& e, std::string_view sql,
         dep);
   }
   const std::size_t end = sql.find_last_not_of(" \t\r\n");
-  return DestinationError(fmt::format("{}{}\nquery:\n{}", e.what(), hint, sql.substr(0, end + 1)));
+  return DestinationError(fmt::format("{}{}\nquery:\n{}", error, hint, sql.substr(0, end + 1)));
 }
 
 // Binds the run's scope (":window_start", ":bounds_end"...) for each one `text` uses.
@@ -303,7 +322,8 @@ ComputeFn sql_compute(SqlAsset asset) {
     try {
       return database->query(text, params, readable);
     } catch (const DestinationError& e) {
-      throw query_failure(e, asset.sql, rowless);
+      throw query_failure(in_dependency_names(e.what(), *database, readable.datasets), asset.sql,
+                          rowless);
     }
   };
 }
