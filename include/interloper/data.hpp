@@ -2,9 +2,12 @@
 // interloper data layer: values, schemas, tables and their text codecs.
 //
 // An asset computes a `Table`: named, typed columns stored column by column. Each cell is a
-// `Value`, one of seven types (`DataType`): null, bool, 64-bit int, double, string, date (a civil
-// day, `std::chrono::sys_days`) and timestamp (a UTC second, `std::chrono::sys_seconds`). There is
-// no time zone in a Value: the time layer converts before data reaches a table.
+// `Value`, one of nine types (`DataType`): null, bool, 64-bit int, double, string, date (a civil
+// day, `std::chrono::sys_days`), timestamp (a UTC instant to the microsecond,
+// `std::chrono::sys_time<std::chrono::microseconds>`), decimal (an exact number of up to 38
+// digits, see `Decimal`) and json (an array, an object or any JSON value, held as canonical JSON
+// text, see `Json`). There is no time zone in a Value: the time layer converts before data
+// reaches a table.
 //
 // Tables are built row by row. A column's type is inferred from the values it receives and
 // widens when it must:
@@ -13,12 +16,14 @@
 //     seen nulls has type `null`;
 //   * int + double -> double (earlier ints are converted);
 //   * date + timestamp -> timestamp (earlier dates become their midnight);
+//   * int + decimal -> decimal; decimals of different scales -> decimal (each keeps its digits);
 //   * any other mix (string + int, bool + int, ...) is a `DataError` naming the column, the row
 //     and both types. Nothing is changed by an append that throws.
 //
 // Tables travel as JSON lines (one object per row, keys in schema order, dates as "YYYY-MM-DD",
-// timestamps as "YYYY-MM-DDTHH:MM:SS") or RFC 4180 CSV (header row; an empty field is null, an
-// empty string is written `""`). Readers never lose what they read: a JSON string stays a
+// timestamps as "YYYY-MM-DDTHH:MM:SS" with ".ffffff" when they have a fraction, decimals as
+// JSON numbers of their exact digits, json values nested as they are) or RFC 4180 CSV (header
+// row; an empty field is null, an empty string is written `""`). Readers never lose what they read: a JSON string stays a
 // string and CSV text becomes a bool, int or double only when that value prints back as the
 // same number (`007` and `99999999999999999999` stay strings). Only a column the caller names
 // as the time column (a partition column) turns ISO dates and RFC 3339 timestamps into dates
@@ -58,22 +63,99 @@
 namespace interloper {
 
 // The type of a Value or of a column.
-enum class DataType : std::uint8_t { null, boolean, int64, float64, string, date, timestamp };
+enum class DataType : std::uint8_t {
+  null,
+  boolean,
+  int64,
+  float64,
+  string,
+  date,
+  timestamp,
+  decimal,
+  json
+};
 
 // The name used in schemas and messages: "null", "bool", "int", "double", "string", "date",
-// "timestamp".
+// "timestamp", "decimal", "json".
 std::string_view type_name(DataType type) noexcept;
 
 // The DataType called `name` (one of the names above, exactly). Throws DataError naming `name`
 // when it is not one of them.
 DataType type_from_name(std::string_view name);
 
-// One cell: null, bool, int64, double, string, date or timestamp. A small value type (a variant);
-// copying a string Value copies the string.
+// An exact decimal number: an integer of at most 38 digits (its unscaled value) and how many of
+// those digits come after the point (its scale, 0 to 38): 12.50 is 1250 with scale 2.
+//
+// Held as a 128-bit integer (in two 64-bit halves, so that a Value keeps its size and
+// alignment) rather than as text: checks against a column's precision and scale, rescaling and
+// comparison are then plain arithmetic, and 38 digits is what both PostgreSQL's numeric with a
+// declared precision and the common warehouses accept. The text form is the digits with the
+// point placed by the scale ("12.50", "-0.05", "7"), which every destination stores exactly.
+class Decimal {
+ public:
+  static constexpr int kMaxDigits = 38;
+
+  // Zero, scale 0.
+  Decimal() noexcept = default;
+  // unscaled / 10^scale. Throws DataError naming the value when |unscaled| has more than 38
+  // digits or scale is outside 0..38.
+  Decimal(__int128 unscaled, int scale);
+  // An int64 as a decimal of scale 0.
+  static Decimal of(std::int64_t i) noexcept;
+  // Parses a decimal number: an optional '-' or '+', digits with an optional '.' and fraction,
+  // an optional exponent ("1.5e3"). nullopt for anything else, and for a number that needs more
+  // than 38 digits or a scale beyond 38 (never rounded).
+  static std::optional<Decimal> parse(std::string_view text) noexcept;
+
+  __int128 unscaled() const noexcept {
+    return static_cast<__int128>((static_cast<unsigned __int128>(hi_) << 64) | lo_);
+  }
+  int scale() const noexcept { return scale_; }
+  // Digits of the unscaled value, at least 1 (0 has one digit).
+  int digits() const noexcept;
+  // The same number with `scale` digits after the point. nullopt when that would drop a
+  // non-zero digit or need more than 38 digits.
+  std::optional<Decimal> rescaled(int scale) const noexcept;
+  // Whether the number fits a column decimal(precision, scale): at most precision - scale
+  // digits before the point and at most `scale` after it (trailing zeros aside).
+  bool fits(int precision, int scale) const noexcept;
+  // The nearest double (for arithmetic that asks for one, never for storage).
+  double to_double() const noexcept;
+  // "12.50", "-0.05", "7": the digits, with a point when scale > 0.
+  std::string to_string() const;
+
+  // The same number (1.5 == 1.50).
+  friend bool operator==(const Decimal& a, const Decimal& b) noexcept;
+
+ private:
+  std::uint64_t lo_ = 0;
+  std::int64_t hi_ = 0;
+  std::uint8_t scale_ = 0;
+};
+
+// A JSON value held as its canonical text: no white space between tokens, strings escaped only
+// where JSON requires, the members of an object sorted as PostgreSQL's jsonb keeps them (shorter
+// names first, then by their bytes; the last of repeated names wins), numbers written with their
+// exact digits (an exponent is spelled out: 1.5e2 is 150). So two texts of one value are equal,
+// and a value read back from any destination is the text written.
+struct Json {
+  std::string text;
+  friend bool operator==(const Json&, const Json&) = default;
+};
+
+// Canonical JSON (see Json) for the JSON text `text` (any value: object, array, string, number,
+// true, false, null; white space around it allowed). Throws DataError naming the position of the
+// first mistake for anything that is not one JSON value.
+Json parse_json(std::string_view text);
+
+// One cell: null, bool, int64, double, string, date, timestamp, decimal or json. A small value
+// type (a variant); copying a string or json Value copies its text.
 class Value {
  public:
   using Date = std::chrono::sys_days;
-  using Timestamp = std::chrono::sys_seconds;
+  // A UTC instant to the microsecond. Partition arithmetic works in whole seconds (TimePoint):
+  // a timestamp belongs to the second that holds it (its floor).
+  using Timestamp = std::chrono::sys_time<std::chrono::microseconds>;
 
   // Null.
   Value() noexcept = default;
@@ -92,32 +174,44 @@ class Value {
   // Dates. An invalid year_month_day (e.g. 2026-02-30) throws DataError naming it.
   Value(std::chrono::year_month_day ymd);
   Value(Date d) noexcept : v_(d) {}
+  // Timestamps, to the microsecond or to the second.
   Value(Timestamp t) noexcept : v_(t) {}
+  Value(std::chrono::sys_seconds t) noexcept : v_(Timestamp(t)) {}
+  Value(Decimal d) noexcept : v_(d) {}
+  Value(Json j) noexcept : v_(std::move(j)) {}
 
   // The type held.
   DataType type() const noexcept { return static_cast<DataType>(v_.index()); }
   bool is_null() const noexcept { return v_.index() == 0; }
 
   // Accessors. Each throws DataError naming the expected and the actual type when the Value
-  // holds another type. Widening accessors: as_double() accepts an int, as_timestamp() accepts
-  // a date (its midnight). as_string() returns a reference valid while the Value lives unchanged.
+  // holds another type. Widening accessors: as_double() accepts an int and a decimal (the
+  // nearest double), as_timestamp() accepts a date (its midnight), as_decimal() accepts an int. as_string() and as_json() return
+  // references valid while the Value lives unchanged.
   bool as_bool() const;
   std::int64_t as_int() const;
   double as_double() const;
   const std::string& as_string() const;
   Date as_date() const;
   Timestamp as_timestamp() const;
+  Decimal as_decimal() const;
+  const Json& as_json() const;
 
   // Text form: "null", "true"/"false", decimal ints, doubles in their shortest round-trip form
   // (always with a '.' or an exponent, e.g. "1.0", "0.1", "1e+300"), strings as they are (not
-  // quoted), dates "YYYY-MM-DD", timestamps "YYYY-MM-DDTHH:MM:SS".
+  // quoted), dates "YYYY-MM-DD", timestamps "YYYY-MM-DDTHH:MM:SS" followed by ".ffffff" (six
+  // digits) only when the fraction is not zero, decimals as Decimal::to_string, json as its
+  // canonical text.
   std::string to_string() const;
 
-  // Same type and same value (an int is never equal to a double; NaN is not equal to itself).
+  // Same type and same value (an int is never equal to a double; NaN is not equal to itself;
+  // decimals compare as numbers).
   friend bool operator==(const Value& a, const Value& b) noexcept { return a.v_ == b.v_; }
 
  private:
-  std::variant<std::monostate, bool, std::int64_t, double, std::string, Date, Timestamp> v_;
+  std::variant<std::monostate, bool, std::int64_t, double, std::string, Date, Timestamp, Decimal,
+               Json>
+      v_;
 };
 
 // Writes v.to_string().
@@ -127,24 +221,46 @@ std::ostream& operator<<(std::ostream& os, DataType t);
 // Parses "YYYY-MM-DD" exactly. Returns nullopt for anything else, including impossible days.
 std::optional<Value::Date> parse_date(std::string_view text) noexcept;
 // Parses an RFC 3339 timestamp: "YYYY-MM-DDTHH:MM:SS" ('T', 't' or ' ' between date and
-// time), optional fractional seconds (".123456"), and an optional zone designator ("Z",
-// "+02:00", "-0530"); what Python's isoformat() prints. The result is the UTC instant (an
-// offset is subtracted); a Timestamp holds whole seconds, so fractional digits are dropped.
-// Returns nullopt for anything else (including an impossible date, hour 24 or a leap second).
+// time), optional fractional seconds (".123456", at most six digits: a Timestamp holds
+// microseconds), and an optional zone designator ("Z", "+02:00", "-0530", "+02"); what Python's
+// isoformat() and PostgreSQL print. The result is the UTC instant (an offset is subtracted).
+// Returns nullopt for anything else (including an impossible date, hour 24, a leap second, or
+// a fraction of more than six digits: see timestamp_too_precise).
 std::optional<Value::Timestamp> parse_timestamp(std::string_view text) noexcept;
+// Whether `text` is a timestamp parse_timestamp refuses only because its fraction has more than
+// six digits, which readers report rather than round.
+bool timestamp_too_precise(std::string_view text) noexcept;
 
 // Converts `v` to `type`: null stays null; the same type is returned unchanged; int -> double;
-// date -> timestamp; a string is parsed as bool ("true"/"false"), int, double, date or timestamp;
-// anything -> string gives to_string(). Throws DataError naming the value and both types when
-// the conversion is impossible (e.g. "abc" -> int, double -> int).
+// date -> timestamp; int -> decimal; a double -> decimal by its shortest round-trip digits;
+// decimal -> double (nearest); a string is parsed as bool ("true"/"false"), int, double, date,
+// timestamp, decimal or json (the JSON text of a value); anything -> string gives to_string();
+// anything -> json gives its JSON value (a string becomes a JSON string; parse_json reads JSON
+// text). Throws DataError naming the value and both types when the
+// conversion is impossible (e.g. "abc" -> int, double -> int), and for a timestamp text with
+// more than six fractional digits.
 Value convert(const Value& v, DataType type);
 
 // A named, typed column.
+// A named, typed column. A decimal column may declare its precision (1..38 digits in all) and
+// scale (digits after the point, 0..precision): every value is then held at that scale and
+// must fit. Precision 0 (the default) is a decimal column without a declared size, whose
+// values keep their own scales (as PostgreSQL's numeric without a type modifier).
 struct Field {
   std::string name;
   DataType type = DataType::null;
+  std::uint8_t precision = 0;
+  std::uint8_t scale = 0;
   friend bool operator==(const Field&, const Field&) = default;
 };
+
+// The type of `field` as schemas spell it: type_name(field.type), or "decimal(p,s)" for a
+// decimal with a declared precision.
+std::string type_text(const Field& field);
+// The field called `name` whose type text is `text`: a type name, "decimal(p,s)" or
+// "decimal(p)" (scale 0). Throws DataError naming the text when it is none of these, or when
+// p is outside 1..38 or s outside 0..p.
+Field field_of_type(std::string name, std::string_view text);
 
 // An ordered list of fields with unique names.
 class Schema {
@@ -165,8 +281,9 @@ class Schema {
   std::optional<std::size_t> find(std::string_view name) const noexcept;
   // Adds a field at the end. Throws DataError naming `field.name` if it already exists.
   void add(Field field);
-  // Sets the type of field i. Throws DataError naming i when i >= size().
-  void set_type(std::size_t i, DataType type);
+  // Sets the type of field i (and, for a decimal, its declared precision and scale; 0 for
+  // none). Throws DataError naming i when i >= size().
+  void set_type(std::size_t i, DataType type, std::uint8_t precision = 0, std::uint8_t scale = 0);
 
   // The type a column holding values of types a and b gets: equal types stay; null gives the
   // other; int + double -> double; date + timestamp -> timestamp. Throws DataError naming both
@@ -179,7 +296,7 @@ class Schema {
   // Throws DataError naming the column and both types when they are incompatible.
   static Schema unify(const Schema& a, const Schema& b);
 
-  // "date: date, clicks: int".
+  // "date: date, clicks: int, amount: decimal(38,2)".
   std::string to_string() const;
   friend bool operator==(const Schema&, const Schema&) = default;
 
@@ -307,8 +424,9 @@ std::ostream& operator<<(std::ostream& os, const Table& t);
 
 // ---- JSON lines -------------------------------------------------------------------------------
 // One JSON object per row, keys in schema order, nulls written as null, dates "YYYY-MM-DD",
-// timestamps "YYYY-MM-DDTHH:MM:SS", doubles in shortest round-trip form (always with '.' or an
-// exponent, so they read back as doubles). Every line ends with '\n'. Writing a NaN or infinite
+// timestamps "YYYY-MM-DDTHH:MM:SS[.ffffff]", doubles in shortest round-trip form (always with '.'
+// or an exponent, so they read back as doubles), decimals as numbers of their exact digits, json
+// values as their canonical JSON (nested, not quoted). Every line ends with '\n'. Writing a NaN or infinite
 // double throws DataError naming the row and column (JSON has no such numbers).
 std::string to_json_lines(const Table& table);
 void write_json_lines(const Table& table, std::ostream& out);
@@ -332,9 +450,12 @@ struct ReadOptions {
 // Reads JSON lines (blank lines are skipped). Undeclared columns keep the JSON types: numbers,
 // bools and strings as they are (a string stays a string, except in options.time_column); an
 // integer beyond int64 becomes a string of its exact digits, never a rounded double; column
-// types widen as in Table::append. Declared columns are converted (see ReadOptions). Malformed
-// JSON, invalid UTF-8, a line that is not an object, or a nested array/object value is a
-// DataError naming the line number. `declared` is the same as ReadOptions{*declared, true}.
+// types widen as in Table::append. An array or object becomes a json value (canonical text).
+// Declared columns are converted (see ReadOptions): a number in a decimal column is read from
+// its digits (never through a double) and must fit the column's precision and scale; an array
+// or object in a string column becomes its canonical JSON text. A timestamp text with more than
+// six fractional digits in a timestamp column is refused, never rounded. Malformed JSON, invalid
+// UTF-8 or a line that is not an object is a DataError naming the line number. `declared` is the same as ReadOptions{*declared, true}.
 Table read_json_lines(std::istream& in, const ReadOptions& options);
 Table parse_json_lines(std::string_view text, const ReadOptions& options);
 Table read_json_lines(std::istream& in, const Schema* declared = nullptr);
@@ -343,7 +464,8 @@ Table parse_json_lines(std::string_view text, const Schema* declared = nullptr);
 // ---- CSV (RFC 4180) ---------------------------------------------------------------------------
 // A header row of column names, then one record per row, separated by '\n'. Fields containing a
 // comma, a quote, CR or LF are quoted with quotes doubled. Null is an empty field; an empty
-// string is written `""`. Values are written as Value::to_string.
+// string is written `""`. Values are written as Value::to_string (a json value as its canonical
+// text, quoted as any field with a comma or a quote is).
 std::string to_csv(const Table& table);
 void write_csv(const Table& table, std::ostream& out);
 
@@ -352,7 +474,8 @@ void write_csv(const Table& table, std::ostream& out);
 // bool ("true"/"false"), int, double and string that holds every one of its fields exactly:
 // int only for canonical decimals within int64 (no leading zeros, so `007` stays text), double
 // only for decimals whose double prints back as the same number; date and timestamp only in
-// options.time_column. Declared columns are converted (see ReadOptions); with only_declared,
+// options.time_column. Declared columns are converted (see ReadOptions): a decimal column keeps
+// the field's exact digits, a json column reads the field as JSON text; with only_declared,
 // header names must be declared columns. Throws DataError naming the line number for a record
 // with the wrong number of fields, an unterminated quote, invalid UTF-8, an unknown or
 // duplicated header name, or a failed conversion (with the row and the column).
@@ -421,9 +544,11 @@ class TableStreamParser {
 };
 
 // ---- Schema as JSON ---------------------------------------------------------------------------
-// `[{"name":"date","type":"date"},{"name":"clicks","type":"int"}]`.
+// `[{"name":"date","type":"date"},{"name":"amount","type":"decimal(38,2)"}]` (types as
+// type_text spells them).
 std::string schema_to_json(const Schema& schema);
-// The inverse. Throws DataError on malformed JSON, a missing name/type, or an unknown type name.
+// The inverse. Throws DataError on malformed JSON, a missing name/type, or an unknown type
+// (see field_of_type).
 Schema schema_from_json(std::string_view text);
 
 }  // namespace interloper

@@ -145,19 +145,26 @@ ComputeFn compute_of(std::shared_ptr<PythonFunction> function) {
 
 // ---- Settings ---------------------------------------------------------------------------------
 
-DataType type_named(py::handle type, const std::string& column) {
-  if (py::isinstance<py::str>(type)) return type_from_name(type.cast<std::string>());
+// A column's declared type: a type name as YAML spells it ('int', 'decimal(38,2)', 'json'), or
+// the Python type its cells have.
+Field field_named(py::handle type, const std::string& column) {
+  if (py::isinstance<py::str>(type)) return field_of_type(column, type.cast<std::string>());
   py::module_ datetime = py::module_::import("datetime");
-  if (type.is(py::type::of(py::bool_()))) return DataType::boolean;
-  if (type.is(py::type::of(py::int_()))) return DataType::int64;
-  if (type.is(py::type::of(py::float_()))) return DataType::float64;
-  if (type.is(py::type::of(py::str()))) return DataType::string;
-  if (type.is(datetime.attr("datetime"))) return DataType::timestamp;
-  if (type.is(datetime.attr("date"))) return DataType::date;
+  auto is = [&](py::handle t) { return type.is(t); };
+  if (is(py::type::of(py::bool_()))) return {column, DataType::boolean};
+  if (is(py::type::of(py::int_()))) return {column, DataType::int64};
+  if (is(py::type::of(py::float_()))) return {column, DataType::float64};
+  if (is(py::type::of(py::str()))) return {column, DataType::string};
+  if (is(datetime.attr("datetime"))) return {column, DataType::timestamp};
+  if (is(datetime.attr("date"))) return {column, DataType::date};
+  if (is(py::module_::import("decimal").attr("Decimal"))) return {column, DataType::decimal};
+  if (is(py::type::of(py::list())) || is(py::type::of(py::dict()))) {
+    return {column, DataType::json};
+  }
   throw py::type_error("schema: the type of column '" + column +
-                       "' must be a type name ('int', "
-                       "'date', ...) or one of bool, int, float, str, datetime.date, "
-                       "datetime.datetime, not " +
+                       "' must be a type name ('int', 'decimal(38,2)', 'json', ...) or one of "
+                       "bool, int, float, str, datetime.date, datetime.datetime, "
+                       "decimal.Decimal, list, dict, not " +
                        py::repr(type).cast<std::string>());
 }
 
@@ -168,8 +175,7 @@ Schema schema_of(py::handle schema) {
   }
   std::vector<Field> fields;
   for (auto [column, type] : schema.cast<py::dict>()) {
-    const std::string name = py::str(column);
-    fields.push_back({name, type_named(type, name)});
+    fields.push_back(field_named(type, py::str(column)));
   }
   return Schema(std::move(fields));
 }

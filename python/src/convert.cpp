@@ -80,7 +80,9 @@ TimeShape shape_of(py::handle like, TimeGranularity granularity) {
   return shape_of(granularity);
 }
 
-py::object from_time_point(TimePoint t, TimeShape shape) {
+py::object from_time_point(TimePoint t, TimeShape shape) { return from_time_point(t, shape, 0); }
+
+py::object from_time_point(TimePoint t, TimeShape shape, int microseconds) {
   import_datetime();
   const std::int64_t seconds = t.epoch_seconds();
   std::int64_t days = seconds / 86400;
@@ -94,19 +96,68 @@ py::object from_time_point(TimePoint t, TimeShape shape) {
   const int m = static_cast<int>(static_cast<unsigned>(ymd.month()));
   const int d = static_cast<int>(static_cast<unsigned>(ymd.day()));
   PyObject* made = nullptr;
-  if (shape == TimeShape::date && rest == 0) {
+  if (shape == TimeShape::date && rest == 0 && microseconds == 0) {
     made = PyDateTimeAPI->Date_FromDate(y, m, d, PyDateTimeAPI->DateType);
   } else {
     PyObject* tz = shape == TimeShape::utc ? PyDateTime_TimeZone_UTC : Py_None;
     made = PyDateTimeAPI->DateTime_FromDateAndTime(
         y, m, d, static_cast<int>(rest / 3600), static_cast<int>(rest / 60 % 60),
-        static_cast<int>(rest % 60), 0, tz, PyDateTimeAPI->DateTimeType);
+        static_cast<int>(rest % 60), microseconds, tz, PyDateTimeAPI->DateTimeType);
   }
   if (made == nullptr) throw py::error_already_set();
   return py::reinterpret_steal<py::object>(made);
 }
 
 // ---- Values -------------------------------------------------------------------------------
+
+namespace {
+
+// decimal.Decimal and the json module, imported once (the GIL guards the first import).
+py::object& decimal_type() {
+  static py::object* type = new py::object(py::module_::import("decimal").attr("Decimal"));
+  return *type;
+}
+
+py::object& json_module() {
+  static py::object* module = new py::object(py::module_::import("json"));
+  return *module;
+}
+
+bool is_decimal(py::handle object) {
+  return PyObject_IsInstance(object.ptr(), decimal_type().ptr()) == 1;
+}
+
+[[noreturn]] void refuse(py::handle object, std::string_view column, std::string_view why) {
+  throw py::value_error("column '" + std::string(column) +
+                        "': " + py::repr(object).cast<std::string>() + " " + std::string(why));
+}
+
+// A decimal.Decimal as an exact decimal; NaN, infinities and more than 38 digits are refused.
+Value decimal_value(py::handle object, std::string_view column) {
+  if (!object.attr("is_finite")().cast<bool>()) refuse(object, column, "is not a finite number");
+  // Fixed-point text ('f'), never an exponent, which Decimal::parse reads digit by digit.
+  const std::string text = py::str(py::str("{:f}").attr("format")(object));
+  std::optional<Decimal> exact = Decimal::parse(text);
+  if (!exact) refuse(object, column, "has more than 38 digits");
+  return Value(*exact);
+}
+
+// A list, tuple or dict as a json value: Python's JSON text, made canonical by parse_json.
+Value json_value(py::handle object, std::string_view column) {
+  std::string text;
+  try {
+    text = py::str(json_module().attr("dumps")(object, py::arg("allow_nan") = false));
+  } catch (py::error_already_set& e) {
+    refuse(object, column, std::string("is not JSON: ") + e.what());
+  }
+  try {
+    return Value(parse_json(text));
+  } catch (const Error& e) {
+    refuse(object, column, std::string("is not JSON: ") + e.what());
+  }
+}
+
+}  // namespace
 
 Value to_value(py::handle object, std::string_view column) {
   PyObject* p = object.ptr();
@@ -132,14 +183,12 @@ Value to_value(py::handle object, std::string_view column) {
   if (PyFloat_Check(p)) return Value(PyFloat_AS_DOUBLE(p));
   import_datetime();
   if (PyDateTime_Check(p)) {
-    if (PyDateTime_DATE_GET_MICROSECOND(p) != 0) {
-      throw py::value_error("column '" + std::string(column) +
-                            "': " + py::repr(object).cast<std::string>() +
-                            " has a fraction of a second; timestamps hold whole seconds");
-    }
-    return Value(Value::Timestamp{seconds{seconds_of_datetime(object)}});
+    return Value(Value::Timestamp{seconds{seconds_of_datetime(object)}} +
+                 std::chrono::microseconds{PyDateTime_DATE_GET_MICROSECOND(p)});
   }
   if (PyDate_Check(p)) return Value(Value::Date{std::chrono::days{days_of(object)}});
+  if (is_decimal(object)) return decimal_value(object, column);
+  if (PyList_Check(p) || PyTuple_Check(p) || PyDict_Check(p)) return json_value(object, column);
   // NumPy and pandas scalars (what a DataFrame's rows hold) know their Python value.
   if (py::hasattr(object, "item") && !py::isinstance<py::sequence>(object)) {
     return to_value(object.attr("item")(), column);
@@ -147,7 +196,7 @@ Value to_value(py::handle object, std::string_view column) {
   throw py::type_error("column '" + std::string(column) + "': a " + type_name_of(object) + " (" +
                        py::repr(object).cast<std::string>() +
                        ") cannot be stored; cells are None, bool, int, float, str, "
-                       "datetime.date or datetime.datetime");
+                       "datetime.date, datetime.datetime, decimal.Decimal, list or dict");
 }
 
 py::object from_value(const Value& value) {
@@ -164,8 +213,16 @@ py::object from_value(const Value& value) {
       return py::str(value.as_string());
     case DataType::date:
       return from_time_point(TimePoint(value.as_date()), TimeShape::date);
-    case DataType::timestamp:
-      return from_time_point(TimePoint(value.as_timestamp()), TimeShape::utc);
+    case DataType::timestamp: {
+      const Value::Timestamp t = value.as_timestamp();
+      const auto whole = std::chrono::floor<seconds>(t);
+      return from_time_point(TimePoint(whole), TimeShape::utc,
+                             static_cast<int>((t - whole).count()));
+    }
+    case DataType::decimal:
+      return decimal_type()(value.to_string());
+    case DataType::json:
+      return json_module().attr("loads")(value.as_json().text);
   }
   return py::none();
 }

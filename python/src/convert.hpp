@@ -40,6 +40,8 @@ TimeShape shape_of(py::handle like, TimeGranularity granularity);
 TimeShape shape_of(TimeGranularity granularity);
 
 py::object from_time_point(TimePoint t, TimeShape shape);
+// The same with a fraction of a second (0..999999 microseconds), for timestamp cells.
+py::object from_time_point(TimePoint t, TimeShape shape, int microseconds);
 
 // True for a datetime.datetime with a tzinfo that gives an offset.
 bool is_aware(py::handle object);
@@ -47,10 +49,12 @@ bool is_aware(py::handle object);
 // ---- Values and rows ----------------------------------------------------------------------
 
 // A Python value as a cell of `column`: None, bool, int (64-bit), float, str, datetime.date,
-// datetime.datetime (aware: its UTC instant). Raises TypeError / OverflowError naming the
+// datetime.datetime (aware: its UTC instant; microseconds kept), decimal.Decimal (exact, at
+// most 38 digits), and list, tuple or dict (a json value). Raises TypeError / OverflowError naming the
 // column and the value for anything else.
 Value to_value(py::handle object, std::string_view column);
-// The inverse: dates as datetime.date, timestamps as aware UTC datetimes.
+// The inverse: dates as datetime.date, timestamps as aware UTC datetimes, decimals as
+// decimal.Decimal, json values as what json.loads gives.
 py::object from_value(const Value& value);
 
 // Appends Python rows (dicts of column -> value) to a table. Keeps the column order of the

@@ -1,6 +1,7 @@
 """Python assets on the engine: rows in and out, upstream rows, errors, streaming and runners."""
 
 import datetime as dt
+import decimal
 import sqlite3
 import threading
 import time
@@ -115,6 +116,9 @@ def test_a_generator_failing_halfway_keeps_the_previous_rows(workdir):
     ([{"date": dt.date(2026, 1, 1), "big": 2**64}], "column 'big'"),
     ([{"date": dt.date(2026, 1, 1), "d": object()}], "column 'd': a object"),
     ([{"date": dt.date(2026, 1, 1), 7: 1}], "the key 7 is not a str"),
+    ([{"date": dt.date(2026, 1, 1), "d": decimal.Decimal("NaN")}], "column 'd': Decimal('NaN') is not a finite"),
+    ([{"date": dt.date(2026, 1, 1), "d": decimal.Decimal("1e40")}], "has more than 38 digits"),
+    ([{"date": dt.date(2026, 1, 1), "j": [float("inf")]}], "column 'j': [inf] is not JSON"),
     ([{"other": 1}], "date"),
     ([{"date": dt.date(2026, 2, 1)}], "2026-02-01"),
 ])

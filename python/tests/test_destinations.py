@@ -3,6 +3,7 @@ CSV), and PostgreSQL and S3 where the test services run (scripts/with-postgres,
 scripts/with-moto); read back both by a downstream asset (context.load) and by read()."""
 
 import datetime as dt
+import decimal
 import os
 import urllib.request
 import uuid
@@ -14,9 +15,12 @@ import interloper as il
 UTC = dt.timezone.utc
 ROWS = [
     {"date": dt.date(2026, 1, 2), "i": 2**63 - 1, "f": 1.5e-300, "s": "é \"quoted\", 'x'\n; DROP",
-     "b": True, "n": None, "ts": dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)},
+     "b": True, "n": None, "ts": dt.datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC),
+     "amount": decimal.Decimal("12345678901234567890.12"),
+     "payload": {"a": "x\"y", "b": [1, 2.5, {"c": None}]}},
     {"date": dt.date(2026, 1, 2), "i": -(2**63), "f": -0.0, "s": "", "b": False, "n": None,
-     "ts": dt.datetime(1969, 12, 31, 23, 59, 59, tzinfo=UTC)},
+     "ts": dt.datetime(1969, 12, 31, 23, 59, 59, tzinfo=UTC), "amount": decimal.Decimal("-0.05"),
+     "payload": []},
 ]
 
 
@@ -54,7 +58,8 @@ DESTINATIONS = {
 @pytest.mark.parametrize("kind", DESTINATIONS)
 def test_values_round_trip(workdir, kind):
     url = DESTINATIONS[kind](workdir)
-    schema = {"date": dt.date, "i": int, "f": float, "s": str, "b": bool, "n": "string", "ts": dt.datetime}
+    schema = {"date": dt.date, "i": int, "f": float, "s": str, "b": bool, "n": "string",
+              "ts": dt.datetime, "amount": "decimal(38,2)", "payload": "json"}
     suffix = uuid.uuid4().hex[:8]
 
     @il.asset(name=f"values_{suffix}", partitioning=il.TimePartitionConfig(column="date"), schema=schema)

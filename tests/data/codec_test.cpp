@@ -131,7 +131,7 @@ TEST(JsonLines, InferenceWidensAcrossLines) {
 TEST(JsonLines, ErrorsNameTheLine) {
   expect_data_error([] { parse_json_lines("{\"a\":1}\n{\"a\":\n"); }, {"line 2", "malformed"});
   expect_data_error([] { parse_json_lines("{\"a\":1}\n\n[1,2]\n"); }, {"line 3", "object"});
-  expect_data_error([] { parse_json_lines("{\"a\":{\"b\":1}}\n"); }, {"line 1", "'a'"});
+  expect_data_error([] { parse_json_lines("{\"a\":{\"b\":1,}}\n"); }, {"line 1", "malformed"});
   expect_data_error([] { parse_json_lines("{\"a\":1}\n{\"a\":\"x\"}\n"); },
                     {"line 2", "'a'", "string", "int"});
   Schema declared{{"d", DataType::date}};

@@ -14,15 +14,22 @@ using testing::expect_data_error;
 const sys_days kDay = year{2026} / 11 / 3;
 const sys_seconds kTen = sys_seconds(kDay) + hours(10);
 
-TEST(Timestamps, Rfc3339OffsetsAndFractionsBecomeUtcSeconds) {
+TEST(Timestamps, Rfc3339OffsetsAndFractionsBecomeUtcMicroseconds) {
   EXPECT_EQ(parse_timestamp("2026-11-03T10:00:00+00:00"), kTen);
   EXPECT_EQ(parse_timestamp("2026-11-03T10:00:00Z"), kTen);
   EXPECT_EQ(parse_timestamp("2026-11-03t10:00:00z"), kTen);
-  EXPECT_EQ(parse_timestamp("2026-11-03T10:00:00.123456"), kTen);
-  EXPECT_EQ(parse_timestamp("2026-11-03T10:00:00.999999999Z"), kTen);
+  EXPECT_EQ(parse_timestamp("2026-11-03T10:00:00+00"), kTen);  // as PostgreSQL prints it
+  EXPECT_EQ(parse_timestamp("2026-11-03T10:00:00.123456"), kTen + microseconds(123456));
+  EXPECT_EQ(parse_timestamp("2026-11-03T10:00:00.5"), kTen + milliseconds(500));
+  EXPECT_EQ(parse_timestamp("2026-11-03T10:00:00.000000"), kTen);
+  // More than six digits is refused, never rounded.
+  EXPECT_FALSE(parse_timestamp("2026-11-03T10:00:00.999999999Z"));
+  EXPECT_TRUE(timestamp_too_precise("2026-11-03T10:00:00.1234567Z"));
+  EXPECT_FALSE(timestamp_too_precise("2026-11-03T10:00:00.123456Z"));
+  EXPECT_FALSE(timestamp_too_precise("soon"));
   // Python: datetime(2026, 11, 3, 12, 0, 0, 123456, tzinfo=timezone(timedelta(hours=2)))
   //         .isoformat()
-  EXPECT_EQ(parse_timestamp("2026-11-03T12:00:00.123456+02:00"), kTen);
+  EXPECT_EQ(parse_timestamp("2026-11-03T12:00:00.123456+02:00"), kTen + microseconds(123456));
   EXPECT_EQ(parse_timestamp("2026-11-03 04:30:00-05:30"), kTen);
   EXPECT_EQ(parse_timestamp("2026-11-03T15:30:00+0530"), kTen);
   // An offset can move the instant to another day.
@@ -168,6 +175,166 @@ TEST(Conform, ConvertsAddsAndNamesTheBadRow) {
       {"row 2", "'n'", "\"two\"", "int"});
   EXPECT_EQ(bad, before);
   expect_data_error([&] { bad.conform(Schema{{"n", DataType::int64}}, 101); }, {"row 102"});
+}
+
+}  // namespace
+}  // namespace interloper
+
+namespace interloper {
+namespace {
+
+using namespace std::chrono;
+using testing::expect_data_error;
+
+const sys_seconds kEleven = sys_seconds(sys_days(year{2026} / 11 / 1)) + hours(10);
+
+TEST(Microseconds, PrintOnlyWhenThereIsAFraction) {
+  EXPECT_EQ(Value(kEleven).to_string(), "2026-11-01T10:00:00");
+  EXPECT_EQ(Value(kEleven + microseconds(123456)).to_string(), "2026-11-01T10:00:00.123456");
+  EXPECT_EQ(Value(kEleven + milliseconds(500)).to_string(), "2026-11-01T10:00:00.500000");
+  // Before the epoch the fraction still counts forward from the whole second.
+  EXPECT_EQ(Value(sys_seconds(sys_days(year{1969} / 12 / 31)) + hours(23) + minutes(59) +
+                  seconds(59) + microseconds(1))
+                .to_string(),
+            "1969-12-31T23:59:59.000001");
+}
+
+TEST(Microseconds, RoundTripThroughJsonLinesAndCsv) {
+  Table t;
+  t.append({{"at", Value(kEleven + microseconds(123456))}, {"n", 1}});
+  t.append({{"at", Value(kEleven)}, {"n", 2}});
+  const std::string json = to_json_lines(t);
+  EXPECT_EQ(json,
+            "{\"at\":\"2026-11-01T10:00:00.123456\",\"n\":1}\n"
+            "{\"at\":\"2026-11-01T10:00:00\",\"n\":2}\n");
+  EXPECT_EQ(parse_json_lines(json, &t.schema()), t);
+  EXPECT_EQ(parse_csv(to_csv(t), &t.schema()), t);
+  // Read from a command's output with a zone, in the time column.
+  Table read = parse_json_lines("{\"at\":\"2026-11-01T10:00:00.123456Z\"}\n",
+                                ReadOptions{.time_column = "at"});
+  EXPECT_EQ(read.at(0, "at"), Value(kEleven + microseconds(123456)));
+}
+
+TEST(Microseconds, SevenDigitsAreRefusedNamingTheColumnAndTheRow) {
+  const std::string seven = "2026-11-01T10:00:00.1234567Z";
+  const std::string json = "{\"at\":\"2026-11-01T10:00:00Z\"}\n{\"at\":\"" + seven + "\"}\n";
+  for (const ReadOptions& options :
+       {ReadOptions{.schema = Schema{{"at", DataType::timestamp}}},
+        ReadOptions{.schema = Schema{{"at", DataType::timestamp}}, .only_declared = true},
+        ReadOptions{.time_column = "at"}}) {
+    expect_data_error([&] { parse_json_lines(json, options); },
+                      {"row 2", "'at'", seven, "more than six fractional digits"});
+  }
+  const std::string csv = "at\n2026-11-01T10:00:00Z\n" + seven + "\n";
+  expect_data_error([&] { parse_csv(csv, ReadOptions{.schema = {{"at", DataType::timestamp}}}); },
+                    {"row 2", "'at'", seven, "more than six fractional digits"});
+  expect_data_error([&] { parse_csv(csv, ReadOptions{.time_column = "at"}); },
+                    {"line 3", "'at'", seven, "more than six fractional digits"});
+  expect_data_error([&] { convert(Value(seven), DataType::timestamp); },
+                    {seven, "more than six"});
+}
+
+TEST(Decimals, ParseKeepEveryDigitAndCompareAsNumbers) {
+  const Decimal d = *Decimal::parse("12345678901234567890.12");
+  EXPECT_EQ(d.scale(), 2);
+  EXPECT_EQ(d.digits(), 22);
+  EXPECT_EQ(d.to_string(), "12345678901234567890.12");
+  EXPECT_EQ(Decimal::parse("-0.05")->to_string(), "-0.05");
+  EXPECT_EQ(Decimal::parse("1.5e3")->to_string(), "1500");
+  EXPECT_EQ(Decimal::parse("15e-3")->to_string(), "0.015");
+  EXPECT_EQ(Decimal::parse("+7")->to_string(), "7");
+  EXPECT_EQ(*Decimal::parse("1.5"), *Decimal::parse("1.50"));
+  EXPECT_FALSE(*Decimal::parse("1.5") == *Decimal::parse("1.51"));
+  EXPECT_EQ(Decimal::parse("99999999999999999999999999999999999999")->digits(), 38);
+  EXPECT_FALSE(Decimal::parse("100000000000000000000000000000000000000"));  // 39 digits
+  EXPECT_FALSE(Decimal::parse("1e38"));
+  for (const char* bad : {"", "-", ".", "1.2.3", "abc", "1e", "nan", "1,5", "0x10"})
+    EXPECT_FALSE(Decimal::parse(bad)) << bad;
+  EXPECT_EQ(Decimal::parse("12.5")->rescaled(2)->to_string(), "12.50");
+  EXPECT_FALSE(Decimal::parse("12.345")->rescaled(2));  // a digit would be lost
+  EXPECT_TRUE(Decimal::parse("12.340")->fits(4, 2));
+  EXPECT_FALSE(Decimal::parse("123.4")->fits(4, 2));
+  EXPECT_EQ(Value(*Decimal::parse("0.1")).as_double(), 0.1);
+}
+
+TEST(Decimals, DeclaredJsonNumbersKeepTheirDigits) {
+  const Schema declared{{"amount", DataType::decimal, 38, 2}};
+  const std::string text =
+      "{\"amount\":12345678901234567890.12}\n{\"amount\":0.1}\n{\"amount\":\"7\"}\n"
+      "{\"amount\":3}\n{\"amount\":null}\n";
+  for (bool only : {false, true}) {
+    Table t = parse_json_lines(text, ReadOptions{.schema = declared, .only_declared = only});
+    EXPECT_EQ(t.schema(), declared);
+    std::vector<std::string> shown;
+    for (const Value& v : t.column("amount")) shown.push_back(v.to_string());
+    EXPECT_EQ(shown, (std::vector<std::string>{"12345678901234567890.12", "0.10", "7.00", "3.00",
+                                               "null"}));
+    EXPECT_EQ(to_json_lines(t).substr(0, 36), "{\"amount\":12345678901234567890.12}\n{");
+    EXPECT_EQ(parse_json_lines(to_json_lines(t), &t.schema()), t);
+    EXPECT_EQ(parse_csv(to_csv(t), &t.schema()), t);
+  }
+  // Undeclared, a fraction stays a double (inference keeps doubles).
+  EXPECT_EQ(parse_json_lines("{\"x\":0.5}\n").schema(), (Schema{{"x", DataType::float64}}));
+  expect_data_error(
+      [&] { parse_json_lines("{\"amount\":1}\n{\"amount\":1.234}\n", ReadOptions{.schema = declared}); },
+      {"row 2 (line 2)", "'amount'", "1.234", "decimal(38,2)"});
+  expect_data_error(
+      [] {
+        parse_json_lines("{\"a\":1234.5}\n",
+                         ReadOptions{.schema = {{"a", DataType::decimal, 5, 2}}});
+      },
+      {"row 1", "'a'", "1234.5", "decimal(5,2)"});
+  expect_data_error(
+      [&] { parse_csv("amount\n1.5\n99.999\n", ReadOptions{.schema = declared}); },
+      {"row 2", "'amount'", "99.999"});
+}
+
+TEST(Decimals, SchemasSpellTheirSize) {
+  EXPECT_EQ(field_of_type("a", "decimal(38,2)"), (Field{"a", DataType::decimal, 38, 2}));
+  EXPECT_EQ(field_of_type("a", "decimal(10)"), (Field{"a", DataType::decimal, 10, 0}));
+  EXPECT_EQ(field_of_type("a", "decimal( 12, 4 )"), (Field{"a", DataType::decimal, 12, 4}));
+  EXPECT_EQ(field_of_type("a", "decimal"), (Field{"a", DataType::decimal, 0, 0}));
+  EXPECT_EQ(field_of_type("a", "json"), (Field{"a", DataType::json}));
+  for (const char* bad : {"decimal(39,2)", "decimal(0)", "decimal(5,6)", "decimal(a,b)",
+                          "decimal(5,-1)", "decimal()", "decimal(5,2"})
+    EXPECT_THROW(field_of_type("a", bad), DataError) << bad;
+  const Schema s{{"a", DataType::decimal, 38, 2}, {"j", DataType::json}};
+  EXPECT_EQ(s.to_string(), "a: decimal(38,2), j: json");
+  EXPECT_EQ(schema_from_json(schema_to_json(s)), s);
+}
+
+TEST(Json, NestedValuesAreKeptAsCanonicalText) {
+  Table t = parse_json_lines(
+      "{\"id\":1,\"tags\":[\"a\", \"b\"],\"meta\":{\"z\": 1, \"a\": {\"k\": [1.50, 1e2, -0]}}}\n"
+      "{\"id\":2,\"tags\":[],\"meta\":{}}\n");
+  EXPECT_EQ(t.schema(), (Schema{{"id", DataType::int64},
+                                {"tags", DataType::json},
+                                {"meta", DataType::json}}));
+  EXPECT_EQ(t.at(0, "tags").to_string(), "[\"a\",\"b\"]");
+  EXPECT_EQ(t.at(0, "meta").to_string(), "{\"a\":{\"k\":[1.50,100,0]},\"z\":1}");
+  EXPECT_EQ(to_json_lines(t),
+            "{\"id\":1,\"tags\":[\"a\",\"b\"],\"meta\":{\"a\":{\"k\":[1.50,100,0]},\"z\":1}}\n"
+            "{\"id\":2,\"tags\":[],\"meta\":{}}\n");
+  EXPECT_EQ(parse_json_lines(to_json_lines(t), &t.schema()), t);
+  EXPECT_EQ(to_csv(t).substr(0, 30), "id,tags,meta\n1,\"[\"\"a\"\",\"\"b\"\"]\"");
+  EXPECT_EQ(parse_csv(to_csv(t), &t.schema()), t);
+  // Declared string: the JSON text; declared json: scalars too.
+  Table s = parse_json_lines("{\"tags\":[1, {\"b\":2,\"a\":1}]}\n{\"tags\":\"plain\"}\n",
+                             ReadOptions{.schema = {{"tags", DataType::string}}});
+  EXPECT_EQ(s.column("tags"), (std::vector<Value>{"[1,{\"a\":1,\"b\":2}]", "plain"}));
+  Table j = parse_json_lines("{\"v\":\"plain\"}\n{\"v\":12}\n{\"v\":null}\n",
+                             ReadOptions{.schema = {{"v", DataType::json}}, .only_declared = true});
+  EXPECT_EQ(j.column("v"), (std::vector<Value>{Json{"\"plain\""}, Json{"12"}, Value()}));
+  // Repeated names: the last wins; shorter names sort first.
+  EXPECT_EQ(parse_json(R"({"bb":1,"a":2,"a":3})").text, R"({"a":3,"bb":1})");
+  EXPECT_EQ(parse_json(" \"\\u00e9\\n\" ").text, "\"\xc3\xa9\\n\"");
+  for (const char* bad : {"[1,]", "{\"a\"}", "[", "{\"a\":1,}", "01", "[1] 2", ""})
+    EXPECT_THROW(parse_json(bad), DataError) << bad;
+  // Hostile nesting is refused, not a stack overflow.
+  EXPECT_THROW(parse_json(std::string(100000, '[') + std::string(100000, ']')), DataError);
+  expect_data_error([] { parse_json_lines("{\"a\":[1,}\n"); }, {"line 1", "malformed JSON"});
+  expect_data_error([] { parse_csv("j\n[1\n", ReadOptions{.schema = {{"j", DataType::json}}}); },
+                    {"row 1", "'j'", "malformed JSON"});
 }
 
 }  // namespace

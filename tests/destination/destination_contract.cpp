@@ -772,3 +772,84 @@ TEST_P(DestinationContract, UnpartitionedWriterReplacesTheWholeDataset) {
 }
 
 }  // namespace interloper_test
+
+namespace interloper_test {
+
+namespace {
+
+il::Value decimal(std::string_view text) {
+  std::optional<il::Decimal> d = il::Decimal::parse(text);
+  EXPECT_TRUE(d.has_value()) << text;
+  return d ? il::Value(*d) : il::Value();
+}
+
+il::Value timestamp(std::string_view text) {
+  std::optional<il::Value::Timestamp> t = il::parse_timestamp(text);
+  EXPECT_TRUE(t.has_value()) << text;
+  return t ? il::Value(*t) : il::Value();
+}
+
+}  // namespace
+
+// Microseconds, exact decimals (declared decimal(38,2), and undeclared ones of their own scale
+// beyond 2^53) and nested JSON come back as they were written, with their declared types.
+TEST_P(DestinationContract, MicrosecondsDecimalsAndJsonRoundTripExactly) {
+  il::TimePartitionConfig config("date", {.allow_window = true});
+  il::DatasetRef ref{"types", "exact", &config};
+  il::Table t;
+  t.append({{"date", year{2026} / 11 / 1},
+            {"at", timestamp("2026-11-01T10:00:00.123456Z")},
+            {"amount", decimal("12345678901234567890.12")},
+            {"total", decimal("9007199254740993")},
+            {"payload", il::parse_json(R"({"b": [1, 2.50, {"c": null}], "a": "x\"y"})")}});
+  t.append({{"date", year{2026} / 11 / 2},
+            {"at", timestamp("2026-11-02T00:00:00Z")},
+            {"amount", decimal("-0.05")},
+            {"total", decimal("-123456789012345678901234567890.12345678")},
+            {"payload", il::parse_json("[]")}});
+  t.append({{"date", year{2026} / 11 / 2}, {"payload", il::parse_json("\"text, quoted\"")}});
+  t.conform(il::Schema({{"amount", il::DataType::decimal, 38, 2}}));
+  il::TimePartitionWindow w(year{2026} / 11 / 1, year{2026} / 11 / 2);
+  destination().write(ref, &w, t);
+  const il::Table back = destination().read(ref, &w);
+  EXPECT_EQ(back, t);
+  EXPECT_EQ(back.at(0, "at").to_string(), "2026-11-01T10:00:00.123456");
+  EXPECT_EQ(back.at(1, "at").to_string(), "2026-11-02T00:00:00");  // whole seconds as before
+  EXPECT_EQ(back.at(0, "amount").to_string(), "12345678901234567890.12");
+  EXPECT_EQ(back.at(1, "amount").to_string(), "-0.05");
+  EXPECT_EQ(back.at(1, "total").to_string(), "-123456789012345678901234567890.12345678");
+  EXPECT_EQ(back.at(0, "payload").to_string(), R"({"a":"x\"y","b":[1,2.50,{"c":null}]})");
+  EXPECT_EQ(destination().schema(ref), t.schema());
+  EXPECT_EQ(il::type_text(destination().schema(ref)->field(2)), "decimal(38,2)");
+}
+
+// A timestamp partition column holds microseconds; a row at 23:59:59.5 belongs to its day (the
+// bounds are whole seconds, half-open).
+TEST_P(DestinationContract, AFractionalTimestampBelongsToTheDayThatHoldsIt) {
+  il::TimePartitionConfig config("at", {.allow_window = true});
+  il::DatasetRef ref{"types", "late", &config};
+  il::Table t;
+  t.append({{"at", timestamp("2026-11-01T23:59:59.5Z")}, {"n", 1}});
+  t.append({{"at", timestamp("2026-11-02T00:00:00.000001Z")}, {"n", 2}});
+  il::TimePartitionWindow both(year{2026} / 11 / 1, year{2026} / 11 / 2);
+  destination().write(ref, &both, t);
+  il::TimePartitionWindow first(year{2026} / 11 / 1, year{2026} / 11 / 1);
+  il::TimePartitionWindow second(year{2026} / 11 / 2, year{2026} / 11 / 2);
+  const il::Table day1 = destination().read(ref, &first);
+  ASSERT_EQ(day1.num_rows(), 1u);
+  EXPECT_EQ(day1.at(0, "at").to_string(), "2026-11-01T23:59:59.500000");
+  const il::Table day2 = destination().read(ref, &second);
+  ASSERT_EQ(day2.num_rows(), 1u);
+  EXPECT_EQ(day2.at(0, "n"), il::Value(2));
+  EXPECT_EQ(written(destination().partition_counts(ref, both)),
+            (std::vector<std::pair<std::string, std::int64_t>>{{"2026-11-01", 1},
+                                                                {"2026-11-02", 1}}));
+  // Only the first day's partition written again: the second keeps its row.
+  il::Table again;
+  again.append({{"at", timestamp("2026-11-01T23:59:59.999999Z")}, {"n", 3}});
+  destination().write(ref, &first, again);
+  EXPECT_EQ(destination().read(ref, &first).at(0, "n"), il::Value(3));
+  EXPECT_EQ(destination().read(ref, &second).at(0, "n"), il::Value(2));
+}
+
+}  // namespace interloper_test

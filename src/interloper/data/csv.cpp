@@ -32,6 +32,8 @@ unsigned kinds_of(const CsvField& f, bool time_column) {
     k |= kDate | kTimestamp;
   else if (parse_timestamp(s))
     k |= kTimestamp;
+  else if (timestamp_too_precise(s))
+    convert(Value(std::string(s)), DataType::timestamp);  // throws: never rounded
   return k;
 }
 
@@ -46,8 +48,8 @@ DataType type_of(unsigned kinds) {
 
 // The value of `text` in `type`, as convert() gives it from a string, without the string when
 // the text reads straight as the type.
-Value text_in(std::string_view text, DataType type, std::string_view column) {
-  switch (type) {
+Value text_in(std::string_view text, const Field& field) {
+  switch (field.type) {
     case DataType::string:
       return Value(std::string(text));
     case DataType::int64: {
@@ -63,17 +65,22 @@ Value text_in(std::string_view text, DataType type, std::string_view column) {
     case DataType::date:
       if (auto day = parse_date(text)) return Value(*day);
       break;
+    case DataType::json:  // a json field holds JSON text
+      try {
+        return Value(parse_json(text));
+      } catch (const DataError& e) {
+        throw DataError("column '" + field.name + "': " + e.what());
+      }
     default:
       break;
   }
-  return detail::declared_value(Value(std::string(text)), type, column);
+  return detail::declared_value(Value(std::string(text)), field);
 }
 
-Value field_value(const CsvField& f, DataType type, std::size_t row, std::size_t line,
-                  std::string_view column) {
+Value field_value(const CsvField& f, const Field& field, std::size_t row, std::size_t line) {
   if (is_null(f)) return Value();
   try {
-    return text_in(f.text, type, column);
+    return text_in(f.text, field);
   } catch (const DataError& e) {
     throw DataError(detail::row_prefix(row, line) + e.what());
   }
@@ -112,7 +119,8 @@ unsigned kind_of(DataType type) {
 // The inferred type of column `c`. `earlier` is the type earlier batches of the same text gave
 // it (null for none): text read as text once stays text, and a batch whose fields all hold the
 // earlier type exactly is read in it, so a stream types each column as one whole text would.
-DataType inferred_type(const Records& records, std::size_t c, bool time_column, DataType earlier) {
+DataType inferred_type(const Records& records, std::size_t c, const std::string& name,
+                       bool time_column, DataType earlier) {
   if (earlier == DataType::string) return DataType::string;
   unsigned kinds = ~0u;
   bool any = false;
@@ -120,7 +128,11 @@ DataType inferred_type(const Records& records, std::size_t c, bool time_column, 
     const CsvField& f = records.at(r, c);
     if (is_null(f)) continue;
     any = true;
-    kinds &= kinds_of(f, time_column);
+    try {
+      kinds &= kinds_of(f, time_column);
+    } catch (const DataError& e) {
+      throw DataError(line_prefix(records.lines[r]) + "column '" + name + "': " + e.what());
+    }
     if (kinds == 0) break;
   }
   if (!any) return DataType::null;
@@ -145,7 +157,7 @@ std::vector<Field> column_fields(const std::vector<std::string>& names, const Re
     if (earlier != nullptr)
       if (auto i = earlier->find(names[c])) before = earlier->field(*i).type;
     fields.push_back(
-        {names[c], inferred_type(records, c, names[c] == options.time_column, before)});
+        {names[c], inferred_type(records, c, names[c], names[c] == options.time_column, before)});
   }
   return fields;
 }
@@ -194,8 +206,8 @@ Table records_table(const std::vector<std::string>& names, const Records& record
   detail::TableColumns columns(table);
   for (std::size_t r = 0; r < records.size(); ++r) {
     for (std::size_t c = 0; c < n; ++c) {
-      columns.set(target[c], field_value(records.at(r, c), typed[c].type, rows_before + r + 1,
-                                         records.lines[r], names[c]));
+      columns.set(target[c],
+                  field_value(records.at(r, c), typed[c], rows_before + r + 1, records.lines[r]));
     }
     columns.end_row();
   }

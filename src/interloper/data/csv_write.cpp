@@ -51,6 +51,8 @@ class RecordWriter {
       if (v.is_null()) continue;
       if (v.type() == DataType::string)
         append_csv_field(out, v.as_string());
+      else if (v.type() == DataType::json)  // quoted, as its commas and quotes need
+        append_csv_field(out, v.as_json().text);
       else
         detail::append_value(out, v);
     }

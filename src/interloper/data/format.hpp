@@ -14,8 +14,13 @@ void append_int(std::string& out, std::int64_t i);
 void append_double(std::string& out, double d);
 // YYYY-MM-DD (years outside 0..9999 get a sign and at least four digits, as TimePoint writes them).
 void append_date(std::string& out, Value::Date d);
-// YYYY-MM-DDTHH:MM:SS.
+// YYYY-MM-DDTHH:MM:SS, then .ffffff (six digits) when the fraction is not zero.
 void append_timestamp(std::string& out, Value::Timestamp t);
+// Writes the text append_timestamp writes for `micros` since the epoch at p (room:
+// kMaxIsoChars); returns the end.
+char* put_timestamp_micros(char* p, std::int64_t micros);
+// `s` as a JSON string: quoted, with '"', '\\' and control characters escaped (nothing else).
+void append_json_string(std::string& out, std::string_view s);
 // Appends v.to_string().
 void append_value(std::string& out, const Value& v);
 // "int 12", "string \"abc\"", "null" — for error messages.
@@ -60,8 +65,13 @@ bool is_exact_double(std::string_view text, double& out) noexcept;
 // The value a reader stores for undeclared text: a date or a timestamp when `time_column` is
 // set and the text is one, otherwise the text itself.
 Value text_value(std::string text, bool time_column);
-// `v` converted to a declared column's type; a DataError names the column and the value.
-Value declared_value(const Value& v, DataType type, std::string_view column);
+// `v` converted to a declared column's type (a decimal to the column's scale, when it declares
+// one); a DataError names the column and the value.
+Value declared_value(const Value& v, const Field& field);
+// Whether a `v` must go through declared_value to enter a column declared `field`.
+inline bool needs_declaring(const Value& v, const Field& field) {
+  return !v.is_null() && (v.type() != field.type || field.type == DataType::decimal);
+}
 // "row 3 (line 4): " — where a reader found a bad value; rows and lines count from 1.
 std::string row_prefix(std::size_t row, std::size_t line);
 

@@ -1,7 +1,8 @@
-// The reader of one JSON-lines line, internal to the data layer. A line holds one flat object
-// of scalars, which is all a table row can be, so the reader is a single forward pass over the
-// bytes that hands each key and value to a handler: no token objects, no DOM, and strings
-// without escapes copied once. It accepts exactly RFC 8259 for such objects (numbers as the
+// The reader of one JSON-lines line, internal to the data layer. A line holds one object whose
+// members are a row's cells, so the reader is a single forward pass over the bytes that hands
+// each key and value to a handler: no token objects, no DOM, and strings without escapes copied
+// once. A member whose value is an array or an object is handed on as canonical JSON text (see
+// Json in data.hpp); read_json reads a whole text as one such value. It accepts exactly RFC 8259 for such objects (numbers as the
 // grammar spells them, escapes and surrogate pairs checked, UTF-8 well formed, nothing after
 // the object but white space) and reports the first mistake with its 1-based column.
 //
@@ -15,10 +16,14 @@
 //   void digits(std::string_view)     an integer literal beyond int64, exactly as written
 //   void string(std::string_view)     a string's decoded contents (valid until the next call)
 //   [[noreturn]] void not_an_object(const char* type)   the line holds a scalar or an array
-//   [[noreturn]] void nested(const char* type)          a member's value is an object or array
+//   void json(std::string_view)       a member's array or object, as canonical JSON text
+// and may provide, to have a number's text rather than its value:
+//   bool wants_number_text()          whether the current member's number is wanted as text
+//   void number_text(std::string_view)  the number exactly as written
 //   [[noreturn]] void malformed(std::size_t column, const std::string& what)
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -27,6 +32,10 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
+
+#include "interloper/data/format.hpp"
 
 namespace interloper::detail {
 
@@ -34,6 +43,13 @@ template <typename Handler>
 class JsonLineReader {
  public:
   JsonLineReader(std::string_view line, Handler& handler) : s_(line), h_(handler) {}
+
+  // Reads the whole text as one JSON value of any kind, appending its canonical text to `out`.
+  void read_json(std::string& out) {
+    canonical(out, 0);
+    skip_space();
+    if (!at_end()) malformed("unexpected text after the value");
+  }
 
   void read() {
     skip_space();
@@ -118,8 +134,12 @@ class JsonLineReader {
     skip_space();
     if (at_end()) malformed("expected a value");
     switch (s_[i_]) {
-      case '{': h_.nested("object");
-      case '[': h_.nested("array");
+      case '{':
+      case '[':
+        json_scratch_.clear();
+        canonical(json_scratch_, 0);
+        h_.json(json_scratch_);
+        return;
       case '"':
         ++i_;
         h_.string(string_view_of_string());
@@ -178,6 +198,8 @@ class JsonLineReader {
   // once, which is what from_chars gives. Anything else goes to from_chars.
   void number(bool deliver) {
     const std::size_t start = i_;
+    bool as_text = false;
+    if constexpr (requires { h_.wants_number_text(); }) as_text = deliver && h_.wants_number_text();
     const bool negative = i_ < s_.size() && s_[i_] == '-';
     if (negative) ++i_;
     if (at_end() || !digit(s_[i_])) malformed("invalid value");
@@ -216,6 +238,9 @@ class JsonLineReader {
       }
       if (below_one) exponent = -exponent;
     }
+    if constexpr (requires { h_.wants_number_text(); }) {
+      if (as_text) return h_.number_text(s_.substr(start, i_ - start));
+    }
     if (integral && digits <= 18) {
       const auto n = static_cast<long long>(significand);
       if (deliver) h_.integer(negative ? -n : n);
@@ -251,6 +276,125 @@ class JsonLineReader {
       malformed("invalid number '" + std::string(text) + "'");
     }
     if (deliver) h_.real(d);
+  }
+
+  // One value at i_, appended to `out` in canonical form. Arrays and objects nest at most 512
+  // deep, so that a hostile line cannot exhaust the stack.
+  void canonical(std::string& out, int depth) {
+    skip_space();
+    if (at_end()) malformed("expected a value");
+    if (depth > 512) malformed("arrays and objects nest more than 512 deep");
+    const char c = s_[i_];
+    if (c == '{') return canonical_object(out, depth);
+    if (c == '[') {
+      ++i_;
+      out.push_back('[');
+      skip_space();
+      if (!at_end() && s_[i_] == ']') {
+        ++i_;
+        out.push_back(']');
+        return;
+      }
+      for (bool first = true;; first = false) {
+        if (!first) out.push_back(',');
+        canonical(out, depth + 1);
+        skip_space();
+        if (at_end()) malformed("the array is not closed: expected ',' or ']'");
+        if (s_[i_++] == ']') break;
+        if (s_[i_ - 1] != ',') malformed("expected ',' or ']' after an element");
+      }
+      out.push_back(']');
+      return;
+    }
+    if (c == '"') {
+      ++i_;
+      return append_json_string(out, string_view_of_string());
+    }
+    if (c == 't' || c == 'f' || c == 'n') {
+      const std::string_view word = c == 't' ? "true" : c == 'f' ? "false" : "null";
+      literal(word);
+      out += word;
+      return;
+    }
+    const std::size_t start = i_;
+    number(false);
+    append_canonical_number(out, s_.substr(start, i_ - start));
+  }
+
+  // An object, its members sorted as jsonb keeps them: shorter names first, then by bytes; of
+  // a repeated name, the last member.
+  void canonical_object(std::string& out, int depth) {
+    ++i_;
+    std::vector<std::pair<std::string, std::string>> members;
+    skip_space();
+    if (!at_end() && s_[i_] == '}') {
+      ++i_;
+    } else {
+      while (true) {
+        skip_space();
+        if (at_end() || s_[i_] != '"') malformed("expected a member name in double quotes");
+        ++i_;
+        auto& member = members.emplace_back(std::string(string_view_of_string()), std::string());
+        expect(':', "expected ':' after the member name");
+        canonical(member.second, depth + 1);
+        skip_space();
+        if (at_end()) malformed("the object is not closed: expected ',' or '}'");
+        if (s_[i_++] == '}') break;
+        if (s_[i_ - 1] != ',') malformed("expected ',' or '}' after a member");
+      }
+    }
+    std::stable_sort(members.begin(), members.end(), [](const auto& a, const auto& b) {
+      return a.first.size() != b.first.size() ? a.first.size() < b.first.size()
+                                              : a.first < b.first;
+    });
+    out.push_back('{');
+    bool first = true;
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      if (k + 1 < members.size() && members[k + 1].first == members[k].first) continue;
+      if (!first) out.push_back(',');
+      first = false;
+      append_json_string(out, members[k].first);
+      out.push_back(':');
+      out += members[k].second;
+    }
+    out.push_back('}');
+  }
+
+  // A valid JSON number as PostgreSQL's numeric writes it: an exponent spelled out (1.5e2 is
+  // 150, 1e-2 is 0.01, the scale kept), a negative zero without its sign. A number too large
+  // to spell out is kept as written.
+  static void append_canonical_number(std::string& out, std::string_view text) {
+    const std::size_t e = text.find_first_of("eE");
+    const std::string_view mantissa = text.substr(0, e);
+    const bool negative = mantissa[0] == '-';
+    const std::string_view unsigned_part = mantissa.substr(negative ? 1 : 0);
+    const std::size_t point = unsigned_part.find('.');
+    std::string digits(unsigned_part.substr(0, point));
+    long fraction = 0;
+    if (point != std::string_view::npos) {
+      digits += unsigned_part.substr(point + 1);
+      fraction = static_cast<long>(unsigned_part.size() - point - 1);
+    }
+    long exponent = 0;
+    if (e != std::string_view::npos) exponent = std::strtol(std::string(text.substr(e + 1)).c_str(), nullptr, 10);
+    if (exponent > 1000 || exponent < -1000) {
+      out += text;
+      return;
+    }
+    long scale = fraction - exponent;
+    if (scale < 0) {
+      digits.append(static_cast<std::size_t>(-scale), '0');
+      scale = 0;
+    }
+    if (static_cast<long>(digits.size()) <= scale) {
+      digits.insert(0, static_cast<std::size_t>(scale) + 1 - digits.size(), '0');
+    }
+    std::size_t lead = 0;  // zeros before the point, but the last
+    while (lead + 1 < digits.size() - static_cast<std::size_t>(scale) && digits[lead] == '0') ++lead;
+    digits.erase(0, lead);
+    if (scale > 0) digits.insert(digits.size() - static_cast<std::size_t>(scale), 1, '.');
+    if (negative && digits.find_first_not_of("0.") != std::string::npos) out.push_back('-');
+    out += digits;
   }
 
   // 10^k for k in [0, 22], the powers of ten a double holds exactly.
@@ -437,6 +581,7 @@ class JsonLineReader {
   Handler& h_;
   std::size_t i_ = 0;
   std::string scratch_;
+  std::string json_scratch_;
   const char* type_ = "";
 };
 

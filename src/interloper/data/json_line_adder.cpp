@@ -26,6 +26,14 @@ namespace {
 
 std::string line_prefix(std::size_t line) { return "line " + std::to_string(line) + ": "; }
 
+// The decimal a JSON number in a decimal column is, from its digits (never through a double).
+Value exact_number(std::string_view text, std::string_view column, std::size_t row,
+                   std::size_t line) {
+  if (auto d = Decimal::parse(text)) return Value(*d);
+  throw DataError(row_prefix(row, line) + "column '" + std::string(column) + "': number " +
+                  std::string(text) + " does not fit a decimal (at most 38 digits)");
+}
+
 // Handler of JsonLineReader for a line of a table with undeclared columns: collects the row's
 // cells by name for Table::append. Errors are thrown as DataError naming the line.
 class InferredLine {
@@ -54,13 +62,24 @@ class InferredLine {
   void digits(std::string_view text) { cell(Value(std::string(text))); }
   void real(double d) { cell(Value(d)); }
   void string(std::string_view s) {
-    cell(text_value(std::string(s), key_ == options_.time_column && !options_.schema.find(key_)));
+    const bool time_column = key_ == options_.time_column && !options_.schema.find(key_);
+    Value v;
+    try {
+      v = text_value(std::string(s), time_column);
+    } catch (const DataError& e) {
+      throw DataError(row_prefix(row_no_, line_) + "column '" + key_ + "': " + e.what());
+    }
+    cell(std::move(v));
   }
+  void json(std::string_view text) { cell(Value(Json{std::string(text)})); }
+  bool wants_number_text() {
+    if (options_.schema.empty()) return false;
+    auto c = options_.schema.find(key_);
+    return c && options_.schema.field(*c).type == DataType::decimal;
+  }
+  void number_text(std::string_view text) { cell(exact_number(text, key_, row_no_, line_)); }
   [[noreturn]] void not_an_object(const char* type) {
     fail(std::string("expected a JSON object, got ") + type);
-  }
-  [[noreturn]] void nested(const char* type) {
-    fail("column '" + key_ + "': nested " + type + " values are not supported");
   }
   [[noreturn]] void malformed(std::size_t column, const std::string& what) {
     fail("malformed JSON at column " + std::to_string(column) + ": " + what);
@@ -94,7 +113,7 @@ class InferredLine {
     }
     const Field& f = options_.schema.field(*c);
     try {
-      slot.second = declared_value(v, f.type, f.name);
+      slot.second = declared_value(v, f);
     } catch (const DataError& e) {
       throw DataError(row_prefix(row_no_, line_) + e.what());
     }
@@ -163,6 +182,9 @@ class DeclaredLine {
   }
   void digits(std::string_view text) { put(Value(std::string(text))); }
   void real(double d) { put(Value(d)); }
+  void json(std::string_view text) { put(Value(Json{std::string(text)})); }
+  bool wants_number_text() const { return declared_is(DataType::decimal); }
+  void number_text(std::string_view text) { put(exact_number(text, key_name(), row_no_, line_)); }
   void string(std::string_view s) {
     if (declared_is(DataType::date)) {
       // The rows of a partition usually share their date: its text is read once.
@@ -177,9 +199,6 @@ class DeclaredLine {
   }
   [[noreturn]] void not_an_object(const char* type) {
     fail(std::string("expected a JSON object, got ") + type);
-  }
-  [[noreturn]] void nested(const char* type) {
-    fail("column '" + key_name() + "': nested " + type + " values are not supported");
   }
   [[noreturn]] void malformed(std::size_t column, const std::string& what) {
     fail("malformed JSON at column " + std::to_string(column) + ": " + what);
@@ -209,9 +228,9 @@ class DeclaredLine {
     if (column_ == Schema::npos)
       fail("column '" + unknown_ + "' is not in the declared schema (" + schema_.to_string() + ")");
     const Field& f = schema_.fields()[column_];
-    if (v.is_null() || v.type() == f.type) return columns_.set(column_, std::move(v));
+    if (!needs_declaring(v, f)) return columns_.set(column_, std::move(v));
     try {
-      columns_.set(column_, declared_value(v, f.type, f.name));
+      columns_.set(column_, declared_value(v, f));
     } catch (const DataError& e) {
       throw DataError(row_prefix(row_no_, line_) + e.what());
     }

@@ -18,47 +18,7 @@ namespace interloper {
 
 namespace {
 
-constexpr char kHex[] = "0123456789abcdef";
-
-void append_json_string(std::string& out, std::string_view s) {
-  out.push_back('"');
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(s.data() + start, i - start);
-    start = i + 1;
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      default:
-        out += "\\u00";
-        out.push_back(kHex[c >> 4]);
-        out.push_back(kHex[c & 0xf]);
-    }
-  }
-  out.append(s.data() + start, s.size() - start);
-  out.push_back('"');
-}
+using detail::append_json_string;
 
 [[noreturn]] void not_a_json_number(const Table& table, std::size_t c, std::size_t r) {
   throw DataError("cannot write " + detail::describe(table.column(c)[r]) + " as JSON (column '" +
@@ -119,6 +79,12 @@ class RowWriter {
           out.push_back('"');
           detail::append_timestamp(out, v.as_timestamp());
           out.push_back('"');
+          break;
+        case DataType::decimal:  // a JSON number of the exact digits
+          out += v.as_decimal().to_string();
+          break;
+        case DataType::json:  // nested as it is: canonical JSON text
+          out += v.as_json().text;
           break;
       }
     }
@@ -183,7 +149,7 @@ std::string schema_to_json(const Schema& schema) {
     out += "{\"name\":";
     append_json_string(out, f.name);
     out += ",\"type\":\"";
-    out += type_name(f.type);
+    out += type_text(f);
     out += "\"}";
   }
   out += ']';

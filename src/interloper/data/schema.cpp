@@ -29,9 +29,11 @@ void Schema::add(Field field) {
   fields_.push_back(std::move(field));
 }
 
-void Schema::set_type(std::size_t i, DataType type) {
+void Schema::set_type(std::size_t i, DataType type, std::uint8_t precision, std::uint8_t scale) {
   field(i);  // range check
   fields_[i].type = type;
+  fields_[i].precision = type == DataType::decimal ? precision : 0;
+  fields_[i].scale = type == DataType::decimal ? scale : 0;
 }
 
 DataType Schema::widen(DataType a, DataType b) {
@@ -40,6 +42,7 @@ DataType Schema::widen(DataType a, DataType b) {
   auto either = [&](DataType x, DataType y) { return (a == x && b == y) || (a == y && b == x); };
   if (either(DataType::int64, DataType::float64)) return DataType::float64;
   if (either(DataType::date, DataType::timestamp)) return DataType::timestamp;
+  if (either(DataType::int64, DataType::decimal)) return DataType::decimal;
   throw DataError("incompatible types " + std::string(type_name(a)) + " and " +
                   std::string(type_name(b)));
 }
@@ -66,7 +69,18 @@ Schema Schema::unify(const Schema& a, const Schema& b) {
     if (auto i = out.find(f.name)) {
       Field& mine = out.fields_[*i];
       try {
+        const DataType before = mine.type;
         mine.type = widen(mine.type, f.type);
+        if (mine.type == DataType::decimal && f.type == DataType::decimal) {
+          // A declared size is kept where both sides agree on it (or one side had none yet).
+          const bool mine_sized = before == DataType::decimal;
+          if (!mine_sized) {
+            mine.precision = f.precision;
+            mine.scale = f.scale;
+          } else if (mine.precision != f.precision || mine.scale != f.scale) {
+            mine.precision = mine.scale = 0;
+          }
+        }
       } catch (const DataError&) {
         throw DataError("column '" + f.name + "' has incompatible types " +
                         std::string(type_name(mine.type)) + " and " +
@@ -85,7 +99,7 @@ std::string Schema::to_string() const {
     if (!out.empty()) out += ", ";
     out += f.name;
     out += ": ";
-    out += type_name(f.type);
+    out += type_text(f);
   }
   return out;
 }

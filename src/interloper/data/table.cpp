@@ -167,13 +167,17 @@ void Table::conform(const Schema& declared, std::size_t first_row) {
   std::vector<std::pair<std::size_t, std::vector<Value>>> converted;
   for (const Field& f : declared.fields()) {
     auto c = schema_.find(f.name);
-    if (!c || schema_.field(*c).type == f.type) continue;
+    if (!c) continue;
+    const Field& have = schema_.field(*c);
+    if (have.type == f.type && (f.type != DataType::decimal ||
+                                (have.precision == f.precision && have.scale == f.scale)))
+      continue;
     const std::vector<Value>& cells = columns_[*c];
     std::vector<Value> out;
     reserve_cells(out, cells.size());
     for (std::size_t r = 0; r < cells.size(); ++r) {
       try {
-        out.push_back(detail::declared_value(cells[r], f.type, f.name));
+        out.push_back(detail::declared_value(cells[r], f));
       } catch (const DataError& e) {
         throw DataError("row " + std::to_string(first_row + r) + ": " + e.what());
       }
@@ -182,10 +186,14 @@ void Table::conform(const Schema& declared, std::size_t first_row) {
   }
   for (auto& [c, cells] : converted) {
     columns_[c] = std::move(cells);
-    schema_.set_type(c, declared.field(*declared.find(schema_.field(c).name)).type);
+    const Field& f = declared.field(*declared.find(schema_.field(c).name));
+    schema_.set_type(c, f.type, f.precision, f.scale);
   }
-  for (const Field& f : declared.fields())
-    if (!schema_.find(f.name)) add_column(f.name, f.type);
+  for (const Field& f : declared.fields()) {
+    if (schema_.find(f.name)) continue;
+    add_column(f.name, f.type);
+    schema_.set_type(schema_.size() - 1, f.type, f.precision, f.scale);
+  }
 }
 
 template <typename Source>

@@ -9,18 +9,23 @@
 
 namespace interloper::detail {
 
-// Dates and timestamps as they are; strings parsed as ISO dates or timestamps. nullopt for
-// null, other types and strings that are not ISO dates or timestamps.
+// Dates as they are; a timestamp as the second that holds it (its floor, so that a half-open
+// range of whole seconds holds it exactly when it holds the timestamp: 23:59:59.5 belongs to
+// its day); strings parsed as ISO dates or timestamps. nullopt for null, other types and
+// strings that are not ISO dates or timestamps.
 inline std::optional<TimePoint> value_time(const Value& value) {
   switch (value.type()) {
     case DataType::date:
       return TimePoint(value.as_date());
     case DataType::timestamp:
-      return TimePoint(value.as_timestamp());
+      return TimePoint(std::chrono::floor<std::chrono::seconds>(value.as_timestamp()));
     case DataType::string:
       try {
         return TimePoint::parse(value.as_string());
       } catch (const std::invalid_argument&) {
+        // A fraction or a zone offset, which TimePoint's keys never have.
+        if (auto t = parse_timestamp(value.as_string()))
+          return TimePoint(std::chrono::floor<std::chrono::seconds>(*t));
         return std::nullopt;
       }
     default:

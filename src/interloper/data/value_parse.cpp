@@ -77,15 +77,15 @@ namespace {
 // A decimal number as its significant digits (no leading or trailing zeros) and the power of
 // ten of the last one, so that two spellings of one number compare equal. nullopt for text that
 // is not a plain decimal (sign, digits, optional fraction, optional exponent).
-struct Decimal {
+struct DecimalText {
   bool negative = false;
   std::string digits;
   long exponent = 0;
-  friend bool operator==(const Decimal&, const Decimal&) = default;
+  friend bool operator==(const DecimalText&, const DecimalText&) = default;
 };
 
-std::optional<Decimal> decimal_of(std::string_view s) {
-  Decimal d;
+std::optional<DecimalText> decimal_of(std::string_view s) {
+  DecimalText d;
   std::size_t i = 0;
   if (i < s.size() && (s[i] == '-' || s[i] == '+')) d.negative = s[i++] == '-';
   bool any = false;
@@ -145,16 +145,34 @@ Value text_value(std::string text, bool time_column) {
   if (time_column && text.size() >= 10 && text[4] == '-') {
     if (auto d = parse_date(text)) return Value(*d);
     if (auto t = parse_timestamp(text)) return Value(*t);
+    if (timestamp_too_precise(text)) return convert(Value(std::move(text)), DataType::timestamp);
   }
   return Value(std::move(text));
 }
 
-Value declared_value(const Value& v, DataType type, std::string_view column) {
-  if (v.type() == type || v.is_null()) return v;
+namespace {
+
+// `v`, a decimal, at the scale of `field` when it declares one; throws when it does not fit.
+Value sized_decimal(Value v, const Field& field) {
+  if (field.precision == 0 || v.is_null()) return v;
+  const Decimal d = v.as_decimal();
+  if (!d.fits(field.precision, field.scale))
+    throw DataError("decimal " + d.to_string() + " does not fit " + type_text(field) + " (" +
+                    std::to_string(field.precision - field.scale) +
+                    " digits before the point and " + std::to_string(field.scale) +
+                    " after it at most)");
+  return Value(*d.rescaled(field.scale));
+}
+
+}  // namespace
+
+Value declared_value(const Value& v, const Field& field) {
+  if (v.is_null() || (v.type() == field.type && field.type != DataType::decimal)) return v;
   try {
-    return convert(v, type);
+    Value out = v.type() == field.type ? v : convert(v, field.type);
+    return field.type == DataType::decimal ? sized_decimal(std::move(out), field) : out;
   } catch (const DataError& e) {
-    throw DataError("column '" + std::string(column) + "': " + e.what());
+    throw DataError("column '" + field.name + "': " + e.what());
   }
 }
 

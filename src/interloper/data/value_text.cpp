@@ -106,9 +106,45 @@ void append_date(std::string& out, Value::Date d) {
   out.append(buf, put_date(buf, d.time_since_epoch().count()));
 }
 
+char* put_timestamp_micros(char* p, std::int64_t micros) {
+  const std::int64_t seconds = floor_div(micros, 1000000);
+  p = put_timestamp(p, seconds);
+  const auto fraction = static_cast<unsigned>(micros - seconds * 1000000);
+  if (fraction == 0) return p;
+  *p++ = '.';
+  return put_digits(p, fraction, 6);
+}
+
 void append_timestamp(std::string& out, Value::Timestamp t) {
   char buf[kMaxIsoChars];
-  out.append(buf, put_timestamp(buf, t.time_since_epoch().count()));
+  out.append(buf, put_timestamp_micros(buf, t.time_since_epoch().count()));
+}
+
+void append_json_string(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(s.data() + start, i - start);
+    start = i + 1;
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        out += "\\u00";
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 0xf]);
+    }
+  }
+  out.append(s.data() + start, s.size() - start);
+  out.push_back('"');
 }
 
 void append_value(std::string& out, const Value& v) {
@@ -133,6 +169,12 @@ void append_value(std::string& out, const Value& v) {
       break;
     case DataType::timestamp:
       append_timestamp(out, v.as_timestamp());
+      break;
+    case DataType::decimal:
+      out += v.as_decimal().to_string();
+      break;
+    case DataType::json:
+      out += v.as_json().text;
       break;
   }
 }

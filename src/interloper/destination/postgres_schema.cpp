@@ -26,6 +26,10 @@ const char* sql_type(DataType type) {
       return "date";
     case DataType::timestamp:
       return "timestamp";
+    case DataType::decimal:  // without a type modifier: each value keeps its own scale
+      return "numeric";
+    case DataType::json:
+      return "jsonb";
     case DataType::null:
     case DataType::string:
       break;
@@ -45,6 +49,10 @@ Oid type_oid(DataType type) {
       return postgres::oid::date;
     case DataType::timestamp:
       return postgres::oid::timestamp;
+    case DataType::decimal:
+      return postgres::oid::numeric;
+    case DataType::json:
+      return postgres::oid::jsonb;
     case DataType::null:
     case DataType::string:
       break;
@@ -185,7 +193,7 @@ Schema stored_schema(postgres::Connection& conn, const std::string& schema,
   std::vector<Field> fields;
   if (stored_as) stored_as->clear();
   for (int r = 0; r < rows.rows(); ++r) {
-    fields.push_back({std::string(rows.value(r, 0)), type_from_name(rows.value(r, 1))});
+    fields.push_back(field_of_type(std::string(rows.value(r, 0)), rows.value(r, 1)));
     if (stored_as) stored_as->emplace_back(rows.value(r, 2));
   }
   return Schema(std::move(fields));
@@ -215,8 +223,9 @@ std::optional<Schema> foreign_schema(postgres::Connection& conn, const std::stri
       "WHERE attrelid = to_regclass($1::text) AND attnum > 0 AND NOT attisdropped "
       "ORDER BY attnum",
       params);
-  static constexpr DataType kWritten[] = {DataType::boolean, DataType::int64,     DataType::float64,
-                                          DataType::date,    DataType::timestamp, DataType::string};
+  static constexpr DataType kWritten[] = {DataType::boolean,   DataType::int64,   DataType::float64,
+                                          DataType::date,      DataType::timestamp, DataType::string,
+                                          DataType::decimal,   DataType::json};
   std::vector<Field> fields;
   for (int r = 0; r < rows.rows(); ++r) {
     const std::string name(rows.value(r, 0));
@@ -226,7 +235,7 @@ std::optional<Schema> foreign_schema(postgres::Connection& conn, const std::stri
     if (written == std::end(kWritten)) {
       throw DestinationError(fmt::format(
           "column '{}' is {}; a table taken over must hold only the types interloper writes "
-          "(boolean, bigint, double precision, date, timestamp, text)",
+          "(boolean, bigint, double precision, date, timestamp, text, numeric, jsonb)",
           name, type));
     }
     fields.push_back({name, *written});
@@ -254,7 +263,7 @@ void record_columns(postgres::Connection& conn, const std::string& schema,
   std::vector<std::string> names, types, positions, stored;
   for (std::size_t i = 0; i < merged.size(); ++i) {
     names.push_back(merged.field(i).name);
-    types.emplace_back(type_name(merged.field(i).type));
+    types.emplace_back(type_text(merged.field(i)));
     positions.push_back(std::to_string(i));
     stored.push_back(stored_as[i]);
   }

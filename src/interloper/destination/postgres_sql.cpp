@@ -129,6 +129,12 @@ void bind_value(postgres::Params& params, const Value& value) {
     case DataType::timestamp:
       params.text(value.to_string(), postgres::oid::timestamp);
       return;
+    case DataType::decimal:
+      params.text(value.to_string(), postgres::oid::numeric);
+      return;
+    case DataType::json:
+      params.text(value.as_json().text, postgres::oid::jsonb);
+      return;
   }
 }
 
@@ -142,8 +148,12 @@ DataType result_type(Oid type) {
       return DataType::int64;
     case postgres::oid::float4:
     case postgres::oid::float8:
-    case postgres::oid::numeric:
       return DataType::float64;
+    case postgres::oid::numeric:  // exact: never through a double
+      return DataType::decimal;
+    case postgres::oid::json:
+    case postgres::oid::jsonb:
+      return DataType::json;
     case postgres::oid::date:
       return DataType::date;
     case postgres::oid::timestamp:
@@ -166,11 +176,15 @@ Value text_value(std::string_view text, Oid type) {
     case DataType::date:
       if (auto d = parse_date(s)) return Value(*d);
       break;
-    case DataType::timestamp: {
-      // "YYYY-MM-DD HH:MM:SS[.ffffff][+00]" in the session's zone (UTC): whole seconds.
-      if (auto t = parse_timestamp(std::string_view(s).substr(0, 19))) return Value(*t);
+    case DataType::timestamp:
+      // "YYYY-MM-DD HH:MM:SS[.ffffff][+00]" in the session's zone (UTC), to the microsecond.
+      if (auto t = parse_timestamp(s)) return Value(*t);
       break;
-    }
+    case DataType::decimal:
+      if (auto d = Decimal::parse(s)) return Value(*d);
+      throw DataError("numeric " + s + " is not a decimal of at most 38 digits");
+    case DataType::json:
+      return Value(parse_json(s));
     default:
       return Value(s);
   }

@@ -18,10 +18,19 @@ namespace interloper::detail {
 // The schema a dataset has after a write of rows typed `incoming`. An unpartitioned dataset is
 // replaced whole, so it simply takes the new columns and types. A partitioned one keeps the
 // partitions the write does not touch, so its columns only grow and its types only widen
-// (Schema::unify); a type that cannot widen is a DestinationError saying how to go on.
+// (Schema::unify); a type that cannot widen is a DestinationError saying how to go on. A column
+// stored as double (as numeric query results once were) stays double when decimals come: the
+// data already there keeps its type, and the decimals are written as their nearest doubles.
 inline Schema evolve_schema(const DatasetRef& dataset, const std::optional<Schema>& stored,
-                            const Schema& incoming) {
-  if (!stored || dataset.partitioning == nullptr) return incoming;
+                            const Schema& given) {
+  if (!stored || dataset.partitioning == nullptr) return given;
+  Schema incoming = given;
+  for (std::size_t c = 0; c < incoming.size(); ++c) {
+    const auto i = stored->find(incoming.field(c).name);
+    if (i && stored->field(*i).type == DataType::float64 &&
+        incoming.field(c).type == DataType::decimal)
+      incoming.set_type(c, DataType::float64);
+  }
   try {
     return Schema::unify(*stored, incoming);
   } catch (const DataError&) {
@@ -39,7 +48,7 @@ inline Schema evolve_schema(const DatasetRef& dataset, const std::optional<Schem
           "column's type in the asset's schema (values that do not convert then fail naming "
           "their row), write the new values under a new column name, or drop the stored "
           "dataset with `interloper reset PIPELINE {}` and build it again",
-          dataset_name(dataset), f.name, type_name(had), type_name(f.type), dataset.asset));
+          dataset_name(dataset), f.name, type_name(had), type_text(f), dataset.asset));
     }
   }
   return Schema::unify(*stored, incoming);  // not reached: some column failed to widen

@@ -13,6 +13,7 @@
 #include "interloper/destination/window_index.hpp"
 #include "interloper/sql/identifier.hpp"
 #include "interloper/sqlite/sqlite.hpp"
+#include "interloper/data/format.hpp"
 #include "interloper/time/civil.hpp"
 
 namespace interloper {
@@ -29,6 +30,8 @@ const char* sql_type(DataType type) {
     case DataType::string:
     case DataType::date:
     case DataType::timestamp:
+    case DataType::decimal:  // TEXT: a NUMERIC affinity would turn the digits into a REAL
+    case DataType::json:
       return "TEXT";
     case DataType::null:
       break;
@@ -37,7 +40,8 @@ const char* sql_type(DataType type) {
 }
 
 // The text a time bound is compared with. Stored dates are "YYYY-MM-DD" and timestamps
-// "YYYY-MM-DDTHH:MM:SS"; as text, a date sorts before every timestamp of its own day, so a
+// "YYYY-MM-DDTHH:MM:SS" (then ".ffffff" for a fraction, which sorts after the whole second and
+// before the next); as text, a date sorts before every timestamp of its own day, so a
 // midnight bound must be written as the bare date: then "2026-01-05" and every
 // "2026-01-05T..." compare >= it, and both compare < "2026-01-06". A bound inside a day
 // (hour partitions) is written in full, which also places a bare date (its midnight) right.
@@ -89,8 +93,17 @@ int bind_value(sqlite3_stmt* stmt, int i, const Value& value, char* iso) {
       const char* end =
           value.type() == DataType::date
               ? detail::put_date(iso, value.as_date().time_since_epoch().count())
-              : detail::put_timestamp(iso, value.as_timestamp().time_since_epoch().count());
+              : detail::put_timestamp_micros(iso, value.as_timestamp().time_since_epoch().count());
       return sqlite3_bind_text(stmt, i, iso, static_cast<int>(end - iso), SQLITE_STATIC);
+    }
+    case DataType::decimal: {  // the exact digits, as text
+      const std::string text = value.as_decimal().to_string();
+      return sqlite3_bind_text(stmt, i, text.data(), static_cast<int>(text.size()),
+                               SQLITE_TRANSIENT);
+    }
+    case DataType::json: {
+      const std::string& text = value.as_json().text;
+      return sqlite3_bind_text(stmt, i, text.data(), static_cast<int>(text.size()), SQLITE_STATIC);
     }
   }
   return SQLITE_MISUSE;
@@ -108,6 +121,30 @@ Value read_stored(sqlite3_stmt* stmt, int c) {
       return Value(std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, c)),
                                static_cast<std::size_t>(sqlite3_column_bytes(stmt, c))));
   }
+}
+
+std::optional<Value> stored_value(std::string_view text, DataType type) {
+  switch (type) {
+    case DataType::date:
+      if (auto d = parse_date(text)) return Value(*d);
+      break;
+    case DataType::timestamp:
+      if (auto t = parse_timestamp(text)) return Value(*t);
+      if (auto d = parse_date(text)) return Value(Value::Timestamp(*d));
+      break;
+    case DataType::decimal:  // TEXT as written (an INTEGER or REAL a query stored: its text)
+      if (auto d = Decimal::parse(text)) return Value(*d);
+      break;
+    case DataType::json:
+      try {
+        return Value(parse_json(text));
+      } catch (const DataError&) {
+        break;
+      }
+    default:
+      break;
+  }
+  return std::nullopt;
 }
 
 }  // namespace detail::sqlite_store

@@ -42,12 +42,17 @@ Where where_of(const Filter& filter, Filter::Placeholder style = Filter::Placeho
 void bind_all(Statement& stmt, const std::vector<std::string>& params, int first = 1);
 
 // The Value <-> SQLite codec of writes, reads and queries. A value binds as its storage class:
-// booleans and integers as INTEGER, floats as REAL, strings as TEXT, dates and timestamps as
-// their ISO text, written into `iso` (kMaxIsoChars bytes), which must outlive the step that
-// reads it; strings are bound without a copy, so they too must outlive it. Returns SQLite's code.
+// booleans and integers as INTEGER, floats as REAL, strings and json as TEXT, decimals as the
+// TEXT of their exact digits, dates and timestamps as their ISO text, written into `iso`
+// (kMaxIsoChars bytes), which must outlive the step that reads it; strings and json are bound
+// without a copy, so they too must outlive it. Returns SQLite's code.
 int bind_value(sqlite3_stmt* stmt, int i, const Value& value, char* iso);
 // A result cell of no declared type, by its storage class: INTEGER, REAL, NULL or TEXT.
 Value read_stored(sqlite3_stmt* stmt, int c);
+// The value of a stored cell (its text) in a column of type `type`
+// (date, timestamp, decimal or json); nullopt when the text is not one. Timestamps written in
+// whole seconds, and bare dates in a timestamp column, read as they always have.
+std::optional<Value> stored_value(std::string_view text, DataType type);
 
 }  // namespace interloper::detail::sqlite_store
 
@@ -113,7 +118,7 @@ struct SqliteDestination::State {
     stmt->bind_text(1, table, false);
     std::vector<Field> fields;
     while (stmt->step()) {
-      fields.push_back({stmt->column_text(0), type_from_name(stmt->column_text(1))});
+      fields.push_back(field_of_type(stmt->column_text(0), stmt->column_text(1)));
     }
     Schema schema(std::move(fields));
     known_schemas.emplace(table, schema);
@@ -192,7 +197,7 @@ struct SqliteDestination::State {
         upsert->reset();
         upsert->bind_text(1, table, false);
         upsert->bind_text(2, merged.field(i).name, false);
-        upsert->bind_text(3, type_name(merged.field(i).type), false);
+        upsert->bind_text(3, type_text(merged.field(i)), false);
         upsert->bind_int(4, static_cast<std::int64_t>(i));
         upsert->step();
       }
@@ -256,16 +261,12 @@ struct SqliteDestination::State {
       case DataType::string:
         break;
       case DataType::date:
-      case DataType::timestamp: {
+      case DataType::timestamp:
+      case DataType::decimal:
+      case DataType::json: {
         std::string_view text(reinterpret_cast<const char*>(sqlite3_column_text(stmt, c)),
                               static_cast<std::size_t>(sqlite3_column_bytes(stmt, c)));
-        if (type == DataType::date) {
-          if (auto d = parse_date(text)) return Value(*d);
-        } else if (auto t = parse_timestamp(text)) {
-          return Value(*t);
-        } else if (auto d = parse_date(text)) {
-          return Value(Value::Timestamp(*d));
-        }
+        if (std::optional<Value> v = stored_value(text, type)) return *v;
         throw DestinationError(fmt::format("sqlite '{}': table '{}' column '{}': '{}' is not a {}",
                                            path, table, column, text, type_name(type)));
       }

@@ -51,7 +51,7 @@ CatalogEntry entry_of(const DAG& dag, const SourceDescriptions& sources, const A
 json schema_json(const Schema& schema) {
   json out = json::array();
   for (const Field& f : schema.fields()) {
-    out.push_back({{"name", f.name}, {"type", type_name(f.type)}});
+    out.push_back({{"name", f.name}, {"type", type_text(f)}});
   }
   return out;
 }
@@ -155,7 +155,7 @@ std::string catalog_text(const std::vector<CatalogEntry>& entries) {
     for (const Field& f : entry.schema->fields()) {
       const bool retired = std::find(entry.retired_columns.begin(), entry.retired_columns.end(),
                                      f.name) != entry.retired_columns.end();
-      std::string line = fmt::format("    {:<{}}  {}", f.name, width, type_name(f.type));
+      std::string line = fmt::format("    {:<{}}  {}", f.name, width, type_text(f));
       if (retired) line += "  (retired: the latest write did not produce it)";
       out += line + "\n";
     }

@@ -347,6 +347,9 @@ std::unique_ptr<PartitionConfig> Loader::partitioning(const yaml::Node& node) co
   }
 }
 
+constexpr const char* kColumnTypes =
+    "string, int, double, bool, date, timestamp, decimal(p,s) or json";
+
 // `schema: {column: type, ...}`, each type one a column can be declared with, and the time
 // partition column a time.
 Schema Loader::declared_schema(const yaml::Node& node, const PartitionConfig* partitioning) const {
@@ -361,28 +364,35 @@ Schema Loader::declared_schema(const yaml::Node& node, const PartitionConfig* pa
       if (f.name == column) fail(it->first, fmt::format("schema declares '{}' twice", column));
     }
     if (it->second.is_null()) {
-      fail(it->first, fmt::format("column '{}' needs a type (string, int, double, bool, date or "
-                                  "timestamp)",
-                                  column));
+      fail(it->first, fmt::format("column '{}' needs a type ({})", column, kColumnTypes));
     }
     std::string name = scalar(it->second, "a column type");
-    DataType type = DataType::null;
+    Field field;
     try {
-      type = type_from_name(name);
-    } catch (const DataError&) {
+      field = field_of_type(column, name);
+    } catch (const DataError& e) {
+      if (name.rfind("decimal(", 0) == 0 && name.find(')') == std::string::npos) {
+        fail(it->second, fmt::format("column '{}': type '{}' is cut at its comma, as YAML splits "
+                                     "a {{...}} mapping there: quote it (\"decimal(38,2)\") or "
+                                     "write the schema one column per line",
+                                     column, name));
+      }
+      if (name.rfind("decimal(", 0) == 0) {
+        fail(it->second, fmt::format("column '{}': {}", column, e.what()));
+      }
     }
-    if (type == DataType::null) {
-      fail(it->second, fmt::format("unknown type '{}' for column '{}' (expected string, int, "
-                                   "double, bool, date or timestamp)",
-                                   name, column));
+    if (field.type == DataType::null) {
+      fail(it->second, fmt::format("unknown type '{}' for column '{}' (expected {})", name, column,
+                                   kColumnTypes));
     }
     if (partitioning != nullptr && partitioning->kind() == "time" &&
-        partitioning->column() == column && type != DataType::date && type != DataType::timestamp) {
+        partitioning->column() == column && field.type != DataType::date &&
+        field.type != DataType::timestamp) {
       fail(it->second, fmt::format("column '{}' is the time partition column: declare it date "
                                    "or timestamp, not {}",
                                    column, name));
     }
-    fields.push_back({column, type});
+    fields.push_back(std::move(field));
   }
   return Schema(std::move(fields));
 }

@@ -43,6 +43,7 @@ constexpr Oid date = 1082;
 constexpr Oid timestamp = 1114;
 constexpr Oid timestamptz = 1184;
 constexpr Oid numeric = 1700;
+constexpr Oid json = 114;
 constexpr Oid jsonb = 3802;
 }  // namespace oid
 
