@@ -23,11 +23,11 @@
 // Tables travel as JSON lines (one object per row, keys in schema order, dates as "YYYY-MM-DD",
 // timestamps as "YYYY-MM-DDTHH:MM:SS" with ".ffffff" when they have a fraction, decimals as
 // JSON numbers of their exact digits, json values nested as they are) or RFC 4180 CSV (header
-// row; an empty field is null, an empty string is written `""`). Readers never lose what they read: a JSON string stays a
-// string and CSV text becomes a bool, int or double only when that value prints back as the
-// same number (`007` and `99999999999999999999` stay strings). Only a column the caller names
-// as the time column (a partition column) turns ISO dates and RFC 3339 timestamps into dates
-// and timestamps. A declared `Schema` (see ReadOptions) converts its columns to their types.
+// row; an empty field is null, an empty string is written `""`). Readers never lose what they read:
+// a JSON string stays a string and CSV text becomes a bool, int or double only when that value
+// prints back as the same number (`007` and `99999999999999999999` stay strings). Only a column the
+// caller names as the time column (a partition column) turns ISO dates and RFC 3339 timestamps into
+// dates and timestamps. A declared `Schema` (see ReadOptions) converts its columns to their types.
 //
 // Example:
 //
@@ -186,8 +186,8 @@ class Value {
 
   // Accessors. Each throws DataError naming the expected and the actual type when the Value
   // holds another type. Widening accessors: as_double() accepts an int and a decimal (the
-  // nearest double), as_timestamp() accepts a date (its midnight), as_decimal() accepts an int. as_string() and as_json() return
-  // references valid while the Value lives unchanged.
+  // nearest double), as_timestamp() accepts a date (its midnight), as_decimal() accepts an int.
+  // as_string() and as_json() return references valid while the Value lives unchanged.
   bool as_bool() const;
   std::int64_t as_int() const;
   double as_double() const;
@@ -426,8 +426,8 @@ std::ostream& operator<<(std::ostream& os, const Table& t);
 // One JSON object per row, keys in schema order, nulls written as null, dates "YYYY-MM-DD",
 // timestamps "YYYY-MM-DDTHH:MM:SS[.ffffff]", doubles in shortest round-trip form (always with '.'
 // or an exponent, so they read back as doubles), decimals as numbers of their exact digits, json
-// values as their canonical JSON (nested, not quoted). Every line ends with '\n'. Writing a NaN or infinite
-// double throws DataError naming the row and column (JSON has no such numbers).
+// values as their canonical JSON (nested, not quoted). Every line ends with '\n'. Writing a NaN or
+// infinite double throws DataError naming the row and column (JSON has no such numbers).
 std::string to_json_lines(const Table& table);
 void write_json_lines(const Table& table, std::ostream& out);
 
@@ -455,7 +455,8 @@ struct ReadOptions {
 // its digits (never through a double) and must fit the column's precision and scale; an array
 // or object in a string column becomes its canonical JSON text. A timestamp text with more than
 // six fractional digits in a timestamp column is refused, never rounded. Malformed JSON, invalid
-// UTF-8 or a line that is not an object is a DataError naming the line number. `declared` is the same as ReadOptions{*declared, true}.
+// UTF-8 or a line that is not an object is a DataError naming the line number. `declared` is the
+// same as ReadOptions{*declared, true}.
 Table read_json_lines(std::istream& in, const ReadOptions& options);
 Table parse_json_lines(std::string_view text, const ReadOptions& options);
 Table read_json_lines(std::istream& in, const Schema* declared = nullptr);

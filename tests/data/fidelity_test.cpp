@@ -226,12 +226,14 @@ TEST(Microseconds, SevenDigitsAreRefusedNamingTheColumnAndTheRow) {
                       {"row 2", "'at'", seven, "more than six fractional digits"});
   }
   const std::string csv = "at\n2026-11-01T10:00:00Z\n" + seven + "\n";
-  expect_data_error([&] { parse_csv(csv, ReadOptions{.schema = {{"at", DataType::timestamp}}}); },
-                    {"row 2", "'at'", seven, "more than six fractional digits"});
+  expect_data_error(
+      [&] {
+        parse_csv(csv, ReadOptions{.schema = {{"at", DataType::timestamp}}});
+      },
+      {"row 2", "'at'", seven, "more than six fractional digits"});
   expect_data_error([&] { parse_csv(csv, ReadOptions{.time_column = "at"}); },
                     {"line 3", "'at'", seven, "more than six fractional digits"});
-  expect_data_error([&] { convert(Value(seven), DataType::timestamp); },
-                    {seven, "more than six"});
+  expect_data_error([&] { convert(Value(seven), DataType::timestamp); }, {seven, "more than six"});
 }
 
 TEST(Decimals, ParseKeepEveryDigitAndCompareAsNumbers) {
@@ -276,7 +278,9 @@ TEST(Decimals, DeclaredJsonNumbersKeepTheirDigits) {
   // Undeclared, a fraction stays a double (inference keeps doubles).
   EXPECT_EQ(parse_json_lines("{\"x\":0.5}\n").schema(), (Schema{{"x", DataType::float64}}));
   expect_data_error(
-      [&] { parse_json_lines("{\"amount\":1}\n{\"amount\":1.234}\n", ReadOptions{.schema = declared}); },
+      [&] {
+        parse_json_lines("{\"amount\":1}\n{\"amount\":1.234}\n", ReadOptions{.schema = declared});
+      },
       {"row 2 (line 2)", "'amount'", "1.234", "decimal(38,2)"});
   expect_data_error(
       [] {
@@ -284,9 +288,8 @@ TEST(Decimals, DeclaredJsonNumbersKeepTheirDigits) {
                          ReadOptions{.schema = {{"a", DataType::decimal, 5, 2}}});
       },
       {"row 1", "'a'", "1234.5", "decimal(5,2)"});
-  expect_data_error(
-      [&] { parse_csv("amount\n1.5\n99.999\n", ReadOptions{.schema = declared}); },
-      {"row 2", "'amount'", "99.999"});
+  expect_data_error([&] { parse_csv("amount\n1.5\n99.999\n", ReadOptions{.schema = declared}); },
+                    {"row 2", "'amount'", "99.999"});
 }
 
 TEST(Decimals, SchemasSpellTheirSize) {
@@ -307,9 +310,8 @@ TEST(Json, NestedValuesAreKeptAsCanonicalText) {
   Table t = parse_json_lines(
       "{\"id\":1,\"tags\":[\"a\", \"b\"],\"meta\":{\"z\": 1, \"a\": {\"k\": [1.50, 1e2, -0]}}}\n"
       "{\"id\":2,\"tags\":[],\"meta\":{}}\n");
-  EXPECT_EQ(t.schema(), (Schema{{"id", DataType::int64},
-                                {"tags", DataType::json},
-                                {"meta", DataType::json}}));
+  EXPECT_EQ(t.schema(),
+            (Schema{{"id", DataType::int64}, {"tags", DataType::json}, {"meta", DataType::json}}));
   EXPECT_EQ(t.at(0, "tags").to_string(), "[\"a\",\"b\"]");
   EXPECT_EQ(t.at(0, "meta").to_string(), "{\"a\":{\"k\":[1.50,100,0]},\"z\":1}");
   EXPECT_EQ(to_json_lines(t),
@@ -333,8 +335,11 @@ TEST(Json, NestedValuesAreKeptAsCanonicalText) {
   // Hostile nesting is refused, not a stack overflow.
   EXPECT_THROW(parse_json(std::string(100000, '[') + std::string(100000, ']')), DataError);
   expect_data_error([] { parse_json_lines("{\"a\":[1,}\n"); }, {"line 1", "malformed JSON"});
-  expect_data_error([] { parse_csv("j\n[1\n", ReadOptions{.schema = {{"j", DataType::json}}}); },
-                    {"row 1", "'j'", "malformed JSON"});
+  expect_data_error(
+      [] {
+        parse_csv("j\n[1\n", ReadOptions{.schema = {{"j", DataType::json}}});
+      },
+      {"row 1", "'j'", "malformed JSON"});
 }
 
 }  // namespace

@@ -80,7 +80,8 @@ void expect_same_as_reference(const std::string& line) {
     if (value.type() == DataType::float64 && cell.type() == DataType::float64) {
       EXPECT_EQ(cell.as_double(), value.as_double()) << name;
     } else if (value.type() == DataType::json && cell.type() == DataType::json) {
-      EXPECT_EQ(nlohmann::json::parse(cell.as_json().text), nlohmann::json::parse(value.as_json().text))
+      EXPECT_EQ(nlohmann::json::parse(cell.as_json().text),
+                nlohmann::json::parse(value.as_json().text))
           << name;
     } else {
       EXPECT_EQ(cell, value) << name;

@@ -841,15 +841,40 @@ TEST_P(DestinationContract, AFractionalTimestampBelongsToTheDayThatHoldsIt) {
   const il::Table day2 = destination().read(ref, &second);
   ASSERT_EQ(day2.num_rows(), 1u);
   EXPECT_EQ(day2.at(0, "n"), il::Value(2));
-  EXPECT_EQ(written(destination().partition_counts(ref, both)),
-            (std::vector<std::pair<std::string, std::int64_t>>{{"2026-11-01", 1},
-                                                                {"2026-11-02", 1}}));
+  EXPECT_EQ(
+      written(destination().partition_counts(ref, both)),
+      (std::vector<std::pair<std::string, std::int64_t>>{{"2026-11-01", 1}, {"2026-11-02", 1}}));
   // Only the first day's partition written again: the second keeps its row.
   il::Table again;
   again.append({{"at", timestamp("2026-11-01T23:59:59.999999Z")}, {"n", 3}});
   destination().write(ref, &first, again);
   EXPECT_EQ(destination().read(ref, &first).at(0, "n"), il::Value(3));
   EXPECT_EQ(destination().read(ref, &second).at(0, "n"), il::Value(2));
+}
+
+}  // namespace interloper_test
+
+namespace interloper_test {
+
+// A partitioned column stored as double (as numeric query results were before decimals) keeps
+// its type when a later write brings decimals: the stored data reads as before, and the new
+// values are written as their nearest doubles.
+TEST_P(DestinationContract, AColumnStoredAsDoubleStaysDoubleWhenDecimalsCome) {
+  auto w1 = days(1, 1);
+  auto w2 = days(2, 2);
+  il::Table before;
+  before.append({{"date", year{2026} / 1 / 1}, {"total", 1.5}});
+  destination().write(kDailyRef, &w1, before);
+  il::Table now;
+  now.append({{"date", year{2026} / 1 / 2}, {"total", il::Value(*il::Decimal::parse("0.1"))}});
+  destination().write(kDailyRef, &w2, now);
+  EXPECT_EQ(destination().schema(kDailyRef),
+            il::Schema({{"date", il::DataType::date}, {"total", il::DataType::float64}}));
+  auto both = days(1, 2);
+  const il::Table back = destination().read(kDailyRef, &both);
+  ASSERT_EQ(back.num_rows(), 2u);
+  EXPECT_EQ(back.at(0, "total"), il::Value(1.5));
+  EXPECT_EQ(back.at(1, "total"), il::Value(0.1));
 }
 
 }  // namespace interloper_test

@@ -49,11 +49,12 @@ std::string pipeline_text(const std::string& destination, const std::string& sql
                      "          amount: decimal(38,2)\n"
                      "        command: [/bin/sh, -c, 'cat \"rows/$IL_PARTITION_KEY.jsonl\"']\n";
   if (!sql.empty()) {
-    text += "      - name: totals\n"
-            "        deps: [payments]\n"
-            "        partitioning: {kind: time, column: date}\n"
-            "        sql: |\n" +
-            sql;
+    text +=
+        "      - name: totals\n"
+        "        deps: [payments]\n"
+        "        partitioning: {kind: time, column: date}\n"
+        "        sql: |\n" +
+        sql;
   }
   return text;
 }
@@ -126,9 +127,8 @@ TEST(ExactValues, PostgresSumsBigintsAsNumericAndReadsJsonb) {
   IL_REQUIRE_POSTGRES(url);
   ASSERT_FALSE(url.empty());
   static std::atomic<int> counter{0};
-  const std::string schema =
-      "il_exact_" + std::to_string(std::random_device()() % 1000000000u) + "_" +
-      std::to_string(++counter);
+  const std::string schema = "il_exact_" + std::to_string(std::random_device()() % 1000000000u) +
+                             "_" + std::to_string(++counter);
   TempDir dir;
   il::Pipeline pipeline = run_and_check_payments(
       dir, "${IL_TEST_POSTGRES_URL}?schema=" + schema,

@@ -376,7 +376,9 @@ class JsonLineReader {
       fraction = static_cast<long>(unsigned_part.size() - point - 1);
     }
     long exponent = 0;
-    if (e != std::string_view::npos) exponent = std::strtol(std::string(text.substr(e + 1)).c_str(), nullptr, 10);
+    if (e != std::string_view::npos) {
+      exponent = std::strtol(std::string(text.substr(e + 1)).c_str(), nullptr, 10);
+    }
     if (exponent > 1000 || exponent < -1000) {
       out += text;
       return;
@@ -389,8 +391,9 @@ class JsonLineReader {
     if (static_cast<long>(digits.size()) <= scale) {
       digits.insert(0, static_cast<std::size_t>(scale) + 1 - digits.size(), '0');
     }
+    const std::size_t whole = digits.size() - static_cast<std::size_t>(scale);
     std::size_t lead = 0;  // zeros before the point, but the last
-    while (lead + 1 < digits.size() - static_cast<std::size_t>(scale) && digits[lead] == '0') ++lead;
+    while (lead + 1 < whole && digits[lead] == '0') ++lead;
     digits.erase(0, lead);
     if (scale > 0) digits.insert(digits.size() - static_cast<std::size_t>(scale), 1, '.');
     if (negative && digits.find_first_not_of("0.") != std::string::npos) out.push_back('-');

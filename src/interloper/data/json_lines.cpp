@@ -141,8 +141,8 @@ Schema schema_from_json(std::string_view text) {
         !f["type"].is_string())
       throw DataError("schema JSON field " + std::to_string(i) +
                       " must be an object with string \"name\" and \"type\": " + f.dump());
-    fields.push_back(field_of_type(f["name"].get<std::string>(),
-                                   f["type"].get_ref<const std::string&>()));
+    fields.push_back(
+        field_of_type(f["name"].get<std::string>(), f["type"].get_ref<const std::string&>()));
   }
   return Schema(std::move(fields));
 }

@@ -169,8 +169,8 @@ void Table::conform(const Schema& declared, std::size_t first_row) {
     auto c = schema_.find(f.name);
     if (!c) continue;
     const Field& have = schema_.field(*c);
-    if (have.type == f.type && (f.type != DataType::decimal ||
-                                (have.precision == f.precision && have.scale == f.scale)))
+    if (have.type == f.type &&
+        (f.type != DataType::decimal || (have.precision == f.precision && have.scale == f.scale)))
       continue;
     const std::vector<Value>& cells = columns_[*c];
     std::vector<Value> out;

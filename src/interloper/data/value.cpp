@@ -31,8 +31,9 @@ std::string_view type_name(DataType type) noexcept {
 DataType type_from_name(std::string_view name) {
   for (std::size_t i = 0; i < std::size(kTypeNames); ++i)
     if (kTypeNames[i] == name) return static_cast<DataType>(i);
-  throw DataError("unknown data type '" + std::string(name) +
-                  "' (expected null, bool, int, double, string, date, timestamp, decimal(p,s) or json)");
+  throw DataError(
+      "unknown data type '" + std::string(name) +
+      "' (expected null, bool, int, double, string, date, timestamp, decimal(p,s) or json)");
 }
 
 Value::Value(const char* s) {

@@ -285,8 +285,10 @@ void MemoryDestination::Writer::replace(MemoryDestination::State& state, const D
   // Replaced whole, the dataset takes the write's schema; partitioned, the stored one widens
   // with what arrives, and a clash fails the write before anything changes.
   Schema merged = detail::evolve_schema(dataset, stored.schema, schema);
+  const Schema as_doubles = detail::decimals_stored_as_doubles(merged, schema);
   for (Table& part : parts) {
     if (part.num_columns() == 0) part = Table(schema);
+    if (!as_doubles.empty()) part.conform(as_doubles);
   }
   if (dataset.partitioning == nullptr) {
     stored.whole = std::move(parts[0]);

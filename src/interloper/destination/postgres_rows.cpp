@@ -58,7 +58,8 @@ Value get_numeric(std::string_view bytes, const std::string& column) {
   auto fail = [&](const std::string& why) -> Value {
     throw DestinationError(fmt::format("postgresql column '{}': {}", column, why));
   };
-  if (bytes.size() < 8) return fail("a numeric value of " + std::to_string(bytes.size()) + " bytes");
+  if (bytes.size() < 8)
+    return fail("a numeric value of " + std::to_string(bytes.size()) + " bytes");
   const std::uint16_t n = postgres::get_u16(bytes.data());
   const auto weight = static_cast<std::int16_t>(postgres::get_u16(bytes.data() + 2));
   const std::uint16_t sign = postgres::get_u16(bytes.data() + 4);

@@ -223,9 +223,9 @@ std::optional<Schema> foreign_schema(postgres::Connection& conn, const std::stri
       "WHERE attrelid = to_regclass($1::text) AND attnum > 0 AND NOT attisdropped "
       "ORDER BY attnum",
       params);
-  static constexpr DataType kWritten[] = {DataType::boolean,   DataType::int64,   DataType::float64,
-                                          DataType::date,      DataType::timestamp, DataType::string,
-                                          DataType::decimal,   DataType::json};
+  static constexpr DataType kWritten[] = {DataType::boolean, DataType::int64,     DataType::float64,
+                                          DataType::date,    DataType::timestamp, DataType::string,
+                                          DataType::decimal, DataType::json};
   std::vector<Field> fields;
   for (int r = 0; r < rows.rows(); ++r) {
     const std::string name(rows.value(r, 0));

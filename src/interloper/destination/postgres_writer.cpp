@@ -174,8 +174,10 @@ class PostgresWindowWriter final : public WindowWriter {
     state_.fail_table(table_name_, e.what());
   }
 
-  // Creates the table, adds columns or widens types when `incoming` needs it.
-  void evolve(const Schema& incoming) {
+  // Creates the table, adds columns or widens types when `given` needs it.
+  void evolve(const Schema& given) {
+    // (An unpartitioned dataset's table is gone by now: stored_ is empty.)
+    const Schema incoming = detail::keeping_stored_doubles(stored_, given);
     Schema merged;
     try {
       merged = Schema::unify(stored_, incoming);
@@ -188,7 +190,7 @@ class PostgresWindowWriter final : public WindowWriter {
     detail::pg::lock_table_changes(*conn_, state_.schema, table_name_);
     stored_ = detail::pg::stored_schema(*conn_, state_.schema, name_, &stored_as_);
     try {
-      merged = Schema::unify(stored_, incoming);
+      merged = Schema::unify(stored_, detail::keeping_stored_doubles(stored_, given));
     } catch (const DataError& e) {
       incompatible(incoming, e);
     }

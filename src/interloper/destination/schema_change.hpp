@@ -20,17 +20,23 @@ namespace interloper::detail {
 // partitions the write does not touch, so its columns only grow and its types only widen
 // (Schema::unify); a type that cannot widen is a DestinationError saying how to go on. A column
 // stored as double (as numeric query results once were) stays double when decimals come: the
-// data already there keeps its type, and the decimals are written as their nearest doubles.
-inline Schema evolve_schema(const DatasetRef& dataset, const std::optional<Schema>& stored,
-                            const Schema& given) {
-  if (!stored || dataset.partitioning == nullptr) return given;
+// data already there keeps its type, and the decimals are written as their nearest doubles
+// (keeping_stored_doubles gives the incoming schema so amended).
+inline Schema keeping_stored_doubles(const Schema& stored, const Schema& given) {
   Schema incoming = given;
   for (std::size_t c = 0; c < incoming.size(); ++c) {
-    const auto i = stored->find(incoming.field(c).name);
-    if (i && stored->field(*i).type == DataType::float64 &&
+    const auto i = stored.find(incoming.field(c).name);
+    if (i && stored.field(*i).type == DataType::float64 &&
         incoming.field(c).type == DataType::decimal)
       incoming.set_type(c, DataType::float64);
   }
+  return incoming;
+}
+
+inline Schema evolve_schema(const DatasetRef& dataset, const std::optional<Schema>& stored,
+                            const Schema& given) {
+  if (!stored || dataset.partitioning == nullptr) return given;
+  const Schema incoming = keeping_stored_doubles(*stored, given);
   try {
     return Schema::unify(*stored, incoming);
   } catch (const DataError&) {
@@ -76,6 +82,19 @@ inline DataType untyped_partition_column(const PartitionConfig& partitioning) {
     return time->granularity() == TimeGranularity::HOUR ? DataType::timestamp : DataType::date;
   }
   return DataType::string;
+}
+
+// The columns `incoming` gives as decimals that `merged` (evolve_schema's result) keeps as
+// doubles, as declared doubles: Table::conform with them turns a write's decimals into the
+// doubles its dataset stores.
+inline Schema decimals_stored_as_doubles(const Schema& merged, const Schema& incoming) {
+  std::vector<Field> out;
+  for (const Field& f : incoming.fields()) {
+    const auto i = merged.find(f.name);
+    if (f.type == DataType::decimal && i && merged.field(*i).type == DataType::float64)
+      out.push_back({f.name, DataType::float64});
+  }
+  return Schema(std::move(out));
 }
 
 // The columns of `merged` (the schema after a write, see evolve_schema) that the write did not

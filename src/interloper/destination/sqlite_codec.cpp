@@ -8,12 +8,12 @@
 #include <unordered_set>
 #include <variant>
 
+#include "interloper/data/format.hpp"
 #include "interloper/destination.hpp"
 #include "interloper/destination/sqlite_state.hpp"
 #include "interloper/destination/window_index.hpp"
 #include "interloper/sql/identifier.hpp"
 #include "interloper/sqlite/sqlite.hpp"
-#include "interloper/data/format.hpp"
 #include "interloper/time/civil.hpp"
 
 namespace interloper {
