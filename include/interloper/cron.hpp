@@ -2,11 +2,14 @@
 //
 // A CronSchedule is a standard five-field cron expression (minute, hour, day of month, month,
 // day of week) or one of @hourly @daily @midnight @weekly @monthly @yearly @annually. It fires
-// at the local wall times of a zone that it matches, each matching wall time once:
+// at the local wall times of a zone that it matches, as cron(8) does when clocks change:
 //
-//   * a wall time that happens twice (clocks going back) fires at its first occurrence;
-//   * a wall time that does not exist (clocks going forward) fires at the first instant after
-//     the gap, so several skipped wall times may share that one instant.
+//   * an expression whose hour field is `*`, a step (`*/2`, `1-23/2`) or every hour runs on the
+//     clock as it reads: a wall time that happens twice (clocks going back) fires at both
+//     instants, one that does not exist (clocks going forward) does not fire;
+//   * any other expression names fixed hours and fires each matching wall time once: a
+//     repeated one at its first occurrence, a skipped one at the first instant after the gap
+//     (several skipped wall times may share that one instant).
 //
 //   const auto nightly = il::CronSchedule::parse("0 3 * * *");
 //   nightly.next_fire(il::TimePoint::parse("2026-03-28T02:00:00"), "Europe/Berlin");
@@ -62,13 +65,17 @@ class CronSchedule {
 
   friend bool operator==(const CronSchedule& a, const CronSchedule& b) {
     return a.minutes_ == b.minutes_ && a.hours_ == b.hours_ && a.days_ == b.days_ &&
-           a.months_ == b.months_ && a.weekdays_ == b.weekdays_ && a.day_or_ == b.day_or_;
+           a.months_ == b.months_ && a.weekdays_ == b.weekdays_ && a.day_or_ == b.day_or_ &&
+           a.every_hour_ == b.every_hour_;
   }
 
  private:
   CronSchedule() = default;
   // The first matching wall minute strictly after the wall time `civil`, in seconds.
   std::int64_t next_match(std::int64_t civil) const;
+  // next_fire for expressions with every_hour_ (every occurrence) and without (the first).
+  TimePoint next_fire_on_the_clock(TimePoint after, std::string_view zone) const;
+  TimePoint next_fire_once(TimePoint after, std::string_view zone) const;
   bool day_matches(std::int64_t days) const;
   // Bit d (1..31) is set for each day d of month `month` of `year` that fires.
   std::uint64_t days_matching(std::int64_t year, unsigned month) const;
@@ -80,6 +87,7 @@ class CronSchedule {
   std::uint16_t months_ = 0;   // bit m: month m (1..12)
   std::uint8_t weekdays_ = 0;  // bit w: weekday w (0 = Sunday .. 6)
   bool day_or_ = false;        // both day fields restricted: either matches
+  bool every_hour_ = false;    // the hour field is `*`, a step or every hour: fire on the clock
 };
 
 }  // namespace interloper

@@ -73,9 +73,31 @@ def random_expression(rng):
     return " ".join([minute, hour, dom, month, dow])
 
 
+MACROS = {"@hourly": "0 * * * *", "@daily": "0 0 * * *", "@midnight": "0 0 * * *",
+          "@weekly": "0 0 * * 0", "@monthly": "0 0 1 * *", "@yearly": "0 0 1 1 *",
+          "@annually": "0 0 1 1 *"}
+
+
+def weekdays(field):
+    """The days of week of a field, as current croniter reads them: 7 is Sunday before ranges
+    and steps apply, `N/S` runs from N to Saturday, and `6/S` (Saturday to Saturday) over the
+    whole week. Debian's croniter 1.3.5 still reads `N/S` up to 7; other items agree."""
+    days = set()
+    for item in field.split(","):
+        if "/" in item and "-" not in item and not item.startswith("*"):
+            start, step = item.split("/")
+            v = DAYS.index(start.lower()) if start.lower() in DAYS else int(start) % 7
+            days |= set(range(0 if v == 6 else v, 7, int(step)))
+        else:
+            values = croniter("0 0 * * " + item, datetime(2000, 1, 1)).expanded[4]
+            days |= set(range(7)) if "*" in values else set(int(v) % 7 for v in values)
+    return days
+
+
 class Sets:
     def __init__(self, expr):
         expanded = croniter(expr, datetime(2000, 1, 1)).expanded
+        fields = MACROS.get(expr, expr).split()
 
         def full(i, values):
             return set(values) if "*" in expanded[i] else set(int(v) % (7 if i == 4 else 100)
@@ -85,7 +107,10 @@ class Sets:
         self.hours = sorted(full(1, range(24)))
         self.doms = full(2, range(1, 32))
         self.months = full(3, range(1, 13))
-        self.dows = full(4, range(7))
+        self.dows = weekdays(fields[4])
+        self.croniter_dows = full(4, range(7))  # Debian's croniter, for the UTC cross-check
+        # An hour field of `*`, a step or every hour runs on the clock: every occurrence.
+        self.on_the_clock = fields[1].startswith("*") or "/" in fields[1] or len(self.hours) == 24
         dom_restricted = len(self.doms) < 31
         dow_restricted = len(self.dows) < 7
         self.day_or = dom_restricted and dow_restricted
@@ -121,7 +146,54 @@ def first_instant(zone, wall):
     return hi
 
 
+def occurrences(zone, wall):
+    """Every instant at which the clocks of `zone` show `wall` (none in a gap, two in a repeat)."""
+    found = set()
+    for fold in (0, 1):
+        u = int(wall.replace(tzinfo=zone, fold=fold).timestamp())
+        if local_of(zone, u) == wall:
+            found.add(u)
+    return found
+
+
+def steady_offset(zone, date):
+    """The zone's UTC offset in seconds on `date` when it holds all day, else None."""
+    probes = [datetime(date.year, date.month, date.day, h, mi, tzinfo=zone, fold=f)
+              for h, mi in ((0, 0), (6, 0), (12, 0), (18, 0), (23, 59)) for f in (0, 1)]
+    offsets = {p.utcoffset() for p in probes}
+    return int(offsets.pop().total_seconds()) if len(offsets) == 1 else None
+
+
+def brute_next_on_the_clock(sets, zone, after):
+    """The earliest instant after `after` whose wall time matches; days are walked from the day
+    before `after`'s, and one day past the first that yields an instant, since clocks going back
+    bring earlier wall times round again."""
+    date = local_of(zone, after).date() - timedelta(days=1)
+    best, extra = None, None
+    for _ in range(366 * 12):
+        if sets.day(date):
+            offset = steady_offset(zone, date)
+            for h in sets.hours:
+                for m in sets.minutes:
+                    wall = datetime(date.year, date.month, date.day, h, m)
+                    if offset is not None:  # no change of offset that day: one instant
+                        found = [int((wall - datetime(1970, 1, 1)).total_seconds()) - offset]
+                    else:
+                        found = occurrences(zone, wall)
+                    for u in found:
+                        if u > after and (best is None or u < best):
+                            best = u
+        if best is not None:
+            extra = 1 if extra is None else extra - 1
+            if extra < 0:
+                return best
+        date += timedelta(days=1)
+    raise RuntimeError("no fire")
+
+
 def brute_next(sets, zone, after):
+    if sets.on_the_clock:
+        return brute_next_on_the_clock(sets, zone, after)
     start = local_of(zone, after)
     date = start.date()
     for _ in range(366 * 12):
@@ -186,7 +258,7 @@ def main():
         for _ in range(3):
             t = brute_next(sets, zone, t)
             fires.append(t)
-        if name == "UTC":
+        if name == "UTC" and sets.dows == sets.croniter_dows:
             it = croniter(expr, datetime.fromtimestamp(after, UTC).replace(tzinfo=None))
             theirs = [int(it.get_next(datetime).replace(tzinfo=UTC).timestamp()) for _ in range(3)]
             if theirs != fires:

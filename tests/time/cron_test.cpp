@@ -120,9 +120,15 @@ TEST(Cron, WallTimesSkippedByDaylightSavingFireAtTheEndOfTheGap) {
   // Berlin, 2026-03-29: 02:00 CET jumps to 03:00 CEST at 01:00Z.
   EXPECT_EQ(next("30 2 * * *", "2026-03-28T12:00:00", "Europe/Berlin"), at("2026-03-29T01:00:00"));
   EXPECT_EQ(next("30 2 * * *", "2026-03-29T01:00:00", "Europe/Berlin"), at("2026-03-30T00:30:00"));
-  // Every skipped quarter and 03:00 itself share the one instant after the gap: one fire.
+  // Every skipped quarter of a fixed hour shares the one instant after the gap: one fire.
+  EXPECT_EQ(next("*/15 2 * * *", "2026-03-29T00:50:00", "Europe/Berlin"),
+            at("2026-03-29T01:00:00"));
+  EXPECT_EQ(next("*/15 2 * * *", "2026-03-29T01:00:00", "Europe/Berlin"),
+            at("2026-03-30T00:00:00"));
+  // With every hour, skipped wall times do not fire: 03:00 is the next on the clock.
   EXPECT_EQ(next("*/15 * * * *", "2026-03-29T00:50:00", "Europe/Berlin"),
             at("2026-03-29T01:00:00"));
+  EXPECT_EQ(next("30 * * * *", "2026-03-29T00:30:00", "Europe/Berlin"), at("2026-03-29T01:30:00"));
   EXPECT_EQ(next("*/15 * * * *", "2026-03-29T01:00:00", "Europe/Berlin"),
             at("2026-03-29T01:15:00"));
   // Lord Howe moves its clocks by half an hour: 02:00 becomes 02:30 on 2026-10-04 (15:30Z).
@@ -135,11 +141,14 @@ TEST(Cron, WallTimesRepeatedByDaylightSavingFireOnce) {
   // and at 01:30Z and fires at the first.
   EXPECT_EQ(next("30 2 * * *", "2026-10-24T12:00:00", "Europe/Berlin"), at("2026-10-25T00:30:00"));
   EXPECT_EQ(next("30 2 * * *", "2026-10-25T00:30:00", "Europe/Berlin"), at("2026-10-26T01:30:00"));
-  // In the second pass through 02:00-03:00 every wall time there has fired already.
-  EXPECT_EQ(next("*/20 * * * *", "2026-10-25T01:10:00", "Europe/Berlin"),
-            at("2026-10-25T02:00:00"));
+  // A fixed hour's wall times do not fire again in the second pass through 02:00-03:00.
+  EXPECT_EQ(next("*/20 2 * * *", "2026-10-25T01:10:00", "Europe/Berlin"),
+            at("2026-10-26T01:00:00"));
+  // With every hour, the clock is followed through both passes: 02:00 and 02:20 CET come round.
   EXPECT_EQ(next("*/20 * * * *", "2026-10-25T00:50:00", "Europe/Berlin"),
-            at("2026-10-25T02:00:00"));
+            at("2026-10-25T01:00:00"));
+  EXPECT_EQ(next("*/20 * * * *", "2026-10-25T01:10:00", "Europe/Berlin"),
+            at("2026-10-25T01:20:00"));
   // New York, 2026-11-01: 01:30 fires at 05:30Z (EDT), not again at 06:30Z (EST).
   EXPECT_EQ(next("30 1 * * *", "2026-11-01T05:30:00", "America/New_York"),
             at("2026-11-02T06:30:00"));

@@ -3,6 +3,7 @@
 #include <array>
 #include <bit>
 #include <cctype>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -42,6 +43,15 @@ constexpr Macro kMacros[] = {
     {"@weekly", "0 0 * * 0"},   {"@monthly", "0 0 1 * *"}, {"@yearly", "0 0 1 1 *"},
     {"@annually", "0 0 1 1 *"},
 };
+
+// `N/STEP` in the day of week, read as croniter reads it: 7 becomes Sunday (0) first, the span
+// ends on Saturday, and `6/STEP` spans Saturday to Saturday, which croniter takes as the whole
+// week from Sunday (as it takes `sun-sun`).
+void weekday_step_span(unsigned& lo, unsigned& hi) {
+  lo %= 7;
+  hi = 6;
+  if (lo == 6) lo = 0;
+}
 
 class Parser {
  public:
@@ -126,6 +136,7 @@ class Parser {
       if (dash == std::string_view::npos) {
         lo = value(base, position, f);
         hi = stepped ? f.max : lo;
+        if (stepped && f.max == 7) weekday_step_span(lo, hi);
       } else {
         lo = value(base.substr(0, dash), position, f);
         hi = value(base.substr(dash + 1), position, f);
@@ -202,6 +213,9 @@ CronSchedule CronSchedule::parse(std::string_view text) {
       static_cast<std::uint16_t>(parser.field(fields[3].first, fields[3].second, kFields[3]));
   s.weekdays_ =
       static_cast<std::uint8_t>(parser.field(fields[4].first, fields[4].second, kFields[4]));
+  const std::string_view hour_text = fields[1].first;
+  s.every_hour_ = hour_text.front() == '*' || hour_text.find('/') != std::string_view::npos ||
+                  s.hours_ == 0xFFFFFF;
   const bool days_restricted = s.days_ != kAllDays;
   const bool weekdays_restricted = s.weekdays_ != 0x7F;
   s.day_or_ = days_restricted && weekdays_restricted;
@@ -331,6 +345,10 @@ std::int64_t CronSchedule::next_match(std::int64_t civil) const {
 }
 
 TimePoint CronSchedule::next_fire(TimePoint after, std::string_view zone) const {
+  return every_hour_ ? next_fire_on_the_clock(after, zone) : next_fire_once(after, zone);
+}
+
+TimePoint CronSchedule::next_fire_once(TimePoint after, std::string_view zone) const {
   const std::int64_t limit = after.epoch_seconds();
   std::int64_t wall = to_local(after, zone).epoch_seconds();
   // Wall times after `after`'s own can still lie before it when clocks went back and `after` is
@@ -339,6 +357,33 @@ TimePoint CronSchedule::next_fire(TimePoint after, std::string_view zone) const 
     wall = next_match(wall);
     const LocalTime local = from_local(TimePoint::from_epoch_seconds(wall), zone);
     if (local.first.epoch_seconds() > limit) return local.first;
+  }
+  throw std::logic_error("cron expression '" + text_ + "' found no fire after " +
+                         after.to_string());
+}
+
+// The first instant after `after` whose wall time matches. Wall times are visited in order and
+// their instants are not: when clocks are about to go back, a wall time earlier than `after`'s
+// own comes round again after it, so the walk starts that far back, keeps the earliest second
+// occurrence seen, and stops at the first wall time that cannot happen before it.
+TimePoint CronSchedule::next_fire_on_the_clock(TimePoint after, std::string_view zone) const {
+  const std::int64_t limit = after.epoch_seconds();
+  std::int64_t wall = to_local(after, zone).epoch_seconds();
+  if (const LocalTime here = from_local(TimePoint::from_epoch_seconds(wall), zone);
+      here.kind == LocalTime::Kind::repeated && here.first == after) {
+    wall -= here.second.epoch_seconds() - here.first.epoch_seconds();
+  }
+  std::int64_t best = std::numeric_limits<std::int64_t>::max();
+  for (int guard = 0; guard < 100000; ++guard) {
+    wall = next_match(wall);
+    const LocalTime local = from_local(TimePoint::from_epoch_seconds(wall), zone);
+    // Later wall times happen no earlier than this one's first instant.
+    const std::int64_t first = local.first.epoch_seconds();
+    if (first >= best) return TimePoint::from_epoch_seconds(best);
+    if (local.kind == LocalTime::Kind::skipped) continue;  // not on the clock today
+    if (first > limit) return local.first;
+    const std::int64_t second = local.second.epoch_seconds();
+    if (local.kind == LocalTime::Kind::repeated && second > limit) best = std::min(best, second);
   }
   throw std::logic_error("cron expression '" + text_ + "' found no fire after " +
                          after.to_string());
