@@ -86,6 +86,22 @@ TEST(Job, WindowFollowsTheZonesCalendarAtEachFire) {
   EXPECT_FALSE(job.window(fire).has_value());
 }
 
+// An hourly job covers every UTC hour of a day whose clocks go back: the repeated hour fires in
+// both passes, so no hourly partition is left without a fire (US/Central, 2019-11-03).
+TEST(Job, AnHourlyJobCoversEveryHourOfADayWhoseClocksGoBack) {
+  il::Job job("hourly", il::CronSchedule::parse("@hourly"));
+  job.time_zone = "US/Central";
+  job.granularity = il::TimeGranularity::HOUR;
+  job.offset = 1;
+  std::vector<std::string> windows;
+  for (il::TimePoint f = job.next_fire(at("2019-11-03T04:30:00")); f <= at("2019-11-03T09:00:00");
+       f = job.next_fire(f)) {
+    windows.push_back(job.window(f)->to_string());
+  }
+  EXPECT_EQ(windows, (std::vector<std::string>{"2019-11-03T04", "2019-11-03T05", "2019-11-03T06",
+                                               "2019-11-03T07", "2019-11-03T08"}));
+}
+
 // Every granularity's window at a fire, in a zone whose date differs from UTC's at fire time.
 TEST(Job, EveryGranularitysLookbackAtFireTime) {
   il::Job job("j", il::CronSchedule::parse("30 0 1 * *"));  // 00:30 on the 1st, Tokyo time
