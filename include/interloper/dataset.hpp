@@ -83,6 +83,20 @@ class WindowWriter {
 
 class QueryableDestination;
 
+// What a destination finds for one partition when checked against what it wrote (status
+// --verify). `object` names the file or object that holds the partition; `reason` says, for a
+// changed one, how it differs from what was written ("size 31, written 57").
+struct PartitionCheck {
+  enum class State : std::uint8_t { present, missing, changed };
+  std::string key;
+  State state = State::missing;
+  std::string object;
+  std::string reason;
+
+  // Present for each written partition, missing for the others: existence only.
+  static std::vector<PartitionCheck> by_existence(std::vector<PartitionCount> counts);
+};
+
 class Destination {
  public:
   virtual ~Destination() = default;
@@ -122,6 +136,16 @@ class Destination {
   // One entry per partition of `window`, in window order.
   virtual std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
                                                        const PartitionWindow& window) = 0;
+
+  // One entry per partition of `window`, in window order: missing when storage holds nothing
+  // for it, changed when what it holds is no longer what the destination wrote (someone else
+  // overwrote or truncated it), present otherwise. Files and S3 record a checksum of each
+  // partition's data when they write it (files: size and FNV-1a, S3: the ETag and size the store
+  // returned) and compare; a partition written before they did is checked for existence only.
+  // The default, for destinations that record nothing, checks existence (partition_counts).
+  // Throws DestinationError when storage cannot be read.
+  virtual std::vector<PartitionCheck> check_partitions(const DatasetRef& dataset,
+                                                       const PartitionWindow& window);
 
   // The schema last written for the dataset, if any.
   virtual std::optional<Schema> schema(const DatasetRef& dataset) = 0;

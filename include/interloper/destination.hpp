@@ -71,6 +71,8 @@ class FileDestination final : public Destination {
   std::int64_t row_count(const DatasetRef& dataset, const Partition* partition) override;
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
                                                const PartitionWindow& window) override;
+  std::vector<PartitionCheck> check_partitions(const DatasetRef& dataset,
+                                               const PartitionWindow& window) override;
   std::optional<Schema> schema(const DatasetRef& dataset) override;
   std::vector<std::string> retired_columns(const DatasetRef& dataset) override;
   void drop(const DatasetRef& dataset, const PartitionWindow* window) override;
@@ -134,6 +136,8 @@ class S3Destination final : public Destination {
   Table read(const DatasetRef& dataset, const PartitionWindow* window) override;
   std::int64_t row_count(const DatasetRef& dataset, const Partition* partition) override;
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
+                                               const PartitionWindow& window) override;
+  std::vector<PartitionCheck> check_partitions(const DatasetRef& dataset,
                                                const PartitionWindow& window) override;
   std::optional<Schema> schema(const DatasetRef& dataset) override;
   std::vector<std::string> retired_columns(const DatasetRef& dataset) override;

@@ -420,6 +420,45 @@ TEST_F(Cli, StatusVerifyFindsPartitionsGoneFromTheDestination) {
   EXPECT_EQ(json::parse(js.out)[0]["gone"], json({"2026-11-03"}));
 }
 
+TEST_F(Cli, StatusVerifyFindsAFileOverwrittenBehindItsBack) {
+  std::string path = pipeline(
+      "destination: file:out?format=jsonl\n"
+      "sources:\n"
+      "  - name: shop\n"
+      "    assets:\n"
+      "      - name: events\n"
+      "        partitioning: {kind: time, column: date, granularity: day}\n"
+      "        command: [/bin/sh, -c, 'echo \"{{\\\"date\\\":\\\"$IL_PARTITION_KEY\\\","
+      "\\\"n\\\":1}}\"']\n");
+  Outcome run = interloper({"backfill", path, "--window", "2026-11-01..2026-11-03"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  std::vector<std::string> args{"status", path, "--window", "2026-11-01..2026-11-03", "--verify"};
+  Outcome clean = interloper(args);
+  EXPECT_EQ(clean.code, 0) << clean.out << clean.err;
+  EXPECT_NE(clean.out.find("  changed           0  -"), std::string::npos) << clean.out;
+  // Someone rewrites a day's file behind interloper's back.
+  const fs::path file = dir_ / "out/shop/events/date=2026-11-02/data.jsonl";
+  ASSERT_TRUE(fs::exists(file));
+  std::ofstream(file, std::ios::trunc) << "{\"date\":\"2026-11-02\",\"n\":1000}\n";
+  Outcome found = interloper(args);
+  EXPECT_EQ(found.code, 1) << found.out;
+  EXPECT_NE(found.out.find("  changed           1  2026-11-02"), std::string::npos) << found.out;
+  EXPECT_NE(found.out.find(file.string() + ": size "), std::string::npos) << found.out;
+  EXPECT_NE(found.out.find("  gone              0  -"), std::string::npos) << found.out;
+  EXPECT_NE(found.err.find("changed in the destination since they were written"), std::string::npos)
+      << found.err;
+  args.insert(args.begin(), "--json");
+  Outcome js = interloper(args);
+  EXPECT_EQ(js.code, 1);
+  const json changed = json::parse(js.out)[0]["changed"];
+  ASSERT_EQ(changed.size(), 1u) << js.out;
+  EXPECT_EQ(changed[0]["partition"], "2026-11-02");
+  EXPECT_EQ(changed[0]["object"], file.string());
+  // Running the day again makes it whole.
+  ASSERT_EQ(interloper({"materialize", path, "--partition", "2026-11-02"}).code, 0);
+  EXPECT_EQ(interloper(args).code, 0);
+}
+
 TEST_F(Cli, ResetDropsAnAssetSoANewTypeCanBeWritten) {
   // Emits the value in value.txt for the day it runs.
   write("emit.sh",

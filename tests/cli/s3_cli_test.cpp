@@ -128,4 +128,58 @@ TEST(S3Cli, EmptyDatasetsReadAsEmptyInputs) {
   EXPECT_EQ(counted.at(0, "n"), interloper::Value(0));
 }
 
+// Puts `body` at `key` of the test bucket with boto3, an independent client: someone else's
+// write behind interloper's back.
+void put_behind_its_back(const interloper::testing::S3Server& server, const std::string& key,
+                         const std::string& body) {
+  interloper::testing::TempDir dir;
+  const std::string script = dir / "put.py";
+  std::ofstream(script) << "import sys, boto3\n"
+                           "s3 = boto3.client('s3', endpoint_url=sys.argv[1], "
+                           "region_name='us-east-1')\n"
+                           "s3.put_object(Bucket='interloper-test', Key=sys.argv[2], "
+                           "Body=sys.argv[3].encode())\n";
+  const std::string command = "'" + server.python + "' '" + script + "' '" + server.endpoint +
+                              "' '" + key + "' '" + body + "'";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+}
+
+TEST(S3Cli, StatusVerifyFindsAnObjectOverwrittenBehindItsBack) {
+  IL_REQUIRE_S3(server);
+  interloper::testing::TempDir dir;
+  auto store = interloper::testing::test_s3_destination(server, "cli-verify");
+  const std::string prefix = interloper::S3Destination::parse_url(store->url()).prefix;
+  const std::string pipeline = dir / "pipeline.yaml";
+  std::ofstream(pipeline)
+      << "destination: s3://interloper-test/" << prefix << "?endpoint=${IL_TEST_S3_ENDPOINT}\n"
+      << "sources:\n"
+         "  - name: shop\n"
+         "    assets:\n"
+         "      - name: regions\n"
+         "        partitioning: {kind: list, column: region, values: [eu, us], "
+         "allow_window: true}\n"
+         "        command: [/bin/sh, -c, 'for r in $IL_PARTITION_VALUES; do echo "
+         "\"{{\\\"region\\\":\\\"$r\\\",\\\"n\\\":1}}\"; done']\n";
+  ASSERT_EQ(run_cli(dir.path(), {"materialize", pipeline, "--window", "eu..us"}).code, 0);
+  std::vector<std::string> args{"status", pipeline, "--verify"};
+  Outcome clean = run_cli(dir.path(), args);
+  EXPECT_EQ(clean.code, 0) << clean.out << clean.err;
+
+  const std::string object = prefix + "/shop/regions/region=us/data.jsonl";
+  put_behind_its_back(server, object, "{\"region\":\"us\",\"n\":2}\n");  // same size
+  Outcome found = run_cli(dir.path(), args);
+  EXPECT_EQ(found.code, 1) << found.out << found.err;
+  EXPECT_NE(found.out.find("  changed           1  us"), std::string::npos) << found.out;
+  EXPECT_NE(found.out.find("s3://interloper-test/" + object + ": ETag "), std::string::npos)
+      << found.out;
+  EXPECT_NE(found.err.find("changed in the destination"), std::string::npos) << found.err;
+  args.insert(args.begin(), "--json");
+  Outcome js = run_cli(dir.path(), args);
+  EXPECT_EQ(js.code, 1);
+  const json changed = json::parse(js.out)[0]["changed"];
+  ASSERT_EQ(changed.size(), 1u) << js.out;
+  EXPECT_EQ(changed[0]["partition"], "us");
+  EXPECT_EQ(changed[0]["object"], "s3://interloper-test/" + object);
+}
+
 }  // namespace

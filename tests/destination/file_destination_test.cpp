@@ -129,6 +129,64 @@ TEST(FileDestinationLayout, PartitionsSchemaAndEmptyFiles) {
   EXPECT_EQ(header, "date,clicks");
 }
 
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// status --verify's question: is each partition's file still what the destination wrote?
+TEST(FileDestinationVerify, AFileOverwrittenOrTruncatedBehindItsBackIsChanged) {
+  TempDir dir;
+  FileDestination destination(dir / "root");
+  TimePartitionConfig daily{"date", {.allow_window = true}};
+  DatasetRef stats{"ads", "stats", &daily};
+  TimePartitionWindow window(day(2026, 1, 1), day(2026, 1, 4));
+  Table rows;
+  for (int d = 1; d <= 3; ++d) rows.append({{"date", day(2026, 1, d)}, {"clicks", d}});
+  destination.write(stats, &window, rows);
+  using State = PartitionCheck::State;
+  auto states = [&] {
+    std::vector<State> out;
+    for (const PartitionCheck& c : destination.check_partitions(stats, window)) {
+      out.push_back(c.state);
+    }
+    return out;
+  };
+  // Day 4 was written empty: present, like the others.
+  EXPECT_EQ(states(),
+            (std::vector<State>{State::present, State::present, State::present, State::present}));
+
+  const fs::path base = dir.path() / "root/ads/stats";
+  const fs::path day1 = base / "date=2026-01-01/data.jsonl";
+  const fs::path day2 = base / "date=2026-01-02/data.jsonl";
+  std::string text = read_text(day1);  // a digit changed: the same size, other content
+  ASSERT_NE(text.find("\"clicks\":1"), std::string::npos) << text;
+  text.replace(text.find("\"clicks\":1"), 10, "\"clicks\":7");
+  std::ofstream(day1, std::ios::trunc | std::ios::binary) << text;
+  fs::resize_file(day2, 5);
+  fs::remove_all(base / "date=2026-01-03");
+  const std::vector<PartitionCheck> checks = destination.check_partitions(stats, window);
+  ASSERT_EQ(checks.size(), 4u);
+  EXPECT_EQ(checks[0].key, "2026-01-01");
+  EXPECT_EQ(checks[0].state, State::changed);
+  EXPECT_EQ(checks[0].object, day1.string());
+  EXPECT_NE(checks[0].reason.find("content differs"), std::string::npos) << checks[0].reason;
+  EXPECT_EQ(checks[1].state, State::changed);
+  EXPECT_EQ(checks[1].object, day2.string());
+  EXPECT_NE(checks[1].reason.find("size 5, written "), std::string::npos) << checks[1].reason;
+  EXPECT_EQ(checks[2].state, State::missing);
+  EXPECT_EQ(checks[3].state, State::present);
+
+  // Writing again records the new files.
+  destination.write(stats, &window, rows);
+  EXPECT_EQ(states(),
+            (std::vector<State>{State::present, State::present, State::present, State::present}));
+  // A partition written before records were kept is checked for existence only.
+  fs::remove(base / "date=2026-01-01/_written");
+  fs::resize_file(day1, 3);
+  EXPECT_EQ(states()[0], State::present);
+}
+
 // The PID of a process that has exited and been reaped.
 pid_t dead_pid() {
   pid_t pid = 0;

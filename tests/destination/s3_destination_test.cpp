@@ -257,8 +257,9 @@ TEST(S3DestinationLayout, AnIndependentClientSeesEscapedPartitions) {
                     prefix);
   std::map<std::string, std::int64_t> expected_keys{{prefix + "shop/sales/_schema.json", -1}};
   for (std::size_t i = 0; i + 1 < values.size(); ++i) {
-    expected_keys[prefix + "shop/sales/region=" + FileDestination::escape_key(values[i]) +
-                  "/data.jsonl"] = -1;
+    const std::string dir = prefix + "shop/sales/region=" + FileDestination::escape_key(values[i]);
+    expected_keys[dir + "/data.jsonl"] = -1;
+    expected_keys[dir + "/_written"] = -1;  // what the object was when written
   }
   std::map<std::string, std::int64_t> keys;
   for (const auto& [key, size] : seen["keys"].items()) keys[key] = -1;
@@ -284,6 +285,78 @@ TEST(S3DestinationLayout, AnIndependentClientSeesEscapedPartitions) {
   Table back = destination->read(ref, long_partition.as_window().get());
   ASSERT_EQ(back.num_rows(), 1u);
   EXPECT_EQ(back.at(0, "amount"), Value(99));
+}
+
+// status --verify's question: is each partition's object still what the destination wrote? An
+// independent client overwrites one object and truncates another.
+TEST(S3DestinationVerify, AnObjectOverwrittenOrTruncatedBehindItsBackIsChanged) {
+  IL_REQUIRE_S3(server);
+  SavedEnvironment saved;
+  auto destination = testing::test_s3_destination(server, "verify");
+  ListPartitionConfig config("region", {"eu", "us", "asia", "never"}, true);
+  DatasetRef ref{"shop", "sales", &config};
+  Table rows;
+  for (const char* region : {"eu", "us", "asia"}) rows.append({{"region", region}, {"n", 1}});
+  auto window = config.window("eu", "never");
+  auto written = config.window("eu", "asia");
+  destination->write(ref, &written, rows);
+  using State = PartitionCheck::State;
+  auto states = [&] {
+    std::vector<State> out;
+    for (const PartitionCheck& c : destination->check_partitions(ref, window)) {
+      out.push_back(c.state);
+    }
+    return out;
+  };
+  EXPECT_EQ(states(),
+            (std::vector<State>{State::present, State::present, State::present, State::missing}));
+
+  const std::string prefix = S3Destination::parse_url(destination->url()).prefix + "/";
+  boto3(server, "interloper-test",
+        "p = sys.argv[3] + 'shop/sales/'\n"
+        "s3.put_object(Bucket=bucket, Key=p + 'region=eu/data.jsonl', "
+        "Body=b'{\"region\":\"eu\",\"n\":7}\\n')\n"
+        "s3.put_object(Bucket=bucket, Key=p + 'region=us/data.jsonl', Body=b'{\"reg')\n"
+        "print('{}')\n",
+        prefix);
+  const std::vector<PartitionCheck> checks = destination->check_partitions(ref, window);
+  ASSERT_EQ(checks.size(), 4u);
+  EXPECT_EQ(checks[0].key, "eu");
+  EXPECT_EQ(checks[0].state, State::changed);  // same size, another ETag
+  EXPECT_EQ(checks[0].object, "s3://interloper-test/" + prefix + "shop/sales/region=eu/data.jsonl");
+  EXPECT_NE(checks[0].reason.find("ETag "), std::string::npos) << checks[0].reason;
+  EXPECT_EQ(checks[1].state, State::changed);
+  EXPECT_NE(checks[1].reason.find("size 5, written 22"), std::string::npos) << checks[1].reason;
+  EXPECT_EQ(checks[2].state, State::present);
+  EXPECT_EQ(checks[3].state, State::missing);
+
+  // Writing again records the new objects; an object without a record (written before records
+  // were kept) is checked for existence only.
+  destination->write(ref, &written, rows);
+  EXPECT_EQ(states(),
+            (std::vector<State>{State::present, State::present, State::present, State::missing}));
+  boto3(server, "interloper-test",
+        "p = sys.argv[3] + 'shop/sales/'\n"
+        "s3.delete_object(Bucket=bucket, Key=p + 'region=eu/_written')\n"
+        "s3.put_object(Bucket=bucket, Key=p + 'region=eu/data.jsonl', Body=b'')\n"
+        "print('{}')\n",
+        prefix);
+  EXPECT_EQ(states()[0], State::present);
+  // Dropping a partition drops its record too.
+  auto us = config.window("us", "us");
+  destination->drop(ref, &us);
+  json left = boto3(server, "interloper-test",
+                    "r = s3.list_objects_v2(Bucket=bucket, Prefix=sys.argv[3] + "
+                    "'shop/sales/region=us/')\n"
+                    "print(json.dumps(sorted(o['Key'] for o in r.get('Contents', []))))\n",
+                    prefix);
+  EXPECT_EQ(left, json::array()) << left;
+  // A write batch by batch records its objects as a single write does.
+  auto writer = destination->open_writer(ref, &written);
+  writer->append(rows);
+  writer->commit();
+  EXPECT_EQ(states(),
+            (std::vector<State>{State::present, State::present, State::present, State::missing}));
 }
 
 TEST(S3DestinationLayout, AWindowReadsObjectsInOrderAndNamesABadOne) {

@@ -52,27 +52,38 @@ std::string error_excerpt(const std::string& error) {
   return line;
 }
 
-// The partitions of `materialized` that the destination does not hold (never written there, or
-// deleted since).
-std::vector<PartitionRange> gone_partitions(const DAG& dag, const Asset& asset,
-                                            const PartitionWindow& window,
-                                            const std::vector<PartitionRange>& materialized) {
+// What --verify finds among the partitions of `materialized`: those the destination does not
+// hold (never written there, or deleted since), and those whose stored data someone else
+// overwrote or truncated since it was written.
+struct Verified {
   std::vector<PartitionRange> gone;
-  if (materialized.empty()) return gone;
+  std::vector<PartitionCheck> changed;
+};
+
+Verified verify_partitions(const DAG& dag, const Asset& asset, const PartitionWindow& window,
+                           const std::vector<PartitionRange>& materialized) {
+  Verified out;
+  if (materialized.empty()) return out;
   Destination* destination = dag.destination_of(asset);
-  if (destination == nullptr) return materialized;
-  const std::vector<PartitionCount> counts = destination->partition_counts(asset.dataset(), window);
+  if (destination == nullptr) {
+    out.gone = materialized;
+    return out;
+  }
+  std::vector<PartitionCheck> checks = destination->check_partitions(asset.dataset(), window);
   for (const PartitionRange& range : materialized) {
-    for (std::size_t i = range.first; i <= range.last && i < counts.size(); ++i) {
-      if (counts[i].written) continue;
-      if (!gone.empty() && gone.back().last + 1 == i) {
-        gone.back().last = i;
-      } else {
-        gone.push_back({i, i});
+    for (std::size_t i = range.first; i <= range.last && i < checks.size(); ++i) {
+      if (checks[i].state == PartitionCheck::State::changed) {
+        out.changed.push_back(std::move(checks[i]));
+      } else if (checks[i].state == PartitionCheck::State::missing) {
+        if (!out.gone.empty() && out.gone.back().last + 1 == i) {
+          out.gone.back().last = i;
+        } else {
+          out.gone.push_back({i, i});
+        }
       }
     }
   }
-  return gone;
+  return out;
 }
 
 }  // namespace
@@ -89,10 +100,10 @@ struct StatusReport {
   // Partitioned assets: the window and the ranges of each state in it.
   std::unique_ptr<PartitionWindow> window;
   WindowStatus status;
-  std::vector<PartitionRange> stale;                // materialized by an older definition
-  std::vector<FailedRange> failures;                // every one, or the first ones for text
-  bool more_failures = false;                       // text only: failures beyond those kept
-  std::optional<std::vector<PartitionRange>> gone;  // with --verify
+  std::vector<PartitionRange> stale;  // materialized by an older definition
+  std::vector<FailedRange> failures;  // every one, or the first ones for text
+  bool more_failures = false;         // text only: failures beyond those kept
+  std::optional<Verified> verified;   // with --verify
 };
 
 constexpr std::size_t kShownFailures = 5;
@@ -156,7 +167,7 @@ StatusReport partitioned_status(MaterializationStore& store, const DAG& dag, con
     report.more_failures = true;
     report.failures.resize(kShownFailures);
   }
-  if (args.verify) report.gone = gone_partitions(dag, asset, w, report.status.materialized);
+  if (args.verify) report.verified = verify_partitions(dag, asset, w, report.status.materialized);
   return report;
 }
 
@@ -184,7 +195,14 @@ json status_json(const StatusReport& r) {
                         {"error", f.record.error}});
   }
   entry["failures"] = failures;
-  if (r.gone) entry["gone"] = ranges_json(w, *r.gone);
+  if (r.verified) {
+    entry["gone"] = ranges_json(w, r.verified->gone);
+    json changed = json::array();
+    for (const PartitionCheck& c : r.verified->changed) {
+      changed.push_back({{"partition", c.key}, {"object", c.object}, {"reason", c.reason}});
+    }
+    entry["changed"] = changed;
+  }
   return entry;
 }
 
@@ -203,6 +221,20 @@ std::string ranges_text(const PartitionWindow& window, const std::vector<Partiti
     ++shown;
   }
   return s.empty() ? std::string("-") : s;
+}
+
+// --verify's lines: the gone ranges, then each changed partition with its object and how it
+// differs from what was written.
+template <typename Line>
+void print_verified(const Verified& verified, const Line& line) {
+  line("gone", verified.gone);
+  std::string keys;
+  for (const PartitionCheck& c : verified.changed) keys += (keys.empty() ? "" : ", ") + c.key;
+  std::cout << fmt::format("  {:<12} {:>6}  {}\n", "changed", verified.changed.size(),
+                           keys.empty() ? "-" : keys);
+  for (const PartitionCheck& c : verified.changed) {
+    std::cout << fmt::format("    {}  {}: {}\n", c.key, c.object, c.reason);
+  }
 }
 
 void print_status(const StatusReport& r, const Args& args, bool terminal) {
@@ -234,7 +266,7 @@ void print_status(const StatusReport& r, const Args& args, bool terminal) {
   }
   if (r.more_failures) std::cout << "    ... more failures (--all or --json shows every one)\n";
   line("missing", status.missing);
-  if (r.gone) line("gone", *r.gone);
+  if (r.verified) print_verified(*r.verified, line);
   if (terminal) std::cout << "  " << strip(w, status, terminal_width() - 4) << "\n";
 }
 
@@ -260,7 +292,7 @@ int run_status(const Project& project, const Args& args) {
   const bool terminal = !args.json && stdout_is_terminal();
   json out = json::array();
   bool any_window_accepted = args.window.empty();
-  bool any_gone = false;
+  bool any_gone = false, any_changed = false;
   for (const Asset* asset : assets) {
     StatusReport report;
     if (asset->partitioning() == nullptr) {
@@ -270,7 +302,8 @@ int run_status(const Project& project, const Args& args) {
       if (!window) continue;
       any_window_accepted = true;
       report = partitioned_status(*store, *project.dag, *asset, std::move(window), args);
-      any_gone = any_gone || (report.gone && !report.gone->empty());
+      any_gone = any_gone || (report.verified && !report.verified->gone.empty());
+      any_changed = any_changed || (report.verified && !report.verified->changed.empty());
     }
     if (args.json) {
       out.push_back(status_json(report));
@@ -284,8 +317,13 @@ int run_status(const Project& project, const Args& args) {
   if (args.json) std::cout << dump(out) << "\n";
   if (any_gone) {
     print_error(args, "some partitions recorded as materialized are gone from the destination");
-    return kRunFailed;
   }
+  if (any_changed) {
+    print_error(args,
+                "some partitions recorded as materialized were changed in the destination since "
+                "they were written (overwritten or truncated by someone else)");
+  }
+  if (any_gone || any_changed) return kRunFailed;
   return kOk;
 }
 
@@ -299,8 +337,8 @@ Command add_status(CLI::App& app, Args& args, const Program& program) {
   sub->add_flag("--all", args.all,
                 "List every range of each state (the text output shows the first five)");
   sub->add_flag("--verify", args.verify,
-                "Check that partitions recorded as materialized are in the destination; "
-                "exit 1 if some are gone");
+                "Check that partitions recorded as materialized are in the destination as "
+                "they were written; exit 1 if some are gone or changed");
   sub->footer(fmt::format(
       "Without --window: time assets from their start (or the last 30 periods) to the\n"
       "current period, list assets over every value. --json prints one object per asset;\n"

@@ -31,6 +31,11 @@ constexpr const char* key_file = detail::file_key_name;
 constexpr const char* schema_file = detail::file_schema_name;
 constexpr const char* retired_file = detail::file_retired_name;
 
+// The size a written record names ("SIZE ..."), as text.
+std::string_view recorded_size(std::string_view record) {
+  return record.substr(0, record.find(' '));
+}
+
 }  // namespace
 
 fs::path FileDestination::State::dataset_dir(const DatasetRef& dataset) const {
@@ -251,6 +256,68 @@ std::vector<PartitionCount> FileDestination::partition_counts(const DatasetRef& 
     out[i].written = collected.written[i] || collected.counts[i] > 0;
   }
   return out;
+}
+
+std::string FileDestination::State::written_record(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) {
+    throw DestinationError(
+        fmt::format("file destination: cannot read '{}': {}", file.string(), std::strerror(errno)));
+  }
+  std::uint64_t hash = 0xcbf29ce484222325ull;  // FNV-1a, 64 bits
+  std::uint64_t size = 0;
+  std::string chunk(std::size_t{1} << 16, '\0');
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    for (std::size_t i = 0; i < got; ++i) {
+      hash = (hash ^ static_cast<unsigned char>(chunk[i])) * 0x100000001b3ull;
+    }
+    size += got;
+  }
+  if (in.bad()) {
+    throw DestinationError(
+        fmt::format("file destination: cannot read '{}': {}", file.string(), std::strerror(errno)));
+  }
+  return fmt::format("{} fnv1a64:{:016x}", size, hash);
+}
+
+PartitionCheck FileDestination::State::check_partition(const fs::path& dir, std::string key) const {
+  const fs::path data = dir / data_name();
+  PartitionCheck check{std::move(key), PartitionCheck::State::present, data.string(), {}};
+  std::optional<std::string> recorded = posix::read_file(dir / detail::file_written_name);
+  if (!recorded || !fs::exists(data)) return check;  // written before records were kept
+  while (!recorded->empty() && recorded->back() == '\n') recorded->pop_back();
+  const std::string now = written_record(data);
+  if (now == *recorded) return check;
+  check.state = PartitionCheck::State::changed;
+  check.reason =
+      recorded_size(now) == recorded_size(*recorded)
+          ? fmt::format("content differs from what was written ({} bytes)", recorded_size(now))
+          : fmt::format("size {}, written {}", recorded_size(now), recorded_size(*recorded));
+  return check;
+}
+
+std::vector<PartitionCheck> FileDestination::check_partitions(const DatasetRef& dataset,
+                                                              const PartitionWindow& window) {
+  if (!dataset.partitioning) return Destination::check_partitions(dataset, window);
+  // A partition's own file is compared with its record, never parsed: a truncated file is what
+  // this looks for.
+  std::vector<PartitionCheck> out;
+  {
+    std::lock_guard lock(state_->mutex);
+    const fs::path dir = state_->dataset_dir(dataset);
+    for (std::string& key : window.keys()) {
+      const fs::path partition = state_->partition_dir(dir, dataset.partitioning->column(), key);
+      if (fs::exists(partition / state_->data_name())) {
+        out.push_back(state_->check_partition(partition, std::move(key)));
+      } else {
+        out.push_back({std::move(key), PartitionCheck::State::missing, {}, {}});
+      }
+    }
+  }
+  // One without a file of its own may lie in a partition of another granularity: existence.
+  return detail::covered_elsewhere(*this, dataset, window, std::move(out));
 }
 
 std::optional<Schema> FileDestination::schema(const DatasetRef& dataset) {

@@ -21,6 +21,9 @@ inline constexpr const char* file_schema_name = "_schema.json";
 // The stored columns the latest write did not produce (Destination::retired_columns), as a
 // schema; absent when there are none.
 inline constexpr const char* file_retired_name = "_retired.json";
+// What a partition's data file was when this destination wrote it ("SIZE fnv1a64:HEX"), beside
+// it, so that status --verify finds a file someone else overwrote or truncated.
+inline constexpr const char* file_written_name = "_written";
 }  // namespace detail
 
 struct FileDestination::State {
@@ -67,6 +70,12 @@ struct FileDestination::State {
   std::vector<Candidate> candidates(const std::filesystem::path& dir, const std::string& column,
                                     const detail::WindowIndex& index) const;
   Table read_unpartitioned(const std::filesystem::path& dir) const;
+
+  // The record of a data file as written: "SIZE fnv1a64:HEX" of its bytes. Throws
+  // DestinationError when it cannot be read.
+  static std::string written_record(const std::filesystem::path& file);
+  // Compares partition `key`'s data file in `dir` with the record written beside it.
+  PartitionCheck check_partition(const std::filesystem::path& dir, std::string key) const;
 };
 
 }  // namespace interloper

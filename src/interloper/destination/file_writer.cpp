@@ -1,5 +1,6 @@
 // FileDestination's writer: batches are staged in temporary files beside each partition's file
-// and made durable and renamed into place at commit (posix/durable_file.hpp).
+// and made durable and renamed into place at commit (posix/durable_file.hpp), each partition's
+// with a record of its size and checksum beside it (_written, for status --verify).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@ namespace {
 
 constexpr const char* key_file = detail::file_key_name;
 constexpr const char* schema_file = detail::file_schema_name;
+constexpr const char* written_file = detail::file_written_name;
 
 }  // namespace
 
@@ -85,7 +87,7 @@ class FileDestination::Writer final : public WindowWriter {
   Writer(State& state, DatasetRef dataset, const PartitionWindow* window)
       : state_(state), dataset_(std::move(dataset)), dir_(state.dataset_dir(dataset_)) {
     if (dataset_.partitioning == nullptr) {
-      targets_.push_back({dir_, {}, {}, {}});
+      targets_.push_back({dir_, {}, {}, {}, {}});
     } else if (window == nullptr) {
       router_.emplace(dataset_);  // every partition is replaced: the rows say which they are
     } else {
@@ -142,6 +144,8 @@ class FileDestination::Writer final : public WindowWriter {
       for (Target& target : targets_) {
         posix::rename_over(*target.temp, target.dir / state_.data_name());
         target.temp.reset();
+        if (target.record) posix::rename_over(*target.record, target.dir / written_file);
+        target.record.reset();
       }
       for (std::size_t i = 0; dataset_.partitioning && i < targets_.size(); ++i) {
         posix::fsync_dir(targets_[i].dir);
@@ -162,6 +166,7 @@ class FileDestination::Writer final : public WindowWriter {
   struct Target {
     fs::path dir;                     // the partition's directory (the dataset's when whole)
     std::optional<fs::path> temp;     // the temporary file, once created
+    std::optional<fs::path> record;   // partitions: the temporary record of what temp holds
     std::string buffer;               // encoded rows not yet in the temporary file
     std::vector<std::string> header;  // csv: the columns of the header written
   };
@@ -263,7 +268,15 @@ class FileDestination::Writer final : public WindowWriter {
         posix::remove_quietly(*narrow);
       }
       posix::fsync_file(*target.temp);
+      if (dataset_.partitioning) stage_record(target);
     }
+  }
+
+  // The record of what the partition's new file holds, to go beside it (status --verify).
+  void stage_record(Target& target) {
+    target.record = posix::temp_beside(target.dir / written_file);
+    posix::append_to(*target.record, State::written_record(*target.temp) + "\n");
+    posix::fsync_file(*target.record);
   }
 
   // The partition of each target (partitioned datasets).
@@ -271,7 +284,7 @@ class FileDestination::Writer final : public WindowWriter {
 
   void add_target(const std::string& key) {
     targets_.push_back(
-        {state_.partition_dir(dir_, dataset_.partitioning->column(), key), {}, {}, {}});
+        {state_.partition_dir(dir_, dataset_.partitioning->column(), key), {}, {}, {}, {}});
   }
 
   // After a write without a window: the partitions it did not write, and rows an earlier version
@@ -288,7 +301,9 @@ class FileDestination::Writer final : public WindowWriter {
   void remove_temps() {
     for (Target& target : targets_) {
       if (target.temp) posix::remove_quietly(*target.temp);
+      if (target.record) posix::remove_quietly(*target.record);
       target.temp.reset();
+      target.record.reset();
     }
   }
 

@@ -210,6 +210,12 @@ std::vector<PartitionCount> S3Destination::partition_counts(const DatasetRef& da
   return state_->layout->counts(dataset, window);
 }
 
+std::vector<PartitionCheck> S3Destination::check_partitions(const DatasetRef& dataset,
+                                                            const PartitionWindow& window) {
+  if (!dataset.partitioning) return Destination::check_partitions(dataset, window);
+  return detail::covered_elsewhere(*this, dataset, window, state_->layout->check(dataset, window));
+}
+
 std::optional<Schema> S3Destination::schema(const DatasetRef& dataset) {
   return state_->layout->stored_schema(dataset);
 }
@@ -245,7 +251,9 @@ void S3Destination::drop(const DatasetRef& dataset, const PartitionWindow* windo
     return;
   }
   for (const StoredPartition& stored : layout.stored_partitions(dataset)) {
-    if (detail::drop_covers(*window, stored.key)) objects.push_back(stored.object);
+    if (!detail::drop_covers(*window, stored.key)) continue;
+    objects.push_back(S3Layout::written_object(stored.object));
+    objects.push_back(stored.object);
   }
   layout.client().remove(objects);
 }

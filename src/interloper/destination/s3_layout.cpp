@@ -24,6 +24,7 @@ namespace {
 constexpr const char* schema_name = "_schema.json";
 // The stored columns the latest write did not produce, as a schema; absent when none.
 constexpr const char* retired_name = "_retired.json";
+constexpr const char* written_name = "_written";
 constexpr const char* rows_meta = "rows";
 constexpr const char* key_meta = "partition-key";
 
@@ -140,28 +141,22 @@ Table S3Layout::decode(const std::string& object, const std::string& text,
   }
 }
 
-void S3Layout::upload(const std::string& object, Spool& bytes, const S3Metadata& metadata) {
-  if (bytes.size() <= part_size_) {
-    client_.put(object, bytes.read_all(), metadata);
-    return;
-  }
-  upload_parts(object, metadata, [&](const std::function<void(std::string_view)>& part) {
+std::string S3Layout::upload(const std::string& object, Spool& bytes, const S3Metadata& metadata) {
+  if (bytes.size() <= part_size_) return client_.put(object, bytes.read_all(), metadata);
+  return upload_parts(object, metadata, [&](const std::function<void(std::string_view)>& part) {
     bytes.for_each_chunk(part_size_, part);
   });
 }
 
-void S3Layout::upload(const std::string& object, std::string_view text,
-                      const S3Metadata& metadata) {
-  if (text.size() <= part_size_) {
-    client_.put(object, text, metadata);
-    return;
-  }
-  upload_parts(object, metadata, [&](const std::function<void(std::string_view)>& part) {
+std::string S3Layout::upload(const std::string& object, std::string_view text,
+                             const S3Metadata& metadata) {
+  if (text.size() <= part_size_) return client_.put(object, text, metadata);
+  return upload_parts(object, metadata, [&](const std::function<void(std::string_view)>& part) {
     for (std::size_t at = 0; at < text.size(); at += part_size_) part(text.substr(at, part_size_));
   });
 }
 
-void S3Layout::upload_parts(
+std::string S3Layout::upload_parts(
     const std::string& object, const S3Metadata& metadata,
     const std::function<void(const std::function<void(std::string_view)>&)>& parts) {
   const std::string id = client_.start_multipart(object, metadata);
@@ -170,11 +165,20 @@ void S3Layout::upload_parts(
     parts([&](std::string_view part) {
       etags.push_back(client_.upload_part(object, id, static_cast<int>(etags.size()) + 1, part));
     });
-    client_.complete_multipart(object, id, etags);
+    return client_.complete_multipart(object, id, etags);
   } catch (...) {
     client_.abort_multipart(object, id);
     throw;
   }
+}
+
+std::string S3Layout::written_object(const std::string& object) {
+  return object.substr(0, object.rfind('/') + 1) + written_name;
+}
+
+void S3Layout::record_written(const std::string& object, std::size_t size,
+                              const std::string& etag) {
+  client_.put(written_object(object), fmt::format("{} etag:{}", size, etag));
 }
 
 std::vector<StoredPartition> S3Layout::stored_partitions(const DatasetRef& dataset) {

@@ -2,6 +2,8 @@
 //
 //   PREFIX/SOURCE/ASSET/_schema.json           the schema last written
 //   PREFIX/SOURCE/ASSET/COLUMN=KEY/data.jsonl   one partition (data.csv in csv format)
+//   PREFIX/SOURCE/ASSET/COLUMN=KEY/_written     "SIZE etag:ETAG" of the partition's object as
+//                                               written, for status --verify
 //   PREFIX/SOURCE/ASSET/data.jsonl              an unpartitioned dataset
 //
 // Components are escaped exactly as the file destination escapes directory names. Object
@@ -115,9 +117,17 @@ class S3Layout {
   void decode_into(Table& table, const std::string& object, const std::string& text,
                    const Schema* schema) const;
 
-  // One upload: a single PUT up to the part size, a multipart upload beyond.
-  void upload(const std::string& object, Spool& bytes, const S3Metadata& metadata);
-  void upload(const std::string& object, std::string_view text, const S3Metadata& metadata);
+  // One upload: a single PUT up to the part size, a multipart upload beyond. Returns the
+  // object's ETag.
+  std::string upload(const std::string& object, Spool& bytes, const S3Metadata& metadata);
+  std::string upload(const std::string& object, std::string_view text, const S3Metadata& metadata);
+  // Records beside a partition's data object what it holds as written (its size and ETag).
+  void record_written(const std::string& object, std::size_t size, const std::string& etag);
+  // The object holding that record for a partition's data object.
+  static std::string written_object(const std::string& object);
+  // status --verify: each partition of the window whose own object is listed, present or
+  // changed since written; the others missing (see covered_elsewhere).
+  std::vector<PartitionCheck> check(const DatasetRef& dataset, const PartitionWindow& window);
 
   // Every partition object of the dataset (one listing).
   std::vector<StoredPartition> stored_partitions(const DatasetRef& dataset);
@@ -137,8 +147,9 @@ class S3Layout {
   struct Candidate;
   std::vector<Candidate> candidates(const DatasetRef& dataset, WindowIndex& index);
   // A multipart upload of the parts `parts` hands to its argument, in order.
-  void upload_parts(const std::string& object, const S3Metadata& metadata,
-                    const std::function<void(const std::function<void(std::string_view)>&)>& parts);
+  std::string upload_parts(
+      const std::string& object, const S3Metadata& metadata,
+      const std::function<void(const std::function<void(std::string_view)>&)>& parts);
 
   S3Client& client_;
   std::string prefix_;  // "" or ending with '/'

@@ -117,6 +117,63 @@ std::vector<PartitionCount> S3Layout::counts(const DatasetRef& dataset,
   return out;
 }
 
+namespace {
+
+// How a listed object differs from the record "SIZE etag:ETAG" written beside it, or "" when
+// it does not.
+std::string difference(const S3ObjectInfo& now, std::string_view record) {
+  while (!record.empty() && (record.back() == '\n' || record.back() == ' ')) {
+    record.remove_suffix(1);
+  }
+  const std::size_t space = record.find(' ');
+  const std::string_view size = record.substr(0, space);
+  const std::string_view etag =
+      space == std::string_view::npos ? std::string_view() : record.substr(space + 1);
+  if (size != std::to_string(now.size)) return fmt::format("size {}, written {}", now.size, size);
+  if (etag != "etag:" + now.etag) {
+    return fmt::format("ETag {}, written {} ({} bytes)", now.etag, etag.substr(5), size);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::vector<PartitionCheck> S3Layout::check(const DatasetRef& dataset,
+                                            const PartitionWindow& window) {
+  // One listing gives every data object's size and ETag and which have a record beside them; no
+  // object is read (a truncated one would not parse).
+  const std::string prefix =
+      dataset_prefix(dataset) + FileDestination::escape_key(dataset.partitioning->column()) + "=";
+  std::unordered_map<std::string, S3ObjectInfo> listed;
+  for (S3ObjectInfo& info : client_.list(prefix)) listed.emplace(info.key, std::move(info));
+  std::vector<PartitionCheck> out;
+  std::vector<std::size_t> recorded;  // indices into out
+  std::vector<std::string> records;
+  for (std::string& key : window.keys()) {
+    const std::string object = partition_object(dataset, key);
+    if (listed.count(object) == 0) {
+      out.push_back({std::move(key), PartitionCheck::State::missing, {}, {}});
+      continue;
+    }
+    out.push_back({std::move(key),
+                   PartitionCheck::State::present,
+                   fmt::format("s3://{}/{}", client_.location().bucket, object),
+                   {}});
+    if (listed.count(written_object(object)) == 0) continue;  // written before records were kept
+    recorded.push_back(out.size() - 1);
+    records.push_back(written_object(object));
+  }
+  fetch_in_order(client_, records, s3_parallel_requests,
+                 [&](std::size_t j, std::optional<std::string>&& text) {
+                   if (!text) return;
+                   PartitionCheck& check = out[recorded[j]];
+                   const std::string object = partition_object(dataset, check.key);
+                   check.reason = difference(listed.at(object), *text);
+                   if (!check.reason.empty()) check.state = PartitionCheck::State::changed;
+                 });
+  return out;
+}
+
 Table S3Layout::read_whole(const DatasetRef& dataset) {
   auto schema = stored_schema(dataset);
   const std::string object = whole_object(dataset);

@@ -236,17 +236,18 @@ class S3WindowWriter final : public WindowWriter {
         // partition's text, so that memory is reused rather than taken afresh.
         std::string text = buffers.take();
         last->add_to(*this, i, text);
-        layout_.upload(object, text, layout_.metadata(key, rows_[i]));
+        const std::string etag = layout_.upload(object, text, layout_.metadata(key, rows_[i]));
+        record(object, text.size(), etag);
         buffers.give(std::move(text));
         return;
       }
       if (last != nullptr) last->add(*this, i);
-      if (layout_.format() == FileDestination::Format::csv) {
-        Spool csv = csv_spool(spools_[i], schema);
-        layout_.upload(object, csv, layout_.metadata(key, rows_[i]));
-      } else {
-        layout_.upload(object, spools_[i], layout_.metadata(key, rows_[i]));
-      }
+      std::optional<Spool> csv;
+      if (layout_.format() == FileDestination::Format::csv)
+        csv.emplace(csv_spool(spools_[i], schema));
+      Spool& bytes = csv ? *csv : spools_[i];
+      const std::size_t size = bytes.size();  // an upload may take the bytes over
+      record(object, size, layout_.upload(object, bytes, layout_.metadata(key, rows_[i])));
     });
     if (router_) drop_others();
     std::int64_t total = 0;
@@ -254,15 +255,22 @@ class S3WindowWriter final : public WindowWriter {
     return total;
   }
 
-  // After a write without a window: the partitions it did not write, and rows an earlier version
-  // kept beside the partitions, go.
+  // Records what a partition's object holds as written (status --verify checks it).
+  void record(const std::string& object, std::size_t size, const std::string& etag) {
+    if (dataset_.partitioning) layout_.record_written(object, size, etag);
+  }
+
   // The partition of each spool (partitioned datasets).
   const std::vector<std::string>& keys() const { return router_ ? router_->keys() : window_keys_; }
 
+  // After a write without a window: the partitions it did not write, and rows an earlier version
+  // kept beside the partitions, go.
   void drop_others() {
     std::vector<std::string> objects{layout_.whole_object(dataset_)};
     for (auto& stored : layout_.stored_partitions(dataset_)) {
-      if (!router_->holds(stored.key)) objects.push_back(std::move(stored.object));
+      if (router_->holds(stored.key)) continue;
+      objects.push_back(S3Layout::written_object(stored.object));
+      objects.push_back(std::move(stored.object));
     }
     layout_.client().remove(objects);
   }

@@ -236,6 +236,18 @@ WindowRows WindowRowsBuilder::finish() && {
   return out;
 }
 
+std::vector<PartitionCheck> covered_elsewhere(Destination& destination, const DatasetRef& dataset,
+                                              const PartitionWindow& window,
+                                              std::vector<PartitionCheck> checks) {
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    if (checks[i].state != PartitionCheck::State::missing) continue;
+    const std::unique_ptr<PartitionWindow> one = window.partition_at(i)->as_window();
+    const std::vector<PartitionCount> counts = destination.partition_counts(dataset, *one);
+    if (!counts.empty() && counts.front().written) checks[i].state = PartitionCheck::State::present;
+  }
+  return checks;
+}
+
 bool drop_covers(const PartitionWindow& window, const std::string& key) {
   if (auto time = window.as_time_window()) {
     const std::optional<Bounds> stored = stored_period(key);

@@ -33,6 +33,14 @@ std::string key_of(const Value& value);
 // bounds lie inside the window's; for other kinds, a key of the window.
 bool drop_covers(const PartitionWindow& window, const std::string& key);
 
+// check_partitions' last step for files and objects, whose `checks` have compared each
+// partition's own file or object with its record: each partition still missing is counted on
+// its own through `destination`, so that a partition of another granularity covering it makes it
+// present, while no other partition's data is parsed (a truncated one would not parse).
+std::vector<PartitionCheck> covered_elsewhere(Destination& destination, const DatasetRef& dataset,
+                                              const PartitionWindow& window,
+                                              std::vector<PartitionCheck> checks);
+
 // The position of each of the window's keys.
 std::unordered_map<std::string, std::size_t> key_slots(const PartitionWindow& window);
 

@@ -72,6 +72,11 @@ std::vector<PartitionCount> LazyDestination::partition_counts(const DatasetRef& 
   return target().partition_counts(dataset, window);
 }
 
+std::vector<PartitionCheck> LazyDestination::check_partitions(const DatasetRef& dataset,
+                                                              const PartitionWindow& window) {
+  return target().check_partitions(dataset, window);
+}
+
 std::optional<Schema> LazyDestination::schema(const DatasetRef& dataset) {
   {
     std::lock_guard lock(mutex_);

@@ -24,6 +24,8 @@ class LazyDestination final : public Destination {
   std::int64_t row_count(const DatasetRef& dataset, const Partition* partition) override;
   std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
                                                const PartitionWindow& window) override;
+  std::vector<PartitionCheck> check_partitions(const DatasetRef& dataset,
+                                               const PartitionWindow& window) override;
   // nullopt without opening when the storage does not exist yet.
   std::optional<Schema> schema(const DatasetRef& dataset) override;
   // Empty without opening when the storage does not exist yet.

@@ -27,6 +27,14 @@ namespace {
 
 const std::string empty_sha256 = sha256_hex("");
 
+// An ETag without the quotes S3 puts around it.
+std::string unquoted(std::string_view etag) {
+  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
+    etag = etag.substr(1, etag.size() - 2);
+  }
+  return std::string(etag);
+}
+
 struct CurlGlobal {
   CurlGlobal() { curl_global_init(CURL_GLOBAL_DEFAULT); }
 };
@@ -292,13 +300,14 @@ void S3Client::fail(const Request& request, const Response& response) const {
       fmt::format("s3 destination: {} failed on {}: {}", what, describe(), detail));
 }
 
-void S3Client::put(std::string_view key, std::string_view body, const S3Metadata& metadata) {
+std::string S3Client::put(std::string_view key, std::string_view body, const S3Metadata& metadata) {
   Request request{.method = "PUT", .key = std::string(key), .body = body};
   for (const auto& [name, value] : metadata) {
     request.headers.push_back(fmt::format("x-amz-meta-{}: {}", name, value));
   }
   Response response = perform(request);
   if (response.status != 200) fail(request, response);
+  return unquoted(response.header("etag"));
 }
 
 std::optional<std::string> S3Client::get(std::string_view key) {
@@ -346,6 +355,7 @@ std::vector<S3ObjectInfo> S3Client::list(std::string_view prefix) {
       S3ObjectInfo info;
       info.key = s3_uri_decode(element(contents, "Key"), true);
       info.size = std::atoll(element(contents, "Size").c_str());
+      info.etag = unquoted(element(contents, "ETag"));
       out.push_back(std::move(info));
     }
     if (element(response.body, "IsTruncated") != "true") break;
@@ -403,8 +413,8 @@ std::string S3Client::upload_part(std::string_view key, const std::string& uploa
   return response.header("etag");
 }
 
-void S3Client::complete_multipart(std::string_view key, const std::string& upload_id,
-                                  const std::vector<std::string>& etags) {
+std::string S3Client::complete_multipart(std::string_view key, const std::string& upload_id,
+                                         const std::vector<std::string>& etags) {
   std::string body = "<CompleteMultipartUpload>";
   for (std::size_t i = 0; i < etags.size(); ++i) {
     body += fmt::format("<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>", i + 1,
@@ -416,6 +426,7 @@ void S3Client::complete_multipart(std::string_view key, const std::string& uploa
   Response response = perform(request);
   // S3 may report a failed completion inside a 200 answer.
   if (response.status != 200 || !element(response.body, "Code").empty()) fail(request, response);
+  return unquoted(element(response.body, "ETag"));
 }
 
 void S3Client::abort_multipart(std::string_view key, const std::string& upload_id) noexcept {

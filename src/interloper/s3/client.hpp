@@ -56,6 +56,7 @@ using S3Metadata = std::vector<std::pair<std::string, std::string>>;
 struct S3ObjectInfo {
   std::string key;
   std::int64_t size = 0;
+  std::string etag;  // without its quotes
 };
 
 struct S3Head {
@@ -74,8 +75,9 @@ class S3Client {
 
   const S3Location& location() const { return location_; }
 
-  // Replaces the object with `body` (one PUT: readers see the old or the new object).
-  void put(std::string_view key, std::string_view body, const S3Metadata& metadata = {});
+  // Replaces the object with `body` (one PUT: readers see the old or the new object). Returns
+  // the new object's ETag, without its quotes ("" when the store sends none).
+  std::string put(std::string_view key, std::string_view body, const S3Metadata& metadata = {});
   // The object's bytes, or nullopt when there is no such object.
   std::optional<std::string> get(std::string_view key);
   // Size and metadata, or nullopt when there is no such object.
@@ -86,13 +88,14 @@ class S3Client {
   void remove(const std::vector<std::string>& keys);
 
   // Multipart upload: start, add parts numbered 1, 2, ... (each but the last at least 5 MiB),
-  // then complete (the object appears at once) or abort (nothing appears).
+  // then complete (the object appears at once; its ETag, unquoted, is returned) or abort
+  // (nothing appears).
   std::string start_multipart(std::string_view key, const S3Metadata& metadata = {});
   // Returns the part's ETag, to pass to complete_multipart in part order.
   std::string upload_part(std::string_view key, const std::string& upload_id, int number,
                           std::string_view body);
-  void complete_multipart(std::string_view key, const std::string& upload_id,
-                          const std::vector<std::string>& etags);
+  std::string complete_multipart(std::string_view key, const std::string& upload_id,
+                                 const std::vector<std::string>& etags);
   void abort_multipart(std::string_view key, const std::string& upload_id) noexcept;
 
   // Creates the bucket (an existing bucket of ours is not an error). For tests and set-up.
