@@ -329,6 +329,15 @@ TEST(S3DestinationVerify, AnObjectOverwrittenOrTruncatedBehindItsBackIsChanged) 
   EXPECT_NE(checks[1].reason.find("size 5, written 22"), std::string::npos) << checks[1].reason;
   EXPECT_EQ(checks[2].state, State::present);
   EXPECT_EQ(checks[3].state, State::missing);
+  // A record someone garbled is reported, not trusted.
+  boto3(server, "interloper-test",
+        "s3.put_object(Bucket=bucket, Key=sys.argv[3] + 'shop/sales/region=asia/_written', "
+        "Body=b'24')\n"
+        "print('{}')\n",
+        prefix);
+  const PartitionCheck garbled = destination->check_partitions(ref, window)[2];
+  EXPECT_EQ(garbled.state, State::changed);
+  EXPECT_NE(garbled.reason.find("written  (24 bytes)"), std::string::npos) << garbled.reason;
 
   // Writing again records the new objects; an object without a record (written before records
   // were kept) is checked for existence only.

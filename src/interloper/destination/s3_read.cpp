@@ -131,7 +131,8 @@ std::string difference(const S3ObjectInfo& now, std::string_view record) {
       space == std::string_view::npos ? std::string_view() : record.substr(space + 1);
   if (size != std::to_string(now.size)) return fmt::format("size {}, written {}", now.size, size);
   if (etag != "etag:" + now.etag) {
-    return fmt::format("ETag {}, written {} ({} bytes)", now.etag, etag.substr(5), size);
+    const std::string_view written = etag.starts_with("etag:") ? etag.substr(5) : etag;
+    return fmt::format("ETag {}, written {} ({} bytes)", now.etag, written, size);
   }
   return {};
 }
