@@ -275,6 +275,31 @@ TEST(CronDst, AFixedHourInAGapFiresAtTheFirstInstantAfterIt) {
   });
 }
 
+// croniter's DST cases. Athens 2013-10-27: 04:00 EEST back to 03:00 EET at 01:00Z; 2013-03-31:
+// 03:00 EET on to 04:00 EEST at 01:00Z. Warsaw 2017-03-26: 02:00 CET on to 03:00 CEST at 01:00Z;
+// 2017-10-29: 03:00 CEST back to 02:00 CET at 01:00Z.
+TEST(CronDst, CronitersDaylightSavingCases) {
+  expect_all({
+      {"*/30 * * * *",
+       "Europe/Athens",
+       "2013-10-26T23:00:00",
+       {"2013-10-26T23:30:00", "2013-10-27T00:00:00", "2013-10-27T00:30:00", "2013-10-27T01:00:00",
+        "2013-10-27T01:30:00", "2013-10-27T02:00:00"}},
+      {"*/30 * * * *",
+       "Europe/Athens",
+       "2013-03-30T23:00:00",
+       {"2013-03-30T23:30:00", "2013-03-31T00:00:00", "2013-03-31T00:30:00", "2013-03-31T01:00:00",
+        "2013-03-31T01:30:00"}},
+      {"0 0 * * *", "Europe/Warsaw", "2017-03-25T23:00:00", {"2017-03-26T22:00:00"}},
+      {"0 * * * *", "Europe/Warsaw", "2017-03-26T00:00:00", {"2017-03-26T01:00:00"}},
+      {"0 0 * * *", "Europe/Warsaw", "2017-10-28T22:00:00", {"2017-10-29T23:00:00"}},
+      {"0 * * * *",
+       "Europe/Warsaw",
+       "2017-10-28T23:59:00",
+       {"2017-10-29T00:00:00", "2017-10-29T01:00:00", "2017-10-29T02:00:00"}},
+  });
+}
+
 TEST(CronDst, ZonesWhoseOffsetIsNotAWholeHourFireOnTheirOwnClock) {
   expect_all({
       {"0 * * * *",
