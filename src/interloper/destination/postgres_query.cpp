@@ -230,15 +230,13 @@ std::string define_body(postgres::Connection& conn, const BoundQuery& query,
   return select + " FROM pg_temp.il_query_body(" + call + ")";
 }
 
-// `e` about one of our statements around the query (DECLARE, FETCH) told about the query as
-// written: the statement between the URL and the server's message becomes the query's text.
-DestinationError about_query(const DestinationError& e, const postgres::Connection& conn,
-                             std::string_view sql) {
-  const std::string what = e.what();
-  const std::string head = fmt::format("postgresql '{}': ", conn.display());
-  const std::size_t server = what.find(": ERROR:");
-  if (what.rfind(head, 0) != 0 || server == std::string::npos) return e;
-  return DestinationError(head + std::string(sql.substr(0, 200)) + what.substr(server));
+// `e` about one of our statements around the query (DECLARE, FETCH) in the server's own words:
+// the statement sent is not the one its author wrote (the pipeline shows that one), so neither
+// it nor the server's quote of it is kept.
+DestinationError about_query(const DestinationError& e, const postgres::Connection& conn) {
+  if (conn.last_error().empty()) return e;
+  return DestinationError(
+      fmt::format("postgresql '{}': ERROR: {}", conn.display(), conn.last_error()));
 }
 
 // Runs `query` as described in the file comment. `readers` are the dependencies' reader roles.
@@ -253,15 +251,15 @@ Table run_confined(postgres::Connection& conn, const std::string& schema, const 
   setup += "GRANT " + role + " TO CURRENT_USER; SET LOCAL search_path TO " + quote(schema) +
            ", public; SET LOCAL ROLE " + role;
   conn.exec(setup);
-  const std::string select = define_body(conn, query, conn.describe(query.sql, query.params));
-  conn.exec("SET TRANSACTION READ ONLY");
   try {
+    const std::string select = define_body(conn, query, conn.describe(query.sql, query.params));
+    conn.exec("SET TRANSACTION READ ONLY");
     deadline.limit(conn);
     conn.exec("DECLARE il_query NO SCROLL CURSOR FOR " + select, query.params);
     return fetch_query(conn, deadline);
   } catch (const DestinationError& e) {
     if (deadline.ended(conn)) throw deadline.timed_out(conn);
-    throw about_query(e, conn, query.sql);
+    throw about_query(e, conn);
   }
 }
 
