@@ -114,6 +114,8 @@ std::string bound_error(std::string_view error, std::size_t max = kMaxStoredErro
 // `interrupted`: stopped by a signal (SIGINT, SIGTERM) before it finished.
 enum class RunState : std::uint8_t { running, succeeded, failed, interrupted };
 std::string_view run_state_name(RunState state);
+// The state a name from run_state_name() stands for; an unknown name is `running`.
+RunState run_state_from(std::string_view name);
 
 struct RunRecord {
   std::string run_id;
@@ -126,7 +128,8 @@ struct RunRecord {
   std::int64_t partitions = 0;  // partitions of the window (1 for a run without one)
   std::int64_t succeeded = 0;   // partition runs (backfill) or assets (materialize)
   std::int64_t failed = 0;
-  std::int64_t skipped = 0;  // already materialized, claimed by another run, or not started
+  std::int64_t canceled = 0;  // not run: an upstream failed, --fail-fast, or an interrupt
+  std::int64_t skipped = 0;   // already materialized, claimed by another run, or not started
   friend bool operator==(const RunRecord&, const RunRecord&) = default;
 };
 

@@ -15,9 +15,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <utility>
 
 #include "interloper/pipeline/process.hpp"
 #include "support/cli_process.hpp"
+#include "support/postgres.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -107,8 +109,10 @@ class Interrupt : public ::testing::Test {
   }
   // A daily command asset: it records its process group in pids/KEY, prints one row, and
   // then (for the keys listed in hang.txt, or always with `always_hang`) waits in a child
-  // and a grandchild. `prelude` runs first.
-  std::string pipeline(const std::string& prelude = "", bool always_hang = true) {
+  // and a grandchild. `prelude` runs first. `store`: where the state is kept ("" for the
+  // default file beside the pipeline).
+  std::string pipeline(const std::string& prelude = "", bool always_hang = true,
+                       const std::string& store = "") {
     const std::string hang =
         always_hang ? "true" : "grep -qx \"$IL_PARTITION_KEY\" hang.txt 2>/dev/null";
     std::ofstream(dir_ / "emit.sh")
@@ -120,7 +124,8 @@ class Interrupt : public ::testing::Test {
         << "if " << hang << "; then sleep 300 & sleep 300; fi\n";
     fs::permissions(dir_ / "emit.sh", fs::perms::owner_all, fs::perm_options::add);
     const fs::path file = dir_ / "pipeline.yaml";
-    std::ofstream(file) << "sources:\n"
+    std::ofstream(file) << (store.empty() ? "" : "store: " + store + "\n")
+                        << "sources:\n"
                            "  - name: s\n"
                            "    assets:\n"
                            "      - name: slow\n"
@@ -140,8 +145,51 @@ class Interrupt : public ::testing::Test {
     return json::parse(out.out)[0];
   }
 
+  // Backfills four days two at a time keeping the state in `store`, stops the run with SIGINT
+  // once two tasks run, and returns what `runs` shows of it, as text and as JSON.
+  std::pair<std::string, json> interrupted_backfill_runs(const std::string& store) {
+    const std::string path = pipeline("", true, store);
+    {
+      Background cli({"backfill", path, "--window", "2026-11-01..2026-11-04", "--concurrency", "2"},
+                     dir_);
+      number_in(dir_ / "pids" / "2026-11-04");
+      number_in(dir_ / "pids" / "2026-11-03");
+      ::kill(-cli.pid(), SIGINT);
+      Outcome outcome = cli.join();
+      EXPECT_EQ(outcome.code, 130) << outcome.err;
+    }
+    Outcome text = interloper::testing::run_interloper({"runs", path}, dir_.string());
+    EXPECT_EQ(text.code, 0) << text.err;
+    return {text.out, last_run(path)};
+  }
+  // The two tasks running when the signal came failed; the two waiting were canceled.
+  static void expect_canceled_shown(const std::pair<std::string, json>& shown) {
+    const auto& [text, run] = shown;
+    EXPECT_EQ(run["status"], "interrupted") << run;
+    EXPECT_EQ(run["succeeded"], 0) << run;
+    EXPECT_EQ(run["failed"], 2) << run;
+    EXPECT_EQ(run["canceled"], 2) << run;
+    EXPECT_EQ(run["skipped"], 0) << run;
+    EXPECT_NE(text.find("  interrupted  "), std::string::npos) << text;
+    EXPECT_NE(text.find("4 partitions: 0 ok, 2 failed, 2 canceled, 0 skipped"), std::string::npos)
+        << text;
+  }
+
   fs::path dir_;
 };
+
+TEST_F(Interrupt, RunsShowsTheTasksAnInterruptedBackfillCanceled) {
+  expect_canceled_shown(interrupted_backfill_runs(""));
+}
+
+TEST_F(Interrupt, RunsShowsTheTasksAnInterruptedBackfillCanceledOnPostgres) {
+  IL_REQUIRE_POSTGRES(url);
+  (void)url;
+  static std::atomic<int> counter{0};
+  const std::string schema =
+      "il_interrupt_" + std::to_string(::getpid()) + "_" + std::to_string(++counter);
+  expect_canceled_shown(interrupted_backfill_runs("${IL_TEST_POSTGRES_URL}?schema=" + schema));
+}
 
 TEST_F(Interrupt, SigintStopsABackfillAndKillsEveryCommandGroup) {
   const std::string path = pipeline();

@@ -610,11 +610,13 @@ TEST_P(StoreTest, RunHistoryNewestFirstAndBounded) {
     r.partitions = 3;
     r.succeeded = 2;
     r.failed = 1;
+    r.canceled = 4;
+    r.skipped = 5;
     return r;
   };
   store->record_run(run("a", "p.yaml", RunState::running), 3);
   store->record_run(run("b", "other.yaml", RunState::succeeded), 3);
-  RunRecord finished = run("a", "p.yaml", RunState::failed);
+  RunRecord finished = run("a", "p.yaml", RunState::interrupted);
   store->record_run(finished, 3);  // the same run, ended: replaced, not added
   std::vector<RunRecord> runs = store->runs("p.yaml", 10);
   ASSERT_EQ(runs.size(), 1u);
@@ -723,7 +725,7 @@ TEST_F(SqliteStoreTest, AStoreWrittenBeforeDefinitionsWereKeptOpensWithThemUnkno
   reopened.record(stats, &first, done_by("current"));
   s = reopened.status(stats, window);
   EXPECT_EQ(s.definitions, (std::vector<DefinedRange>{{{0, 0}, "current"}, {{1, 9}, ""}}));
-  EXPECT_EQ(count_rows(path, "PRAGMA user_version"), 7);
+  EXPECT_EQ(count_rows(path, "PRAGMA user_version"), 8);
 }
 
 TEST_F(SqliteStoreTest, AReaderTakesAVersionFiveFileAsItIsAndAWriterAddsTheLastRecords) {
@@ -747,7 +749,7 @@ TEST_F(SqliteStoreTest, AReaderTakesAVersionFiveFileAsItIsAndAWriterAddsTheLastR
   EXPECT_FALSE(writer.last_record(stats).has_value());
   writer.record(stats, &window, done("r2"));
   EXPECT_EQ(writer.last_record(stats)->run_id, "r2");
-  EXPECT_EQ(count_rows(path, "PRAGMA user_version"), 7);
+  EXPECT_EQ(count_rows(path, "PRAGMA user_version"), 8);
 }
 
 TEST_F(SqliteStoreTest, AVersionSixFileKeepsItsClaimsWhichLapseByTheirLease) {
@@ -775,7 +777,73 @@ TEST_F(SqliteStoreTest, AVersionSixFileKeepsItsClaimsWhichLapseByTheirLease) {
   EXPECT_EQ(held->owner, "old");
   EXPECT_NE(held->holder.find("not recorded"), std::string::npos) << held->holder;
   EXPECT_FALSE(writer.claim({stats}, &window, {"new", later}, later));  // lapsed
-  EXPECT_EQ(count_rows(path, "PRAGMA user_version"), 7);
+  EXPECT_EQ(count_rows(path, "PRAGMA user_version"), 8);
+}
+
+TEST_F(SqliteStoreTest, AVersionSevenFileKeepsItsRunsAndCountsCanceledTasksOnceWritten) {
+  RunRecord old;
+  old.run_id = "old";
+  old.pipeline = "p.yaml";
+  old.state = RunState::interrupted;
+  old.partitions = 4;
+  old.failed = 2;
+  store->record_run(old, 10);
+  store.reset();
+  // The file as version 7 wrote it: runs without their canceled count.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE runs DROP COLUMN canceled; PRAGMA user_version = 7;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+  {
+    auto reader = open_store_read_only(path);
+    std::vector<RunRecord> runs = reader->runs("p.yaml", 10);
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs[0], old);  // no canceled count recorded: 0
+  }
+  EXPECT_EQ(count_rows(path, "PRAGMA user_version"), 7);  // a reader changes nothing
+  SqliteStore writer(path);
+  EXPECT_EQ(count_rows(path, "PRAGMA user_version"), 8);
+  RunRecord next = old;
+  next.run_id = "next";
+  next.canceled = 2;
+  writer.record_run(next, 10);
+  std::vector<RunRecord> runs = writer.runs("p.yaml", 10);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0], next);
+  EXPECT_EQ(runs[1], old);
+}
+
+TEST(PostgresStoreRuns, AStoreCreatedBeforeCanceledCountsGetsTheColumnOnce) {
+  IL_REQUIRE_POSTGRES(url);
+  static std::atomic<int> counter{0};
+  std::random_device device;
+  const std::string schema =
+      "il_store_runs_" + std::to_string(device() % 1000000000u) + "_" + std::to_string(++counter);
+  RunRecord old;
+  old.run_id = "old";
+  old.pipeline = "p.yaml";
+  old.state = RunState::interrupted;
+  old.failed = 2;
+  PostgresStore(url + "?schema=" + schema).record_run(old, 10);
+  auto server = std::make_shared<const postgres::Url>(postgres::parse_url(url, {}));
+  {
+    // The runs table as earlier versions created it: no canceled column.
+    postgres::Connection conn(server);
+    conn.exec("ALTER TABLE \"" + schema + "\".interloper_runs DROP COLUMN canceled");
+  }
+  RunRecord next = old;
+  next.run_id = "next";
+  next.canceled = 3;
+  PostgresStore(url + "?schema=" + schema).record_run(next, 10);
+  PostgresStore again(url + "?schema=" + schema);  // the column exists already: nothing to do
+  std::vector<RunRecord> runs = again.runs("p.yaml", 10);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0], next);
+  EXPECT_EQ(runs[1], old);
+  postgres::Connection(server).exec("DROP SCHEMA \"" + schema + "\" CASCADE");
 }
 
 TEST_F(SqliteStoreTest, AReaderSeesAFileAWriterHasNotFilledYetAsEmpty) {

@@ -161,6 +161,7 @@ int backfill_reading(const Project& project, const Args& args, const Selection& 
   progress->finish();
   history.succeeded = static_cast<std::int64_t>(result.succeeded());
   history.failed = static_cast<std::int64_t>(result.failed());
+  history.canceled = static_cast<std::int64_t>(result.tasks.canceled);
   history.skipped = static_cast<std::int64_t>(result.tasks.skipped + result.tasks.claimed);
   if (interrupts.signal() != 0) history.state = RunState::interrupted;
   finish_history(run, args, history, json{{"claimed", result.tasks.claimed}});

@@ -16,9 +16,9 @@ int run_runs(const Project& project, const Args& args) {
   if (runs.empty()) std::cout << "no runs recorded\n";
   for (const RunRecord& r : runs) {
     std::cout << fmt::format(
-        "{}  {}  {}  {}  {} partition{}: {} ok, {} failed, {} skipped  ({}s)\n", r.run_id,
-        run_state_name(r.state), r.started.to_string(), r.window.empty() ? "-" : r.window,
-        r.partitions, r.partitions == 1 ? "" : "s", r.succeeded, r.failed, r.skipped,
+        "{}  {}  {}  {}  {} partition{}: {} ok, {} failed, {} canceled, {} skipped  ({}s)\n",
+        r.run_id, run_state_name(r.state), r.started.to_string(), r.window.empty() ? "-" : r.window,
+        r.partitions, r.partitions == 1 ? "" : "s", r.succeeded, r.failed, r.canceled, r.skipped,
         (r.finished.seconds() - r.started.seconds()).count());
     std::cout << "    " << r.command_line << "\n";
   }
@@ -48,7 +48,9 @@ Command add_runs(CLI::App& app, Args& args, const Program& program) {
       ->check(whole_number(1, "POSITIVE"))
       ->default_str("20");
   sub->footer(fmt::format(
-      "Every materialize and backfill is recorded when it starts and when it ends; a run\n"
+      "Every materialize and backfill is recorded when it starts and when it ends, with\n"
+      "what it ran: ok, failed, canceled (not started: an upstream failed, --fail-fast, or\n"
+      "an interrupt) and skipped (up to date, or claimed by another run). A run\n"
       "stopped by SIGINT or SIGTERM ends as interrupted, and one still shown as running\n"
       "either runs or was killed outright. The store keeps the newest --keep-runs runs\n"
       "(1000 unless a run says otherwise).\n\n"

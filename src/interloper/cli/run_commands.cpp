@@ -31,7 +31,8 @@ int materialize_reading(const Project& project, const Args& args, const Selectio
   RunResult result = runner.run(*project.dag, selection.window.get(), run.options);
   for (const AssetResult& asset : result.assets) {
     if (asset.status == Status::succeeded) ++history.succeeded;
-    if (asset.status == Status::failed || asset.status == Status::canceled) ++history.failed;
+    if (asset.status == Status::failed) ++history.failed;
+    if (asset.status == Status::canceled) ++history.canceled;
     if (asset.status == Status::skipped) ++history.skipped;
   }
   if (interrupts.signal() != 0) history.state = RunState::interrupted;

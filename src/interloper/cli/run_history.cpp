@@ -48,6 +48,7 @@ json run_json(const RunRecord& r) {
               {"partitions", r.partitions},
               {"succeeded", r.succeeded},
               {"failed", r.failed},
+              {"canceled", r.canceled},
               {"skipped", r.skipped}};
 }
 
@@ -55,7 +56,8 @@ json run_json(const RunRecord& r) {
 void finish_history(RunContext& run, const Args& args, RunRecord record, json extra) {
   record.finished = SystemClock().now();
   if (record.state == RunState::running) {
-    record.state = record.failed == 0 ? RunState::succeeded : RunState::failed;
+    const bool ok = record.failed == 0 && record.canceled == 0;
+    record.state = ok ? RunState::succeeded : RunState::failed;
   }
   run.store->record_run(record, static_cast<std::size_t>(args.keep_runs));
   if (args.json) {

@@ -81,14 +81,16 @@ void PostgresStore::record_run(const RunRecord& run, std::size_t keep) {
   p.text(run.started.to_string(), postgres::oid::text);
   p.text(run.finished.to_string(), postgres::oid::text);
   p.text(std::string(run_state_name(run.state)), postgres::oid::text);
-  for (std::int64_t n : {run.partitions, run.succeeded, run.failed, run.skipped}) put_int(p, n);
+  for (std::int64_t n : {run.partitions, run.succeeded, run.failed, run.skipped, run.canceled}) {
+    put_int(p, n);
+  }
   state_->db().exec(
       "INSERT INTO " + state_->t("runs") +
           " (run_id, pipeline, command_line, \"window\", started, finished, state, partitions, "
-          "succeeded, failed, skipped) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON "
-          "CONFLICT (run_id) DO UPDATE SET pipeline = $2, command_line = $3, \"window\" = $4, "
-          "started = $5, finished = $6, state = $7, partitions = $8, succeeded = $9, failed = "
-          "$10, skipped = $11",
+          "succeeded, failed, skipped, canceled) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
+          "$11, $12) ON CONFLICT (run_id) DO UPDATE SET pipeline = $2, command_line = $3, "
+          "\"window\" = $4, started = $5, finished = $6, state = $7, partitions = $8, "
+          "succeeded = $9, failed = $10, skipped = $11, canceled = $12",
       p);
   Params trim;
   trim.text(run.pipeline, postgres::oid::text);
@@ -107,7 +109,7 @@ std::vector<RunRecord> PostgresStore::runs(std::string_view pipeline, std::size_
   put_int(p, static_cast<std::int64_t>(std::min<std::size_t>(last, INT64_MAX)));
   Result r = state_->db().exec(
       "SELECT run_id, pipeline, command_line, \"window\", started, finished, state, partitions, "
-      "succeeded, failed, skipped FROM " +
+      "succeeded, failed, skipped, canceled FROM " +
           state_->t("runs") + " WHERE $1 = '' OR pipeline = $1 ORDER BY id DESC LIMIT $2",
       p);
   std::vector<RunRecord> out;
@@ -119,14 +121,12 @@ std::vector<RunRecord> PostgresStore::runs(std::string_view pipeline, std::size_
     run.window = std::string(r.value(i, 3));
     run.started = TimePoint::parse(std::string(r.value(i, 4)));
     run.finished = TimePoint::parse(std::string(r.value(i, 5)));
-    const std::string_view state = r.value(i, 6);
-    run.state = state == "succeeded" ? RunState::succeeded
-                : state == "failed"  ? RunState::failed
-                                     : RunState::running;
+    run.state = run_state_from(r.value(i, 6));
     run.partitions = r.int_value(i, 7);
     run.succeeded = r.int_value(i, 8);
     run.failed = r.int_value(i, 9);
     run.skipped = r.int_value(i, 10);
+    run.canceled = r.int_value(i, 11);
     out.push_back(std::move(run));
   }
   return out;

@@ -159,7 +159,9 @@ struct PostgresStore::State {
         "ALTER TABLE {ranges} ADD COLUMN IF NOT EXISTS definition text NOT NULL DEFAULT '';"
         "ALTER TABLE {keys} ADD COLUMN IF NOT EXISTS definition text NOT NULL DEFAULT '';"
         // Stores created before claims named their session: "" is unknown, lapses by lease.
-        "ALTER TABLE {claims} ADD COLUMN IF NOT EXISTS backend text NOT NULL DEFAULT ''",
+        "ALTER TABLE {claims} ADD COLUMN IF NOT EXISTS backend text NOT NULL DEFAULT '';"
+        // Stores created before runs counted their canceled tasks: 0.
+        "ALTER TABLE {runs} ADD COLUMN IF NOT EXISTS canceled bigint NOT NULL DEFAULT 0",
         fmt::arg("schema", sql::quote_identifier(schema)), fmt::arg("failures", t("failures")),
         fmt::arg("ranges", t("partition_ranges")), fmt::arg("keys", t("partition_keys")),
         fmt::arg("claims", t("claims")), fmt::arg("runs", t("runs")),

@@ -3,23 +3,15 @@
 
 namespace interloper {
 
-void SqliteStore::State::add_definition_columns() {
-  for (const char* table : {"partition_ranges", "partition_keys"}) {
-    Statement columns(db, fmt::format("SELECT count(*) FROM pragma_table_info('{}') WHERE "
-                                      "name = 'definition'",
-                                      table)
-                              .c_str());
-    if (columns.step() && columns.column_int(0) == 0) {
-      db.exec(fmt::format("ALTER TABLE {} ADD COLUMN definition TEXT NOT NULL DEFAULT ''", table)
-                  .c_str());
-    }
-  }
-}
-
-void SqliteStore::State::add_claim_process_column() {
-  Statement columns(db, "SELECT count(*) FROM pragma_table_info('claims') WHERE name = 'process'");
+void SqliteStore::State::add_column(std::string_view table, std::string_view column,
+                                    std::string_view definition) {
+  Statement columns(db, "SELECT count(*) FROM pragma_table_info(?1) WHERE name = ?2");
+  columns.bind_text(1, table, false);
+  columns.bind_text(2, column, false);
   if (columns.step() && columns.column_int(0) == 0) {
-    db.exec("ALTER TABLE claims ADD COLUMN process TEXT NOT NULL DEFAULT ''");
+    db.exec(fmt::format("ALTER TABLE {} ADD COLUMN {} {}", sql::quote_identifier(table),
+                        sql::quote_identifier(column), definition)
+                .c_str());
   }
 }
 

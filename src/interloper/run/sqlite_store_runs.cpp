@@ -64,10 +64,10 @@ void SqliteStore::record_run(const RunRecord& run, std::size_t keep) {
   {
     auto stmt = state_->db.cached(
         "INSERT INTO runs (run_id, pipeline, command_line, window, started, finished, state, "
-        "partitions, succeeded, failed, skipped) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-        "?10, ?11) ON CONFLICT (run_id) DO UPDATE SET pipeline = ?2, command_line = ?3, "
-        "window = ?4, started = ?5, finished = ?6, state = ?7, partitions = ?8, succeeded = ?9, "
-        "failed = ?10, skipped = ?11");
+        "partitions, succeeded, failed, skipped, canceled) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+        "?8, ?9, ?10, ?11, ?12) ON CONFLICT (run_id) DO UPDATE SET pipeline = ?2, "
+        "command_line = ?3, window = ?4, started = ?5, finished = ?6, state = ?7, "
+        "partitions = ?8, succeeded = ?9, failed = ?10, skipped = ?11, canceled = ?12");
     stmt->bind_text(1, run.run_id);
     stmt->bind_text(2, run.pipeline);
     stmt->bind_text(3, run.command_line);
@@ -79,6 +79,7 @@ void SqliteStore::record_run(const RunRecord& run, std::size_t keep) {
     stmt->bind_int(9, run.succeeded);
     stmt->bind_int(10, run.failed);
     stmt->bind_int(11, run.skipped);
+    stmt->bind_int(12, run.canceled);
     stmt->step();
   }
   {
@@ -94,10 +95,15 @@ void SqliteStore::record_run(const RunRecord& run, std::size_t keep) {
 
 std::vector<RunRecord> SqliteStore::runs(std::string_view pipeline, std::size_t last) {
   std::lock_guard lock(state_->mutex);
+  // A file of version 7 and earlier, opened read-only, counted no canceled tasks.
   auto stmt = state_->db.cached(
-      "SELECT run_id, pipeline, command_line, window, started, finished, state, partitions, "
-      "succeeded, failed, skipped FROM runs WHERE ?1 = '' OR pipeline = ?1 ORDER BY id DESC "
-      "LIMIT ?2");
+      state_->has_run_canceled
+          ? "SELECT run_id, pipeline, command_line, window, started, finished, state, "
+            "partitions, succeeded, failed, skipped, canceled FROM runs WHERE ?1 = '' OR "
+            "pipeline = ?1 ORDER BY id DESC LIMIT ?2"
+          : "SELECT run_id, pipeline, command_line, window, started, finished, state, "
+            "partitions, succeeded, failed, skipped, 0 FROM runs WHERE ?1 = '' OR "
+            "pipeline = ?1 ORDER BY id DESC LIMIT ?2");
   stmt->bind_text(1, pipeline, false);
   stmt->bind_int(2, static_cast<std::int64_t>(std::min<std::size_t>(last, INT64_MAX)));
   std::vector<RunRecord> out;
@@ -109,15 +115,12 @@ std::vector<RunRecord> SqliteStore::runs(std::string_view pipeline, std::size_t 
     r.window = stmt->column_text(3);
     r.started = TimePoint::parse(stmt->column_text(4));
     r.finished = TimePoint::parse(stmt->column_text(5));
-    const std::string state = stmt->column_text(6);
-    r.state = state == "succeeded"     ? RunState::succeeded
-              : state == "failed"      ? RunState::failed
-              : state == "interrupted" ? RunState::interrupted
-                                       : RunState::running;
+    r.state = run_state_from(stmt->column_text(6));
     r.partitions = stmt->column_int(7);
     r.succeeded = stmt->column_int(8);
     r.failed = stmt->column_int(9);
     r.skipped = stmt->column_int(10);
+    r.canceled = stmt->column_int(11);
     out.push_back(std::move(r));
   }
   return out;

@@ -13,6 +13,7 @@
 
 #include "interloper/run/owner_process.hpp"
 #include "interloper/run/range_map.hpp"
+#include "interloper/sql/identifier.hpp"
 #include "interloper/sqlite/sqlite.hpp"
 #include "interloper/store.hpp"
 
@@ -87,7 +88,7 @@ inline Cell cell_from(Statement& stmt, int at) {
           stmt.column_is_null(at + 1) ? 0 : stmt.column_int(at + 1), stmt.column_text(at + 2)};
 }
 
-constexpr int kSchemaVersion = 7;
+constexpr int kSchemaVersion = 8;
 
 // Thrown when a store opened read-only holds nothing yet: a writer has created the file and
 // not yet committed its tables. A reader sees such a store as empty.
@@ -105,10 +106,11 @@ struct SqliteStore::State {
         db(path,
            read_only ? sqlite::Database::Mode::read_only : sqlite::Database::Mode::read_write) {
     if (schema_version() == kSchemaVersion) return;
-    if (read_only && (schema_version() == 5 || schema_version() == 6)) {
-      // Version 5 lacks only the last record per dataset, version 6 only the process of each
-      // claim: readers take them as they are.
-      has_last_records = schema_version() == 6;
+    if (read_only && schema_version() >= 5 && schema_version() < kSchemaVersion) {
+      // Version 5 lacks the last record per dataset, version 6 also the process of each claim,
+      // version 7 only the canceled count of each run: readers take them as they are.
+      has_last_records = schema_version() >= 6;
+      has_run_canceled = false;
       return;
     }
     if (read_only) {
@@ -149,14 +151,20 @@ struct SqliteStore::State {
         " id INTEGER PRIMARY KEY, run_id TEXT NOT NULL UNIQUE, pipeline TEXT NOT NULL,"
         " command_line TEXT NOT NULL, window TEXT NOT NULL, started TEXT NOT NULL,"
         " finished TEXT NOT NULL, state TEXT NOT NULL, partitions INTEGER NOT NULL,"
-        " succeeded INTEGER NOT NULL, failed INTEGER NOT NULL, skipped INTEGER NOT NULL);"
+        " succeeded INTEGER NOT NULL, failed INTEGER NOT NULL, skipped INTEGER NOT NULL,"
+        " canceled INTEGER NOT NULL DEFAULT 0);"
         "CREATE INDEX IF NOT EXISTS runs_pipeline ON runs (pipeline, id);"
         "CREATE TABLE IF NOT EXISTS last_records ("
         " source TEXT NOT NULL, asset TEXT NOT NULL, status TEXT NOT NULL, rows INTEGER NOT NULL,"
         " run_id TEXT NOT NULL, started TEXT NOT NULL, finished TEXT NOT NULL,"
         " error TEXT NOT NULL, PRIMARY KEY (source, asset)) WITHOUT ROWID;");
-    add_definition_columns();
-    add_claim_process_column();
+    // Files of version 4 kept no definitions: their partitions get "" (unknown, never stale).
+    add_column("partition_ranges", "definition", "TEXT NOT NULL DEFAULT ''");
+    add_column("partition_keys", "definition", "TEXT NOT NULL DEFAULT ''");
+    // Files of version 6 did not record the process of a claim: "" (unknown, lapses by lease).
+    add_column("claims", "process", "TEXT NOT NULL DEFAULT ''");
+    // Files of version 7 did not count the canceled tasks of a run: 0.
+    add_column("runs", "canceled", "INTEGER NOT NULL DEFAULT 0");
     migrate_from_records();
     db.exec(fmt::format("PRAGMA user_version = {}", kSchemaVersion).c_str());
     transaction.commit();
@@ -166,6 +174,7 @@ struct SqliteStore::State {
   sqlite::Database db;
   std::mutex mutex;
   bool has_last_records = true;
+  bool has_run_canceled = true;
 
   std::int64_t schema_version() {
     Statement stmt(db, "PRAGMA user_version");
@@ -419,10 +428,8 @@ struct SqliteStore::State {
     stmt.step();
   }
 
-  // Stores of version 4 kept no definitions: their partitions get "" (unknown, never stale).
-  void add_definition_columns();
-  // Stores of version 6 did not record the process of a claim: "" (unknown, lapses by lease).
-  void add_claim_process_column();
+  // Adds `column` to `table` (a file of an earlier version), unless it is there.
+  void add_column(std::string_view table, std::string_view column, std::string_view definition);
   // Converts the tables of the first file format (one row per record, every row carrying its
   // record) into states, then drops them. Runs inside the opening transaction.
   void migrate_from_records();

@@ -44,4 +44,11 @@ std::string_view run_state_name(RunState state) {
   return "running";
 }
 
+RunState run_state_from(std::string_view name) {
+  for (RunState state : {RunState::succeeded, RunState::failed, RunState::interrupted}) {
+    if (name == run_state_name(state)) return state;
+  }
+  return RunState::running;
+}
+
 }  // namespace interloper

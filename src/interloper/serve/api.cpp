@@ -62,6 +62,7 @@ json run_json(const RunRecord& r) {
               {"partitions", r.partitions},
               {"succeeded", r.succeeded},
               {"failed", r.failed},
+              {"canceled", r.canceled},
               {"skipped", r.skipped},
               {"seconds", (r.finished.seconds() - r.started.seconds()).count()}};
 }

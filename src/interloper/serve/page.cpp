@@ -320,10 +320,10 @@ function queueView(q) {
 }
 async function runs() {
   const r = await api("/api/runs");
-  return [el("h1", {}, "Runs"), table(["run", "status", "window", "started", "seconds", "partitions", "ok", "failed", "skipped", "command"], r.runs, "run", x => [
+  return [el("h1", {}, "Runs"), table(["run", "status", "window", "started", "seconds", "partitions", "ok", "failed", "canceled", "skipped", "command"], r.runs, "run", x => [
     el("td", {class: "mono"}, x.run_id), el("td", {}, el("span", {class: "state " + x.status}, x.status)),
     el("td", {class: "mono"}, x.window || "-"), el("td", {}, x.started), el("td", {class: "num"}, x.seconds), el("td", {class: "num"}, x.partitions),
-    el("td", {class: "num"}, x.succeeded), el("td", {class: "num"}, x.failed), el("td", {class: "num"}, x.skipped), el("td", {class: "mono"}, x.command_line)]),
+    el("td", {class: "num"}, x.succeeded), el("td", {class: "num"}, x.failed), el("td", {class: "num"}, x.canceled), el("td", {class: "num"}, x.skipped), el("td", {class: "mono"}, x.command_line)]),
     ...jobsView(r.jobs), ...queueView(r.queue)];
 }
 async function render() {
