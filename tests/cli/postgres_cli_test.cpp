@@ -244,3 +244,43 @@ TEST(PostgresCli, AssetsWhoseNamesShareTheirFirst63BytesKeepTheirOwnRows) {
   EXPECT_EQ(both.at(0, "first_n"), interloper::Value(1));
   EXPECT_EQ(both.at(0, "second_rows"), interloper::Value(2));
 }
+
+TEST(PostgresCli, SqlAssetReadsADependencyWhoseNameIsLongerThan63BytesAndItsAllForm) {
+  IL_REQUIRE_POSTGRES(url);
+  interloper::testing::TempDir dir;
+  const std::string schema = fresh_schema();
+  // 70 bytes: NAME and NAME__all share their first 63 bytes, where PostgreSQL cuts a name.
+  const std::string name = "orders_" + std::string(63, 'o');
+  ASSERT_EQ(name.size(), 70u);
+  std::ofstream(dir.path() / "pipeline.yaml")
+      << "destination: ${IL_TEST_POSTGRES_URL}?schema=" << schema << "\n"
+      << "sources:\n"
+         "  - name: shop\n"
+         "    assets:\n"
+         "      - name: " << name << "\n"
+         "        partitioning: {kind: time, column: date, granularity: day}\n"
+         "        command: [/bin/sh, -c, 'for n in 1 2; do echo \"{{\\\"date\\\":\\\"$IL_PARTITION_KEY\\\",\\\"n\\\":$n}}\"; done']\n"
+         "      - name: totals\n"
+         "        deps: [" << name << "]\n"
+         "        partitioning: {kind: time, column: date, granularity: day}\n"
+         "        sql: SELECT date, '" << name << "' AS label, count(*) AS day_rows, (SELECT "
+         "count(*) FROM \"" << name << "__all\") AS all_rows FROM " << name << " GROUP BY date\n";
+  const std::string pipeline = (dir.path() / "pipeline.yaml").string();
+  for (const std::string& asset : {name, std::string("totals")}) {
+    Outcome run = interloper::testing::run_interloper(
+        {"backfill", pipeline, "--window", "2026-11-01..2026-11-02", "--asset", asset},
+        dir.path().string());
+    ASSERT_EQ(run.code, 0) << run.err << run.out;
+  }
+  interloper::PostgresDestination warehouse(url + "?schema=" + schema);
+  interloper::TimePartitionConfig daily("date");
+  interloper::TimePartitionWindow window(interloper::testing::day(2026, 11, 1),
+                                         interloper::testing::day(2026, 11, 2));
+  interloper::Table totals = warehouse.read({"shop", "totals", &daily}, &window);
+  ASSERT_EQ(totals.num_rows(), 2u);
+  for (std::size_t row = 0; row < 2; ++row) {
+    EXPECT_EQ(totals.at(row, "day_rows"), interloper::Value(2));  // its own day of NAME
+    EXPECT_EQ(totals.at(row, "all_rows"), interloper::Value(4));  // every day of NAME__all
+    EXPECT_EQ(totals.at(row, "label"), interloper::Value(name));  // a literal stays as written
+  }
+}

@@ -65,12 +65,7 @@ std::string qualified(const std::string& schema, const std::string& name) {
 }
 
 std::string short_name(std::string_view name) {
-  if (name.size() <= kMaxName) return std::string(name);
-  const std::string hash = fingerprint(name);
-  std::size_t cut = kMaxName - hash.size() - 1;
-  // Never end inside a UTF-8 character: back up over its continuation bytes.
-  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
-  return std::string(name.substr(0, cut)) + "~" + hash;
+  return sql::short_identifier(name, [](std::string_view whole) { return fingerprint(whole); });
 }
 
 namespace {

@@ -9,6 +9,7 @@
 #include "interloper/data.hpp"
 #include "interloper/partitioning.hpp"
 #include "interloper/postgres/postgres.hpp"
+#include "interloper/sql/identifier.hpp"
 
 namespace interloper::detail::pg {
 
@@ -21,10 +22,9 @@ Oid type_oid(DataType type);
 std::string qualified(const std::string& schema, const std::string& name);
 
 // PostgreSQL keeps the first 63 bytes of a name and drops the rest in silence.
-constexpr std::size_t kMaxName = 63;
-// `name` itself when it fits in kMaxName bytes; otherwise a readable prefix (whole UTF-8
-// characters) and, after '~', the fingerprint of the whole name, 63 bytes in all: the same on
-// every run, and different for two names that share their first 63 bytes.
+constexpr std::size_t kMaxName = sql::kMaxIdentifier;
+// sql::short_identifier with the fingerprint of the whole name: `name` itself when it fits in
+// kMaxName bytes, otherwise a readable prefix, '~' and the fingerprint, 63 bytes in all.
 std::string short_name(std::string_view name);
 
 // The table that holds the dataset recorded as `dataset` ("SOURCE__ASSET", the key of every

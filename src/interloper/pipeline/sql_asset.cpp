@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
+#include <utility>
 
+#include "interloper/asset.hpp"
 #include "interloper/data.hpp"
 #include "interloper/error.hpp"
 #include "interloper/pipeline/assets.hpp"
@@ -39,9 +41,9 @@ std::size_t skip_comment(std::string_view sql, std::size_t i) {
 // Walks `sql` outside string literals (with `postgresql`, its E'...' and dollar-quoted $$...$$
 // and $tag$...$tag$ too), quoted identifiers and comments, calling `code(i)` at each position
 // of plain SQL text; `code` returns the next position to look at (i + 1 to go on), or npos to
-// stop.
-template <typename F>
-void scan_code(std::string_view sql, bool postgresql, F&& code) {
+// stop. `quoted(begin, end)` sees each double-quoted identifier.
+template <typename F, typename Q>
+void scan_code(std::string_view sql, bool postgresql, F&& code, Q&& quoted) {
   std::size_t i = 0;
   auto skip_quoted = [&](char quote, bool backslashes = false) {
     for (++i; i < sql.size(); ++i) {
@@ -61,7 +63,11 @@ void scan_code(std::string_view sql, bool postgresql, F&& code) {
     char c = sql[i];
     // PostgreSQL's strings start where no name goes on: x$y$ and xe'...' are none.
     const bool string_start = postgresql && !(i > 0 && sql::is_identifier_byte(sql[i - 1]));
-    if (c == '\'' || c == '"' || c == '`') {
+    if (c == '"') {
+      const std::size_t begin = i;
+      skip_quoted(c);
+      quoted(begin, i);
+    } else if (c == '\'' || c == '`') {
       skip_quoted(c);
     } else if ((c == 'E' || c == 'e') && string_start && i + 1 < sql.size() && sql[i + 1] == '\'') {
       ++i;
@@ -78,6 +84,11 @@ void scan_code(std::string_view sql, bool postgresql, F&& code) {
       if (i == std::string_view::npos) return;
     }
   }
+}
+
+template <typename F>
+void scan_code(std::string_view sql, bool postgresql, F&& code) {
+  scan_code(sql, postgresql, std::forward<F>(code), [](std::size_t, std::size_t) {});
 }
 
 // The named parameters (":name") the statement uses, skipping string literals, quoted
@@ -201,6 +212,72 @@ bool check_readable(Destination& destination, const std::string& asset, const Da
   return column && stored->field(*column).type == DataType::null;
 }
 
+bool same_ignoring_case(std::string_view a, std::string_view b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) ==
+           std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+// `sql` with each name of `renames` (a pair: the name, what it becomes) written as its quoted
+// new name wherever the query names it: bare (in any case, as SQL reads a bare name) or in
+// double quotes (exactly). String literals (with `postgresql`, its dollar-quoted and E'...'
+// strings too), comments, parameters (:name) and qualified names
+// (x.name) are left alone.
+std::string rename_identifiers(std::string_view sql, bool postgresql,
+                               const std::vector<std::pair<std::string, std::string>>& renames) {
+  if (renames.empty()) return std::string(sql);
+  std::vector<std::pair<std::pair<std::size_t, std::size_t>, std::string>> edits;
+  auto rename = [&](std::size_t begin, std::size_t end, std::string_view name, bool bare) {
+    if (begin > 0 && (sql[begin - 1] == '.' || sql[begin - 1] == ':')) return;
+    for (const auto& [from, to] : renames) {
+      if (bare ? same_ignoring_case(name, from) : name == from) {
+        edits.push_back({{begin, end}, quote_identifier(to)});
+        return;
+      }
+    }
+  };
+  auto bare = [&](std::size_t i) {
+    if (!is_identifier_char(sql[i])) return i + 1;
+    std::size_t end = i;
+    while (end < sql.size() && is_identifier_char(sql[end])) ++end;
+    rename(i, end, sql.substr(i, end - i), true);
+    return end;
+  };
+  auto quoted = [&](std::size_t begin, std::size_t end) {
+    std::string name;  // between the quotes, each doubled quote read as one
+    for (std::size_t k = begin + 1; k + 1 < end; ++k) {
+      name += sql[k];
+      if (sql[k] == '"') ++k;
+    }
+    rename(begin, end, name, false);
+  };
+  scan_code(sql, postgresql, bare, quoted);
+  std::string out;
+  std::size_t at = 0;
+  for (const auto& [span, text] : edits) {
+    out.append(sql.substr(at, span.first - at)).append(text);
+    at = span.second;
+  }
+  return out.append(sql.substr(at));
+}
+
+// Gives each CTE whose name PostgreSQL would cut (longer than 63 bytes) its short form (a
+// prefix and the fingerprint of the whole name), so that NAME and NAME__all never become one
+// name; returns what was renamed, for the query that names them in full.
+std::vector<std::pair<std::string, std::string>> shorten_long_names(
+    std::vector<std::pair<std::string, std::string>>& ctes) {
+  std::vector<std::pair<std::string, std::string>> renames;
+  for (auto& cte : ctes) {
+    std::string short_form =
+        sql::short_identifier(cte.first, [](std::string_view name) { return fingerprint(name); });
+    if (short_form == cte.first) continue;
+    renames.emplace_back(cte.first, short_form);
+    cte.first = std::move(short_form);
+  }
+  return renames;
+}
+
 // The two CTEs of one dependency: NAME holds what load(NAME) returns (its partitions that
 // overlap the run's window, or everything when it is read whole), NAME__all every row it has.
 // Returns the dataset both read: the one table the query may read for this dependency.
@@ -317,7 +394,11 @@ ComputeFn sql_compute(SqlAsset asset) {
         rowless.push_back(asset.deps[i].asset);
       }
     }
-    std::string text = sql_with_dependencies(asset.sql, ctes);
+    const auto renames = shorten_long_names(ctes);
+    // postgresql:// and postgres:// (whose strings include $$...$$ and E'...').
+    const bool postgresql = asset.destination->url().rfind("postgres", 0) == 0;
+    std::string text =
+        sql_with_dependencies(rename_identifiers(asset.sql, postgresql, renames), ctes);
     bind_scope(context, text, params);
     try {
       return database->query(text, params, readable);

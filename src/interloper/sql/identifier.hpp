@@ -4,6 +4,7 @@
 //   "SELECT * FROM " + sql::quote_identifier("my \"table\"")  // SELECT * FROM "my ""table"""
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,22 @@ inline std::string quote_identifier(std::string_view name) {
   }
   out += '"';
   return out;
+}
+
+// PostgreSQL keeps the first 63 bytes of a name and drops the rest in silence.
+inline constexpr std::size_t kMaxIdentifier = 63;
+
+// `name` itself when it fits in kMaxIdentifier bytes; otherwise a readable prefix (whole UTF-8
+// characters) and, after '~', `hash(name)` (the fingerprint of the whole name), kMaxIdentifier
+// bytes in all: the same on every run, and different for two names sharing their first bytes.
+template <typename Hash>
+std::string short_identifier(std::string_view name, Hash&& hash) {
+  if (name.size() <= kMaxIdentifier) return std::string(name);
+  const std::string tail = hash(name);
+  std::size_t cut = kMaxIdentifier - tail.size() - 1;
+  // Never end inside a UTF-8 character: back up over its continuation bytes.
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(name.substr(0, cut)) + "~" + tail;
 }
 
 }  // namespace interloper::sql
