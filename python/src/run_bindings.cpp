@@ -96,16 +96,18 @@ std::optional<RunRecord> start_history(const RunSettings& settings, const Partit
   return record;
 }
 
+// `n`: what the run did, counted as a backfill counts its tasks (claimed ones count as skipped).
 void finish_history(const RunSettings& settings, std::optional<RunRecord> record, bool stopped,
-                    std::size_t succeeded, std::size_t failed, std::size_t skipped) {
+                    const TaskCounts& n) {
   if (!record) return;
   record->finished = SystemClock().now();
-  record->succeeded = static_cast<std::int64_t>(succeeded);
-  record->failed = static_cast<std::int64_t>(failed);
-  record->skipped = static_cast<std::int64_t>(skipped);
-  record->state = stopped       ? RunState::interrupted
-                  : failed == 0 ? RunState::succeeded
-                                : RunState::failed;
+  record->succeeded = static_cast<std::int64_t>(n.succeeded);
+  record->failed = static_cast<std::int64_t>(n.failed);
+  record->canceled = static_cast<std::int64_t>(n.canceled);
+  record->skipped = static_cast<std::int64_t>(n.skipped + n.claimed);
+  record->state = stopped                            ? RunState::interrupted
+                  : n.failed == 0 && n.canceled == 0 ? RunState::succeeded
+                                                     : RunState::failed;
   settings.store->record_run(*record, kKeepRuns);
 }
 
@@ -141,12 +143,14 @@ RunResult run_dag(const Runner& runner, py::handle dag, py::handle window,
     RunOptions options = options_of(settings, stop);
     if (record) options.run_id = record->run_id;
     RunResult result = runner.run(graph, scope.get(), options);
-    std::size_t ok = 0, failed = 0;
+    TaskCounts n;
     for (const AssetResult& a : result.assets) {
-      ok += a.status == Status::succeeded;
-      failed += a.status == Status::failed;
+      n.succeeded += a.status == Status::succeeded;
+      n.failed += a.status == Status::failed;
+      n.canceled += a.status == Status::canceled;
     }
-    finish_history(settings, record, stop, ok, failed, result.assets.size() - ok - failed);
+    n.skipped = result.assets.size() - n.succeeded - n.failed - n.canceled;
+    finish_history(settings, record, stop, n);
     return result;
   });
 }
@@ -172,9 +176,7 @@ BackfillResult backfill_dag(py::handle dag, py::handle window, bool missing, int
       record = start_history(settings, scope.get());
     };
     BackfillResult result = backfill(graph, *scope, options);
-    const TaskCounts& n = result.tasks;
-    finish_history(settings, record, stop, n.succeeded, n.failed,
-                   n.canceled + n.skipped + n.claimed);
+    finish_history(settings, record, stop, result.tasks);
     return result;
   });
 }

@@ -1,6 +1,7 @@
 """`python3 -m interloper COMMAND FILE.py`: the command line over a Python file's assets, and
 Ctrl-C during a run from Python."""
 
+import json
 import os
 import signal
 import subprocess
@@ -53,6 +54,20 @@ def test_a_python_run_shows_in_the_command_lines_status(workdir):
     assert "materialized      1  2026-11-02" in status.stdout, status.stdout + status.stderr
     runs = interloper("runs", "shop.py", cwd=workdir)
     assert "succeeded" in runs.stdout and "materialize 2026-11-02" in runs.stdout, runs.stdout
+
+
+def test_a_python_backfill_records_its_canceled_tasks_in_runs(workdir):
+    (workdir / "shop.py").write_text(SHOP)
+    run = subprocess.run([sys.executable, "-c", "import datetime as dt, interloper as il, shop; "
+                          "il.DAG(shop.orders, shop.revenue).backfill(il.TimePartitionWindow("
+                          "dt.date(2026, 11, 3), dt.date(2026, 11, 4)))"],
+                         cwd=workdir, timeout=60)
+    assert run.returncode == 0
+    runs = interloper("--json", "runs", "shop.py", cwd=workdir)
+    last = json.loads(runs.stdout)[0]
+    # orders 11-04 fails, so revenue 11-04 never starts: canceled, not failed.
+    assert (last["status"], last["succeeded"], last["failed"], last["canceled"]) == \
+        ("failed", 2, 1, 1), last
 
 
 def test_bad_files_and_bad_input_exit_2(workdir):
