@@ -20,12 +20,6 @@ namespace {
 
 using interloper::testing::Outcome;
 
-std::string fresh_schema() {
-  static std::atomic<int> counter{0};
-  std::random_device device;
-  return "il_cli_" + std::to_string(device() % 1000000000u) + "_" + std::to_string(++counter);
-}
-
 std::string password_of(const std::string& url) {
   auto start = url.find("://") + 3;
   auto at = url.find('@', start);
@@ -67,7 +61,7 @@ void write_pipeline(const fs::path& dir, const std::string& destination,
 TEST(PostgresCli, SqlAssetsRunInTheDatabaseAndThePasswordNeverShows) {
   IL_REQUIRE_POSTGRES(url);
   interloper::testing::TempDir dir;
-  const std::string schema = fresh_schema();
+  const std::string schema = interloper::testing::fresh_schema("cli");
   write_pipeline(dir.path(), "${IL_TEST_POSTGRES_URL}?schema=" + schema,
                  "${IL_TEST_POSTGRES_URL}?schema=" + schema + "_state");
   const std::string pipeline = (dir.path() / "pipeline.yaml").string();
@@ -201,7 +195,7 @@ TEST(PostgresCli, ServerStoppedMidBackfillFailsThenMissingCompletes) {
 TEST(PostgresCli, AssetsWhoseNamesShareTheirFirst63BytesKeepTheirOwnRows) {
   IL_REQUIRE_POSTGRES(url);
   interloper::testing::TempDir dir;
-  const std::string schema = fresh_schema();
+  const std::string schema = interloper::testing::fresh_schema("cli");
   // "shop_with_a_long_source_name__" and 35 letters: the first 63 bytes of both tables' names
   // are the same (the assets' own names stay short enough for their CTEs).
   const std::string source = "shop_with_a_long_source_name";
@@ -248,7 +242,7 @@ TEST(PostgresCli, AssetsWhoseNamesShareTheirFirst63BytesKeepTheirOwnRows) {
 TEST(PostgresCli, SqlAssetReadsADependencyWhoseNameIsLongerThan63BytesAndItsAllForm) {
   IL_REQUIRE_POSTGRES(url);
   interloper::testing::TempDir dir;
-  const std::string schema = fresh_schema();
+  const std::string schema = interloper::testing::fresh_schema("cli");
   // 70 bytes: NAME and NAME__all share their first 63 bytes, where PostgreSQL cuts a name.
   const std::string name = "orders_" + std::string(63, 'o');
   ASSERT_EQ(name.size(), 70u);

@@ -23,12 +23,6 @@ using interloper::testing::Outcome;
 
 namespace {
 
-std::string fresh_schema() {
-  static std::atomic<int> counter{0};
-  std::random_device device;
-  return "il_queue_" + std::to_string(device() % 1000000000u) + "_" + std::to_string(++counter);
-}
-
 // An hourly command asset, a daily and a monthly SQL aggregate over it, in one SQLite file.
 // The hour named by $SLOW_HOUR writes its worker's pid to slow.pid and sleeps on its first run;
 // the hour named by $BAD_HOUR always fails, the one named by $FLAKY_HOUR on its first run only. With $SPANS set, each run appends "start HOUR PID"
@@ -131,7 +125,7 @@ class QueueCli : public ::testing::Test {
  protected:
   void SetUp() override {
     IL_REQUIRE_POSTGRES(url);
-    queue_ = url + "?schema=" + fresh_schema();
+    queue_ = url + "?schema=" + interloper::testing::fresh_schema("queue");
     write_pipeline(dir_.path());
   }
 

@@ -510,16 +510,11 @@ TEST_F(Serve, RunsShowEachJobsNextFiresInItsZone) {
   for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(json::parse(lines[i]), fires[i]);
 }
 
-std::string fresh_schema() {
-  std::random_device device;
-  return "il_serve_" + std::to_string(device() % 1000000000u);
-}
-
 // With --queue, the runs page shows the queue's backfills and the tasks its workers run, as
 // `status --queue` reports them.
 TEST_F(Serve, RunsShowTheQueuesBackfillsAndRunningTasks) {
   IL_REQUIRE_POSTGRES(url);
-  const std::string queue = url + "?schema=" + fresh_schema();
+  const std::string queue = url + "?schema=" + interloper::testing::fresh_schema("serve");
   auto o = interloper::testing::run_interloper(
       {"backfill", "pipeline.yaml", "--window", "2026-03-06..2026-03-08", "--asset", "events",
        "--queue", queue},

@@ -24,12 +24,6 @@ using interloper::testing::run_interloper;
 
 enum class Database { sqlite, postgres };
 
-std::string fresh_schema() {
-  static std::atomic<int> counter{0};
-  std::random_device device;
-  return "il_sql_" + std::to_string(device() % 1000000000u) + "_" + std::to_string(++counter);
-}
-
 // A directory holding a pipeline whose destination is the database under test: `assets` is the
 // YAML of one source's assets. The warehouse is opened by the test the same way.
 class SqlAssetCli : public ::testing::TestWithParam<Database> {
@@ -37,7 +31,7 @@ class SqlAssetCli : public ::testing::TestWithParam<Database> {
   void SetUp() override {
     if (GetParam() == Database::postgres) {
       IL_REQUIRE_POSTGRES(url);
-      destination_ = url + "?schema=" + fresh_schema();
+      destination_ = url + "?schema=" + interloper::testing::fresh_schema("sql");
     } else {
       destination_ = "sqlite://" + (dir_.path() / "warehouse.db").string();
     }
@@ -126,7 +120,7 @@ TEST_P(SqlAssetCli, ADayWithoutRowsIsAnEmptyTableDownstream) {
 TEST_P(SqlAssetCli, ConcurrentBackfillWithEmptyDaysSucceeds) {
   for (int attempt = 0; attempt < 3; ++attempt) {
     if (GetParam() == Database::postgres) {
-      destination_ = destination_.substr(0, destination_.rfind('=') + 1) + fresh_schema();
+      destination_ = destination_.substr(0, destination_.rfind('=') + 1) + interloper::testing::fresh_schema("sql");
     } else {
       fs::remove(dir_.path() / "warehouse.db");
     }
@@ -146,7 +140,7 @@ TEST_P(SqlAssetCli, ConcurrentBackfillWithEmptyDaysSucceeds) {
   // other days write: no writer waits for another in a cycle.
   for (int attempt = 0; attempt < 3; ++attempt) {
     if (GetParam() == Database::postgres) {
-      destination_ = destination_.substr(0, destination_.rfind('=') + 1) + fresh_schema();
+      destination_ = destination_.substr(0, destination_.rfind('=') + 1) + interloper::testing::fresh_schema("sql");
     } else {
       fs::remove(dir_.path() / "warehouse.db");
     }
@@ -253,7 +247,7 @@ TEST_P(SqlAssetCli, InputsWithoutATableNameTheUpstream) {
 TEST(SqlAssetPostgresCli, DollarQuotedTextIsOneStatement) {
   IL_REQUIRE_POSTGRES(url);
   interloper::testing::TempDir dir;
-  const std::string destination = url + "?schema=" + fresh_schema();
+  const std::string destination = url + "?schema=" + interloper::testing::fresh_schema("sql");
   dir.write("pipeline.yaml",
             "destination: " + destination +
                 "\n"

@@ -16,17 +16,8 @@
 
 namespace {
 
-// A schema no other test uses, so tests share one database without seeing each other's tables.
-std::string fresh_schema(std::string_view name) {
-  static std::atomic<int> counter{0};
-  std::random_device device;
-  return "il_" + std::string(name) + "_" + std::to_string(device() % 1000000000u) + "_" +
-         std::to_string(++counter);
-}
-
-std::string with_schema(const std::string& url, const std::string& schema) {
-  return url + (url.find('?') == std::string::npos ? "?" : "&") + "schema=" + schema;
-}
+using interloper::testing::fresh_schema;
+using interloper::testing::with_schema;
 
 std::shared_ptr<interloper::Destination> contract_destination() {
   std::shared_ptr<interloper::Destination> out;

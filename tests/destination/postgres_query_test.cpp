@@ -16,17 +16,8 @@ namespace interloper {
 namespace {
 
 using testing::day;
-
-std::string fresh_name(std::string_view stem) {
-  static std::atomic<int> counter{0};
-  std::random_device device;
-  return "il_" + std::string(stem) + "_" + std::to_string(device() % 1000000000u) + "_" +
-         std::to_string(++counter);
-}
-
-std::string with_schema(const std::string& url, const std::string& schema) {
-  return url + (url.find('?') == std::string::npos ? "?" : "&") + "schema=" + schema;
-}
+using testing::fresh_schema;
+using testing::with_schema;
 
 // `url` logging in as `user` with `password` instead of its own user.
 std::string as_user(const std::string& url, const std::string& user, const std::string& password) {
@@ -39,7 +30,7 @@ class PostgresQueryTest : public ::testing::Test {
   void SetUp() override {
     IL_REQUIRE_POSTGRES(found);
     url = found;
-    schema = fresh_name("query");
+    schema = fresh_schema("query");
     checker = std::make_unique<postgres::Pool>(postgres::parse_url(url, {}));
   }
 
@@ -83,7 +74,7 @@ class PostgresQueryTest : public ::testing::Test {
 TEST_F(PostgresQueryTest, AScopedQueryReadsItsDependenciesAndNothingElse) {
   PostgresDestination destination(with_schema(url, schema));
   write_both(destination);
-  const std::string secret = fresh_name("secret");
+  const std::string secret = fresh_schema("secret");
   raw("CREATE SCHEMA " + secret + "; CREATE TABLE " + secret +
       ".creds (password text); INSERT INTO " + secret + ".creds VALUES ('hunter2')");
   const std::string objects = raw("SELECT count(*) FROM pg_largeobject_metadata");
@@ -156,8 +147,8 @@ TEST_F(PostgresQueryTest, ConcurrentQueriesOfOneDependencyDoNotWaitForEachOther)
 }
 
 TEST_F(PostgresQueryTest, AnOwnerThatIsNotSuperuserNeedsOnlyCreaterole) {
-  const std::string owner = fresh_name("owner");
-  const std::string plain = fresh_name("plain");
+  const std::string owner = fresh_schema("owner");
+  const std::string plain = fresh_schema("plain");
   raw("CREATE ROLE " + owner + " LOGIN PASSWORD 'pw' CREATEROLE; CREATE ROLE " + plain +
       " LOGIN PASSWORD 'pw'; GRANT CREATE ON DATABASE " + raw("SELECT current_database()") +
       " TO " + owner + ", " + plain);
@@ -170,7 +161,7 @@ TEST_F(PostgresQueryTest, AnOwnerThatIsNotSuperuserNeedsOnlyCreaterole) {
     EXPECT_NE(why.find("permission denied for table ads__other"), std::string::npos) << why;
   }
   {
-    PostgresDestination destination(with_schema(as_user(url, plain, "pw"), fresh_name("plain")));
+    PostgresDestination destination(with_schema(as_user(url, plain, "pw"), fresh_schema("plain")));
     write_both(destination);
     std::string why = refusal(destination, "SELECT clicks FROM ads__stats");
     EXPECT_NE(why.find("user '" + plain + "' may not create roles"), std::string::npos) << why;

@@ -6,9 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <optional>
+#include <random>
 #include <string>
+#include <string_view>
 
 namespace interloper::testing {
 
@@ -24,6 +27,20 @@ inline std::optional<std::string> postgres_ctl() {
   const char* ctl = std::getenv("IL_TEST_POSTGRES_CTL");
   if (ctl == nullptr || *ctl == '\0') return std::nullopt;
   return std::string(ctl);
+}
+
+// A schema name no other test (nor another run of the same test binary) uses, so that tests
+// share one database without seeing each other's tables: "il_<stem>_<random>_<count>".
+inline std::string fresh_schema(std::string_view stem) {
+  static std::atomic<int> counter{0};
+  std::random_device device;
+  return "il_" + std::string(stem) + "_" + std::to_string(device() % 1000000000u) + "_" +
+         std::to_string(++counter);
+}
+
+// `url` with its `schema` query parameter set to `schema`.
+inline std::string with_schema(const std::string& url, const std::string& schema) {
+  return url + (url.find('?') == std::string::npos ? "?" : "&") + "schema=" + schema;
 }
 
 inline bool postgres_required() {
