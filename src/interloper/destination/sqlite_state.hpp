@@ -197,7 +197,7 @@ struct SqliteDestination::State {
         upsert->reset();
         upsert->bind_text(1, table, false);
         upsert->bind_text(2, merged.field(i).name, false);
-        upsert->bind_text(3, type_text(merged.field(i)), false);
+        upsert->bind_text(3, type_text(merged.field(i)));  // a temporary: copied
         upsert->bind_int(4, static_cast<std::int64_t>(i));
         upsert->step();
       }
