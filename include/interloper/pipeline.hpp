@@ -2,9 +2,10 @@
 //
 // A pipeline file names a destination, sources and their assets. Each asset has exactly one
 // body: a `command:` (a program run directly, without a shell, that prints the asset's rows as
-// JSON lines or CSV on stdout) or a `sql:` query evaluated inside the destination database,
-// where upstream assets appear as tables named after them. docs/pipelines.md describes the
-// format in full.
+// JSON lines or CSV on stdout), a `sql:` query evaluated inside the destination database,
+// where upstream assets appear as tables named after them, or a `python:` function, which only
+// a process that registered a PythonResolver (the Python package) can load. docs/pipelines.md
+// describes the format in full.
 //
 //   destination: sqlite://.interloper/data.db
 //   sources:
@@ -29,6 +30,7 @@
 // Thread safety: a loaded Pipeline is immutable; its DAG may be run from several threads.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,20 +49,41 @@ struct AssetDefinition {
   std::string source;
   std::vector<std::string> deps;
   bool enabled = true;
-  std::string body;                  // "command" or "sql"
+  std::string body;                  // "command", "sql" or "python"
   std::vector<std::string> command;  // argv as written (placeholders unexpanded)
   std::string sql;                   // the query as written
+  std::string python;                // the `python:` target as written ("module:function")
   std::string format;                // "jsonl" or "csv" (command assets)
   std::optional<double> timeout_seconds;
-  std::string destination_url;  // resolved (absolute paths, ${VAR} expanded)
-  Schema schema;                // the declared `schema:` (empty when none)
-  std::int64_t min_rows = 0;    // `min_rows:`, or 1 for `allow_empty: false`
-  std::string version;          // `version:`, bumped by hand to mark stored partitions stale
-  bool adopt = false;           // `adopt:` (Asset::adopt)
+  std::string destination_url;   // resolved (absolute paths, ${VAR} expanded)
+  Schema schema;                 // the declared `schema:` (empty when none)
+  std::int64_t min_rows = 0;     // `min_rows:`, or 1 for `allow_empty: false`
+  std::string version;           // `version:`, bumped by hand to mark stored partitions stale
+  bool adopt = false;            // `adopt:` (Asset::adopt)
   bool require_upstream = true;  // `require_upstream:` (Asset::require_upstream)
-  int line = 0;                 // where the asset is declared (1-based)
+  int line = 0;                  // where the asset is declared (1-based)
   int column = 0;
 };
+
+// A `python:` asset as the loader hands it to the PythonResolver.
+struct PythonTarget {
+  std::string asset;              // the asset's name
+  std::string target;             // as written: "module:function" or "path/to/file.py:function"
+  std::string module;             // "package.module", or the .py file's absolute path
+  std::string function;           // the attribute of the module to call ("name" or "Class.name")
+  std::string directory;          // the pipeline's directory, where modules are looked for
+  std::vector<std::string> deps;  // the asset's declared dependencies
+};
+
+// Turns a `python:` target into the asset's compute function. Throws (any std::exception) when
+// the target cannot be found or used; the loader reports the message at the `python:` line,
+// with the asset and the target.
+using PythonResolver = std::function<ComputeFn(const PythonTarget&)>;
+
+// Sets the resolver the loader asks for every `python:` asset; an empty function removes it.
+// Without a resolver, loading a pipeline with a `python:` asset throws PipelineError. Not
+// thread-safe: set it before loading, never while a pipeline is loaded.
+void set_python_resolver(PythonResolver resolver);
 
 class Pipeline {
  public:
@@ -131,9 +154,9 @@ struct CatalogEntry {
 // cannot be read.
 std::vector<CatalogEntry> catalog(const DAG& dag, const Pipeline* pipeline, bool with_schema);
 // A JSON array with one object per entry: name, source, deps, enabled, body (a pipeline's
-// "command" or "sql" with its fields, or "code"), partitioning (the config's to_definition, or
-// null), destination, declared_schema and min_rows when declared, and, when read, schema (null
-// when never written) and retired_columns.
+// "command", "sql" or "python" with its fields, or "code"), partitioning (the config's
+// to_definition, or null), destination, declared_schema and min_rows when declared, and, when read,
+// schema (null when never written) and retired_columns.
 std::string catalog_json(const std::vector<CatalogEntry>& entries);
 // The same for people: a line per asset, then its dependencies, destination and, when read,
 // one line per stored column, a retired one marked "(retired: ...)".

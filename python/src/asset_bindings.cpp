@@ -279,6 +279,30 @@ Logger python_logger() {
   });
 }
 
+PythonResolver python_resolver_of(py::object resolve) {
+  // Dropped wherever the resolver is replaced: it takes the GIL like PythonFunction does.
+  auto holder = std::make_shared<PythonFunction>();
+  holder->function = std::move(resolve);
+  return [holder](const PythonTarget& target) -> ComputeFn {
+    py::gil_scoped_acquire gil;
+    try {
+      py::tuple made = holder->function(target.asset, target.module, target.function,
+                                        target.directory, target.deps);
+      auto callable = std::make_shared<PythonFunction>();
+      callable->function = made[0];
+      callable->asset = made[1];
+      callable->pass_self = made[2].cast<bool>();
+      callable->inputs = made[3].cast<std::vector<std::string>>();
+      callable->name = target.asset;
+      return compute_of(std::move(callable));
+    } catch (py::error_already_set& error) {
+      const std::string message = py::str(error.value()).cast<std::string>();
+      throw PipelineError(py::str(error.type().attr("__name__")).cast<std::string>() +
+                          (message.empty() ? "" : ": " + message));
+    }
+  };
+}
+
 void bind_engine_asset(py::module_& m);
 
 void bind_assets(py::module_& m) {

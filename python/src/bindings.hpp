@@ -8,6 +8,7 @@
 
 #include "interloper/asset.hpp"
 #include "interloper/partitioning.hpp"
+#include "interloper/pipeline.hpp"
 
 namespace interloper::python {
 
@@ -26,6 +27,12 @@ std::unique_ptr<PartitionWindow> window_argument(py::handle object, std::string_
 // A logger that hands assets' lines to Python's logging, as logger "interloper" with the
 // asset's name in the record (takes the GIL; callable from any thread).
 Logger python_logger();
+
+// The PythonResolver that asks `resolve(asset, module, function, directory, deps)` (a Python
+// callable, called with the GIL) for a `python:` asset's (function, asset or None, pass_self,
+// inputs), and runs that function as @asset functions run. A Python exception becomes a
+// PipelineError "TypeName: message".
+PythonResolver python_resolver_of(py::object resolve);
 
 // A JSON text as Python objects (json.loads) and back (json.dumps, compact).
 py::object json_to_python(std::string_view text);

@@ -306,16 +306,28 @@ void bind_runs(py::module_& m) {
         py::arg("store") = nullptr, py::arg("history") = "", py::arg("command_line") = "");
   m.def(
       "cli_main",
-      [](std::vector<std::string> args, py::handle dag) {
-        const DAG& graph = dag_of(dag);
+      [](std::vector<std::string> args, py::handle dag, py::object resolver) {
+        const DAG* graph = dag.is_none() ? nullptr : &dag_of(dag);
         std::vector<char*> argv;
         for (std::string& arg : args) argv.push_back(arg.data());
         argv.push_back(nullptr);
+        // The resolver serves this command line only; it is removed, with the GIL held, when
+        // the command returns or throws.
+        struct Installed {
+          explicit Installed(py::object resolve) {
+            if (!resolve.is_none()) set_python_resolver(python_resolver_of(std::move(resolve)));
+          }
+          ~Installed() { set_python_resolver(nullptr); }
+        } installed{std::move(resolver)};
         py::gil_scoped_release release;
-        return cli::main(static_cast<int>(args.size()), argv.data(), graph);
+        const int argc = static_cast<int>(args.size());
+        return graph != nullptr ? cli::main(argc, argv.data(), *graph)
+                                : cli::main(argc, argv.data());
       },
-      py::arg("argv"), py::arg("dag"),
-      "The interloper command line over a DAG; argv[0] names the program. Returns the exit code.");
+      py::arg("argv"), py::arg("dag") = py::none(), py::arg("resolver") = py::none(),
+      "The interloper command line over a DAG, or over the pipeline file argv names when `dag` "
+      "is None (its python: assets found by `resolver`); argv[0] names the program. Returns "
+      "the exit code.");
 }
 
 }  // namespace interloper::python

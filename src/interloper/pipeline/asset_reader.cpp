@@ -1,7 +1,8 @@
 // One asset's declaration as the file spells it: its name, partitioning, dependencies and
-// body, a command run without a shell or one SQL statement.
+// body, a command run without a shell, one SQL statement or a Python function.
 #include <fmt/format.h>
 
+#include <cctype>
 #include <string>
 
 #include "interloper/partitioning.hpp"
@@ -11,9 +12,9 @@ namespace interloper::pipeline {
 
 void Loader::read_asset(const yaml::Node& node, const SourceSpec& source) {
   check_keys(node, "asset",
-             {"name", "partitioning", "deps", "enabled", "command", "sql", "format", "timeout",
-              "max_output", "schema", "allow_empty", "min_rows", "destination", "version", "adopt",
-              "require_upstream", "description"});
+             {"name", "partitioning", "deps", "enabled", "command", "sql", "python", "format",
+              "timeout", "max_output", "schema", "allow_empty", "min_rows", "destination",
+              "version", "adopt", "require_upstream", "description"});
   AssetSpec& spec = assets_.emplace_back();  // both read in place: they are large
   AssetDefinition& def = definitions_.emplace_back();
   def.line = node.mark().line + 1;
@@ -54,20 +55,98 @@ void Loader::read_asset(const yaml::Node& node, const SourceSpec& source) {
   }
   const yaml::Node command = node["command"];
   const yaml::Node sql = node["sql"];
-  if (command && sql) {
-    fail(sql, fmt::format("asset '{}' has two bodies: give either 'command' or 'sql'", def.name));
+  const yaml::Node python = node["python"];
+  if ((command && sql) || ((command || sql) && python)) {
+    fail(python ? python : sql,
+         fmt::format("asset '{}' has two bodies: give one of 'command', 'sql' or 'python'",
+                     def.name));
   }
-  if (!command && !sql) {
-    fail(node, fmt::format("asset '{}' has no body: give 'command: [program, args...]' or "
-                           "'sql: SELECT ...'",
+  if (!command && !sql && !python) {
+    fail(node, fmt::format("asset '{}' has no body: give 'command: [program, args...]', "
+                           "'sql: SELECT ...' or 'python: module:function'",
                            def.name));
   }
   spec.destination = node["destination"] ? destination(node["destination"]) : source.destination;
   def.destination_url = spec.destination->url();
   if (command) {
     read_command(node, spec, def);
-  } else {
+  } else if (sql) {
     read_sql(node, source, spec, def);
+  } else {
+    read_python(node, spec, def);
+  }
+}
+
+void Loader::refuse_keys(const yaml::Node& node, std::string_view body,
+                         std::initializer_list<std::string_view> keys) const {
+  for (std::string_view key : keys) {
+    if (const yaml::Node value = node[std::string(key)]) {
+      fail(value, fmt::format("'{}' does not apply to {} assets", key, body));
+    }
+  }
+}
+
+namespace {
+
+bool is_identifier(std::string_view text) {
+  if (text.empty() || std::isdigit(static_cast<unsigned char>(text[0]))) return false;
+  for (char c : text) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+// "a.b.c" with every part an identifier.
+bool is_dotted_name(std::string_view text) {
+  for (std::size_t start = 0;;) {
+    const std::size_t dot = text.find('.', start);
+    if (!is_identifier(text.substr(start, dot - start))) return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+}  // namespace
+
+// A python body: `module:function` or `path/to/file.py:function`, turned into the asset's
+// compute function by the resolver the Python package registers. Without one (the plain
+// binary) the pipeline cannot be loaded.
+void Loader::read_python(const yaml::Node& node, AssetSpec& spec, AssetDefinition& def) const {
+  const yaml::Node python = node["python"];
+  def.body = "python";
+  def.python = scalar(python, "python");
+  refuse_keys(node, "python", {"format", "timeout", "max_output"});
+  const std::size_t colon = def.python.rfind(':');
+  PythonTarget target;
+  target.asset = def.name;
+  target.target = def.python;
+  target.directory = directory_;
+  if (colon != std::string::npos) {
+    target.module = def.python.substr(0, colon);
+    target.function = def.python.substr(colon + 1);
+  }
+  const bool file =
+      target.module.size() > 3 && target.module.compare(target.module.size() - 3, 3, ".py") == 0;
+  if (!(file || is_dotted_name(target.module)) || !is_dotted_name(target.function)) {
+    fail(python, fmt::format("asset '{}': python must be 'module:function' or "
+                             "'path/to/file.py:function', not '{}'",
+                             def.name, def.python));
+  }
+  if (file) target.module = resolve_path(target.module);
+  const PythonResolver& resolver = python_resolver();
+  if (!resolver) {
+    fail(python, fmt::format("asset '{}' is a Python asset (python: {}): run this pipeline "
+                             "with python3 -m interloper",
+                             def.name, def.python));
+  }
+  target.deps = def.deps;
+  try {
+    spec.python = resolver(target);
+  } catch (const std::exception& e) {
+    fail(python, fmt::format("asset '{}': python: {}: {}", def.name, def.python, e.what()));
+  }
+  if (!spec.python) {
+    fail(python, fmt::format("asset '{}': python: {} gave no function", def.name, def.python));
   }
 }
 

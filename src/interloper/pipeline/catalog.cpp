@@ -72,6 +72,8 @@ json entry_json(const CatalogEntry& entry) {
     out["command"] = def->command;
     out["format"] = def->format;
     out["timeout"] = def->timeout_seconds ? json(*def->timeout_seconds) : json(nullptr);
+  } else if (def != nullptr && def->body == "python") {
+    out["python"] = def->python;
   } else if (def != nullptr) {
     out["sql"] = def->sql;
     if (def->timeout_seconds) out["timeout"] = *def->timeout_seconds;

@@ -27,6 +27,8 @@ std::string definition_text(const AssetDefinition& def) {
   if (def.body == "command") {
     for (const std::string& arg : def.command) part(arg);
     part(def.format);
+  } else if (def.body == "python") {
+    part(def.python);
   } else {
     part(def.sql);
   }
@@ -208,9 +210,11 @@ std::vector<SourceSpec> Loader::read_sources(
   return source_specs;
 }
 
-// The function that computes an asset: its command run without a shell, or its sql run in its
-// destination with the dependencies it reads there. Takes the spec's resolved arguments.
+// The function that computes an asset: its command run without a shell, its sql run in its
+// destination with the dependencies it reads there, or what the PythonResolver made. Takes the
+// spec's resolved arguments.
 ComputeFn Loader::compute(AssetSpec& spec, const AssetDefinition& def) const {
+  if (def.body == "python") return std::move(spec.python);
   if (def.body == "command") {
     pipeline::CommandAsset command{.argv = std::move(spec.argv),
                                    .working_directory = directory_,

@@ -2,7 +2,7 @@
 // declarations of sources and assets, each kept beside the YAML node it came from so that any
 // later mistake is reported at its file:line:col, then builds the DAG from them.
 //   fields.cpp        the values a file spells: scalars, URLs, partitionings, schemas
-//   asset_reader.cpp  one asset's declaration and its body (command or sql)
+//   asset_reader.cpp  one asset's declaration and its body (command, sql or python)
 //   loader.cpp        the file as a whole: sources, graph checks, the DAG and the jobs
 #pragma once
 
@@ -38,6 +38,10 @@ struct Pipeline::State {
 
 namespace pipeline {
 
+// The resolver set_python_resolver() installed (empty when none). It outlives every static, so
+// that a resolver holding interpreter objects is never destroyed after the interpreter.
+const PythonResolver& python_resolver();
+
 // The start of `text` on one line, for messages.
 std::string one_line_excerpt(std::string_view text);
 
@@ -48,6 +52,7 @@ struct AssetSpec {
   yaml::Node deps_node;
   std::vector<yaml::Node> dep_nodes;
   yaml::Node sql_node;
+  ComputeFn python;  // what the PythonResolver made of a `python:` body
   std::unique_ptr<PartitionConfig> partitioning;
   std::vector<std::string> argv;  // resolved program path
   bool csv = false;
@@ -111,6 +116,10 @@ class Loader {
   void check_input_variables(const AssetSpec& spec, const AssetDefinition& def) const;
   void read_sql(const yaml::Node& node, const SourceSpec& source, AssetSpec& spec,
                 AssetDefinition& def);
+  void read_python(const yaml::Node& node, AssetSpec& spec, AssetDefinition& def) const;
+  // Keys of a body other than `body` that do not apply to it fail.
+  void refuse_keys(const yaml::Node& node, std::string_view body,
+                   std::initializer_list<std::string_view> keys) const;
   double timeout(const yaml::Node& node, const std::string& asset) const;
   std::vector<SourceSpec> read_sources(const yaml::Node& sources,
                                        const std::shared_ptr<Destination>& default_destination,

@@ -7,6 +7,17 @@ namespace interloper {
 
 using pipeline::Loader;
 
+namespace {
+PythonResolver& resolver() {
+  static PythonResolver* installed = new PythonResolver();  // never destroyed: see loader.hpp
+  return *installed;
+}
+}  // namespace
+
+void set_python_resolver(PythonResolver r) { resolver() = std::move(r); }
+
+const PythonResolver& pipeline::python_resolver() { return resolver(); }
+
 Pipeline Pipeline::load(const std::string& path) { return Pipeline(Loader(path).load()); }
 
 Pipeline Pipeline::parse(const std::string& yaml, const std::string& path) {
