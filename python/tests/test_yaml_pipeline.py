@@ -51,6 +51,9 @@ ASSETS = textwrap.dedent('''\
 
     def wants_more(context, orders, customers):
         return []
+
+    def broken(context, orders):
+        raise ValueError("no rates for " + context.partition.key)
 ''')
 
 
@@ -88,6 +91,16 @@ def test_a_python_asset_between_a_command_and_a_query(workdir, target, factor):
     assert status.returncode == 0, status.stderr
     assert "materialized      3  2026-11-01..2026-11-03" in status.stdout
     assert "missing           1  2026-11-04" in status.stdout
+
+
+def test_a_python_asset_that_raises_fails_its_tasks_and_the_run_goes_on(workdir):
+    write_pipeline(workdir, "shop_assets:broken")
+    done = interloper("backfill", "pipeline.yaml", "--window", "2026-11-01..2026-11-02",
+                      "--concurrency", "2", cwd=workdir)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "6 tasks, 2 succeeded, 2 failed, 2 canceled" in done.stdout
+    assert "ValueError: no rates for 2026-11-01 (" in done.stdout
+    assert "shop_assets.py, line 17, in broken)" in done.stdout
 
 
 def test_the_catalog_shows_the_python_target(workdir):
