@@ -177,6 +177,31 @@ TEST(Conform, ConvertsAddsAndNamesTheBadRow) {
   expect_data_error([&] { bad.conform(Schema{{"n", DataType::int64}}, 101); }, {"row 102"});
 }
 
+// SQLite's SUM of decimal text is a double: 0.10 + 0.20 gives 0.30000000000000004, which a
+// decimal(38,2) cannot hold. The message says the value was a double, not a decimal as given.
+TEST(Conform, ADoubleTooPreciseForADecimalIsNamedAsADouble) {
+  Table t;
+  t.append({{"revenue", 0.1 + 0.2}});
+  Field revenue{"revenue", DataType::decimal, 38, 2};
+  expect_data_error([&] { t.conform(Schema{revenue}); },
+                    {"row 1", "'revenue'", "double 0.30000000000000004", "decimal(38,2)",
+                     "a double is not exact"});
+  Table exact;
+  exact.append({{"revenue", 0.5}});
+  exact.conform(Schema{revenue});
+  EXPECT_EQ(exact.row(0)[0].as_decimal().to_string(), "0.50");
+  Table wide;
+  wide.append({{"revenue", Value(*Decimal::parse("1.234"))}});
+  try {
+    wide.conform(Schema{revenue});
+    ADD_FAILURE() << "1.234 fitted decimal(38,2)";
+  } catch (const DataError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("decimal 1.234 does not fit"), std::string::npos) << message;
+    EXPECT_EQ(message.find("double"), std::string::npos) << message;
+  }
+}
+
 }  // namespace
 }  // namespace interloper
 

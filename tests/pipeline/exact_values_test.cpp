@@ -123,6 +123,47 @@ TEST(ExactValues, SqliteKeepsThemAndSqlReadsTheJson) {
   EXPECT_EQ(totals.at(0, "ns"), il::Value(3));
 }
 
+// SQLite's SUM of decimal text is a double: declared decimal(38,2), a sum whose double shows
+// its error fails saying it was a double; the integer recipe of docs/pipelines.md is exact.
+TEST(ExactValues, SqliteSumsMoneyExactlyOnlyInIntegers) {
+  TempDir dir;
+  dir.write("rows/2026-11-01.jsonl",
+            "{\"date\":\"2026-11-01\",\"amount\":0.10}\n"
+            "{\"date\":\"2026-11-01\",\"amount\":0.20}\n"
+            "{\"date\":\"2026-11-01\",\"amount\":-92233720368547.05}\n");
+  const std::string head =
+      "destination: sqlite:data.db\nsources:\n  - name: shop\n    assets:\n"
+      "      - name: payments\n"
+      "        partitioning: {kind: time, column: date}\n"
+      "        schema: {amount: \"decimal(38,2)\"}\n"
+      "        command: [/bin/sh, -c, 'cat \"rows/$IL_PARTITION_KEY.jsonl\"']\n"
+      "      - name: totals\n"
+      "        deps: [payments]\n"
+      "        partitioning: {kind: time, column: date}\n"
+      "        schema: {revenue: \"decimal(38,2)\"}\n"
+      "        sql: |\n";
+  dir.write("double.yaml", head +
+                               "          SELECT date, SUM(amount) AS revenue FROM payments\n"
+                               "          WHERE amount > 0 GROUP BY date\n");
+  il::Pipeline doubled = il::Pipeline::load((dir.path() / "double.yaml").string());
+  const std::string error = first_error(run(doubled, "2026-11-01"));
+  for (const char* part : {"'revenue'", "double 0.30000000000000004", "not exact"}) {
+    EXPECT_NE(error.find(part), std::string::npos) << part << " not in: " << error;
+  }
+  dir.write("cents.yaml",
+            head +
+                "          SELECT date, CASE WHEN c < 0 THEN '-' ELSE '' END || (abs(c) / 100) || '.'\n"
+                "                       || printf('%02d', abs(c) % 100) AS revenue\n"
+                "          FROM (SELECT date, SUM(CAST(replace(amount, '.', '') AS INTEGER)) AS c\n"
+                "                FROM payments GROUP BY date)\n");
+  il::Pipeline cents = il::Pipeline::load((dir.path() / "cents.yaml").string());
+  il::RunResult ok = run(cents, "2026-11-01");
+  ASSERT_TRUE(ok.ok()) << first_error(ok);
+  const il::Table totals = stored(cents, "totals");
+  ASSERT_EQ(totals.num_rows(), 1u);
+  EXPECT_EQ(totals.at(0, "revenue").to_string(), "-92233720368546.75");
+}
+
 TEST(ExactValues, PostgresSumsBigintsAsNumericAndReadsJsonb) {
   IL_REQUIRE_POSTGRES(url);
   ASSERT_FALSE(url.empty());

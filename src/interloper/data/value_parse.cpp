@@ -153,14 +153,19 @@ Value text_value(std::string text, bool time_column) {
 namespace {
 
 // `v`, a decimal, at the scale of `field` when it declares one; throws when it does not fit.
-Value sized_decimal(Value v, const Field& field) {
+// `from_double` says the digits are a double's, whose binary error shows past the point.
+Value sized_decimal(Value v, const Field& field, bool from_double) {
   if (field.precision == 0 || v.is_null()) return v;
   const Decimal d = v.as_decimal();
   if (!d.fits(field.precision, field.scale))
-    throw DataError("decimal " + d.to_string() + " does not fit " + type_text(field) + " (" +
+    throw DataError(std::string(from_double ? "double " : "decimal ") + d.to_string() +
+                    " does not fit " + type_text(field) + " (" +
                     std::to_string(field.precision - field.scale) +
                     " digits before the point and " + std::to_string(field.scale) +
-                    " after it at most)");
+                    " after it at most)" +
+                    (from_double ? "; a double is not exact: round it to the column's scale, or "
+                                   "compute the value in integers or decimals"
+                                 : ""));
   return Value(*d.rescaled(field.scale));
 }
 
@@ -170,7 +175,9 @@ Value declared_value(const Value& v, const Field& field) {
   if (v.is_null() || (v.type() == field.type && field.type != DataType::decimal)) return v;
   try {
     Value out = v.type() == field.type ? v : convert(v, field.type);
-    return field.type == DataType::decimal ? sized_decimal(std::move(out), field) : out;
+    return field.type == DataType::decimal
+               ? sized_decimal(std::move(out), field, v.type() == DataType::float64)
+               : out;
   } catch (const DataError& e) {
     throw DataError("column '" + field.name + "': " + e.what());
   }
