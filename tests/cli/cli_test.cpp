@@ -414,6 +414,9 @@ TEST_F(Cli, StatusVerifyFindsPartitionsGoneFromTheDestination) {
   EXPECT_EQ(found.code, 1);
   EXPECT_NE(found.out.find("  gone              1  2026-11-03"), std::string::npos) << found.out;
   EXPECT_NE(found.err.find("gone from the destination"), std::string::npos) << found.err;
+  EXPECT_NE(found.err.find("rebuild them with backfill --window or materialize --partition"),
+            std::string::npos)
+      << found.err;
   args.insert(args.begin(), "--json");
   Outcome js = interloper(args);
   EXPECT_EQ(js.code, 1);
@@ -454,6 +457,13 @@ TEST_F(Cli, StatusVerifyFindsAFileOverwrittenBehindItsBack) {
   ASSERT_EQ(changed.size(), 1u) << js.out;
   EXPECT_EQ(changed[0]["partition"], "2026-11-02");
   EXPECT_EQ(changed[0]["object"], file.string());
+  // The store still records the day, so --missing passes it by, as the error says.
+  EXPECT_NE(found.err.find("backfill --missing skips them"), std::string::npos) << found.err;
+  Outcome missing =
+      interloper({"backfill", path, "--window", "2026-11-01..2026-11-03", "--missing"});
+  EXPECT_NE(missing.out.find("0 succeeded, 0 failed, 0 canceled, 3 skipped"), std::string::npos)
+      << missing.out;
+  EXPECT_EQ(interloper(args).code, 1);
   // Running the day again makes it whole.
   ASSERT_EQ(interloper({"materialize", path, "--partition", "2026-11-02"}).code, 0);
   EXPECT_EQ(interloper(args).code, 0);

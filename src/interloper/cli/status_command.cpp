@@ -315,13 +315,20 @@ int run_status(const Project& project, const Args& args) {
     throw UsageError(fmt::format("no asset accepts window '{}'", args.window));
   }
   if (args.json) std::cout << dump(out) << "\n";
+  // The store still records these partitions as materialized, so --missing passes them by.
+  constexpr const char* kRebuild =
+      "; backfill --missing skips them, as the store records them as materialized: rebuild them "
+      "with backfill --window or materialize --partition";
   if (any_gone) {
-    print_error(args, "some partitions recorded as materialized are gone from the destination");
+    print_error(args, fmt::format("some partitions recorded as materialized are gone from the "
+                                  "destination{}",
+                                  kRebuild));
   }
   if (any_changed) {
-    print_error(args,
-                "some partitions recorded as materialized were changed in the destination since "
-                "they were written (overwritten or truncated by someone else)");
+    print_error(args, fmt::format("some partitions recorded as materialized were changed in the "
+                                  "destination since they were written (overwritten or truncated "
+                                  "by someone else){}",
+                                  kRebuild));
   }
   if (any_gone || any_changed) return kRunFailed;
   return kOk;
