@@ -404,6 +404,27 @@ Answer start_backfill(const Server& server, const std::string& token, const std:
   return {r->status, json::parse(r->body)};
 }
 
+// Sends `request` as it is on a socket of its own and returns everything the server answers
+// before it closes the connection (at most 10 s).
+std::string raw_request(int port, const std::string& request) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  timeval limit{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  std::string answer;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+      ::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(request.size())) {
+    char buffer[4096];
+    for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) answer.append(buffer, n);
+  }
+  ::close(fd);
+  return answer;
+}
+
 // Waits (at most 60 s) until `count` partitions of `asset` over `window` are materialized.
 bool materialized(const Server& server, const std::string& asset, const std::string& window,
                   int count) {
@@ -433,6 +454,15 @@ TEST_F(Serve, AllowRunsBackfillsWithTheTokenOnly) {
       client.Post("/api/assets/nope/backfill", {{"X-Interloper-Token", token}}, "", "text/plain")
           ->status,
       400);
+  // `curl -X POST` sends no Content-Length: the refusal says what to send.
+  const std::string bare =
+      raw_request(server.port(),
+                  "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Interloper-Token: " + token +
+                      "\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(bare.rfind("HTTP/1.1 400", 0), 0u) << bare;
+  EXPECT_NE(bare.find(R"({"error":"a POST must say its length: send Content-Length: 0)"),
+            std::string::npos)
+      << bare;
   auto r = client.Post(path, {{"X-Interloper-Token", token}}, "", "text/plain");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200) << r->body;

@@ -84,9 +84,15 @@ void run_server(Api& api, const ServerOptions& options) {
   server.Get("/runs", page);
   server.Get(R"(/assets/[^/]+)", page);
   server.set_error_handler([](const httplib::Request& request, httplib::Response& response) {
-    if (response.status != 404) return;
-    response.set_content(fmt::format("{{\"error\":\"no such path\"}}"), "application/json");
-    (void)request;
+    if (response.status == 404) {
+      response.set_content(R"({"error":"no such path"})", "application/json");
+    } else if (response.status == 400 && request.method == "POST" &&
+               !request.has_header("Content-Length") && !request.has_header("Transfer-Encoding")) {
+      // The server refuses such a request before any route sees it (`curl -X POST` sends one).
+      response.set_content(R"x({"error":"a POST must say its length: )x"
+                           R"x(send Content-Length: 0 (curl -X POST -d '')"})x",
+                           "application/json");
+    }
   });
   if (!server.bind_to_port(options.host, options.port)) {
     throw Error(fmt::format("serve: cannot listen on {}:{}", options.host, options.port));
