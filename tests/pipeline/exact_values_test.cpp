@@ -150,12 +150,13 @@ TEST(ExactValues, SqliteSumsMoneyExactlyOnlyInIntegers) {
   for (const char* part : {"'revenue'", "double 0.30000000000000004", "not exact"}) {
     EXPECT_NE(error.find(part), std::string::npos) << part << " not in: " << error;
   }
-  dir.write("cents.yaml",
-            head +
-                "          SELECT date, CASE WHEN c < 0 THEN '-' ELSE '' END || (abs(c) / 100) || '.'\n"
-                "                       || printf('%02d', abs(c) % 100) AS revenue\n"
-                "          FROM (SELECT date, SUM(CAST(replace(amount, '.', '') AS INTEGER)) AS c\n"
-                "                FROM payments GROUP BY date)\n");
+  dir.write(
+      "cents.yaml",
+      head +
+          "          SELECT date, CASE WHEN c < 0 THEN '-' ELSE '' END || (abs(c) / 100) || '.'\n"
+          "                       || printf('%02d', abs(c) % 100) AS revenue\n"
+          "          FROM (SELECT date, SUM(CAST(replace(amount, '.', '') AS INTEGER)) AS c\n"
+          "                FROM payments GROUP BY date)\n");
   il::Pipeline cents = il::Pipeline::load((dir.path() / "cents.yaml").string());
   il::RunResult ok = run(cents, "2026-11-01");
   ASSERT_TRUE(ok.ok()) << first_error(ok);

@@ -158,14 +158,13 @@ Value sized_decimal(Value v, const Field& field, bool from_double) {
   if (field.precision == 0 || v.is_null()) return v;
   const Decimal d = v.as_decimal();
   if (!d.fits(field.precision, field.scale))
-    throw DataError(std::string(from_double ? "double " : "decimal ") + d.to_string() +
-                    " does not fit " + type_text(field) + " (" +
-                    std::to_string(field.precision - field.scale) +
-                    " digits before the point and " + std::to_string(field.scale) +
-                    " after it at most)" +
-                    (from_double ? "; a double is not exact: round it to the column's scale, or "
-                                   "compute the value in integers or decimals"
-                                 : ""));
+    throw DataError(
+        std::string(from_double ? "double " : "decimal ") + d.to_string() + " does not fit " +
+        type_text(field) + " (" + std::to_string(field.precision - field.scale) +
+        " digits before the point and " + std::to_string(field.scale) + " after it at most)" +
+        (from_double ? "; a double is not exact: round it to the column's scale, or "
+                       "compute the value in integers or decimals"
+                     : ""));
   return Value(*d.rescaled(field.scale));
 }
 
