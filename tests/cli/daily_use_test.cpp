@@ -228,6 +228,13 @@ TEST_F(DailyUse, EachKindOfAssetReadsAYearShapedValueItsOwnWay) {
   ASSERT_EQ(plan.code, 0) << plan.err;
   EXPECT_TRUE(contains(plan.err, readings)) << plan.err;
   EXPECT_TRUE(contains(plan.out, "1. regions  [list(region), command]  2026  1 task")) << plan.out;
+  // The year is one partition of the list, never of the daily, monthly and yearly assets.
+  EXPECT_TRUE(contains(plan.out, "window: 2026 (each asset reads it in its own partitions, below)"))
+      << plan.out;
+  EXPECT_EQ(plan.out.find("window: 2026 (1 partition)"),
+            plan.out.rfind("window: 2026 (1 partition)"))
+      << plan.out;
+  EXPECT_TRUE(contains(plan.out, "window: 2026 (1 partition)")) << plan.out;
 
   Outcome o = interloper({"backfill", path, "--window", "2026"});
   ASSERT_EQ(o.code, 0) << o.err;

@@ -114,11 +114,26 @@ json plan_json(const PlanReport& report) {
   return plan;
 }
 
+// Whether some selected time asset splits the time window `window` into partitions other than
+// its own (a year read by daily assets), so that the window's own count would mislead.
+bool read_in_other_partitions(const PlanReport& report, const PartitionWindow& window) {
+  const auto time = window.as_time_window();
+  if (!time) return false;
+  for (const PlanReport::Step& step : report.steps) {
+    const auto* config = dynamic_cast<const TimePartitionConfig*>(step.asset->partitioning());
+    if (config != nullptr && !(config->granularity() == time->granularity())) return true;
+  }
+  return false;
+}
+
 void print_plan(const PlanReport& report) {
   const std::size_t partitions = report.window ? report.window->size() : 0;
   std::cout << "window: " << (report.window ? report.window->to_string() : "(none)");
-  if (partitions > 0)
+  if (partitions > 0 && read_in_other_partitions(report, *report.window)) {
+    std::cout << " (each asset reads it in its own partitions, below)";
+  } else if (partitions > 0) {
     std::cout << " (" << partitions << " partition" << (partitions == 1 ? "" : "s") << ")";
+  }
   std::cout << "\n";
   if (report.missing) {
     std::cout << fmt::format("tasks: {} to run, {} of {} up to date (--missing), newest first\n",
