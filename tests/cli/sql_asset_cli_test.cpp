@@ -199,6 +199,9 @@ TEST_P(SqlAssetCli, AFailedQueryIsShownAsWritten) {
             std::string::npos)
       << o.out;
   EXPECT_EQ(o.out.find("shop__events"), std::string::npos) << o.out;
+  // The error line joins the heading to the query it introduces.
+  EXPECT_NE(o.err.find("; query: SELECT date,"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("query:;"), std::string::npos) << o.err;
   EXPECT_EQ(o.err.find("shop__events"), std::string::npos) << o.err;
   EXPECT_EQ(o.out.find("il_dep"), std::string::npos) << o.out;
 }

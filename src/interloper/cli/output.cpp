@@ -24,15 +24,20 @@ constexpr std::size_t kMaxErrorBytes = 4096;
 
 namespace {
 
-// `text` without its trailing newlines, each inner one replaced by `separator`, capped.
-std::string joined_lines(std::string text, std::string_view separator) {
+// `text` without its trailing newlines, each inner one replaced by `separator`, capped. With
+// `after_colon`, a line ending in ':' (a heading such as "query:") joins the next with that
+// instead, so the heading reads as one with what it introduces.
+std::string joined_lines(std::string text, std::string_view separator,
+                         std::string_view after_colon) {
   while (!text.empty() && text.back() == '\n') text.pop_back();
   std::string out;
   for (char c : text) {
-    if (c == '\n') {
-      out += separator;
-    } else {
+    if (c != '\n') {
       out += c;
+    } else if (!out.empty() && out.back() == ':') {
+      out += after_colon;
+    } else {
+      out += separator;
     }
   }
   if (out.size() > kMaxErrorBytes) {
@@ -47,9 +52,11 @@ std::string joined_lines(std::string text, std::string_view separator) {
 
 }  // namespace
 
-std::string one_line(std::string text) { return joined_lines(std::move(text), "; "); }
+std::string one_line(std::string text) { return joined_lines(std::move(text), "; ", " "); }
 
-std::string indented_lines(std::string text) { return joined_lines(std::move(text), "\n    "); }
+std::string indented_lines(std::string text) {
+  return joined_lines(std::move(text), "\n    ", "\n    ");
+}
 
 bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }
 
