@@ -1,4 +1,4 @@
-// Assets, sources, loggers and the execution context.
+// Assets: their settings, definition fingerprint, compute, run and materialize.
 #include "interloper/asset.hpp"
 
 #include <fmt/format.h>
@@ -6,40 +6,10 @@
 #include <stdexcept>
 #include <utility>
 
+#include "interloper/asset/conform.hpp"
 #include "interloper/dataset.hpp"
 
 namespace interloper {
-
-std::string_view log_level_name(LogLevel level) {
-  switch (level) {
-    case LogLevel::debug:
-      return "debug";
-    case LogLevel::info:
-      return "info";
-    case LogLevel::warning:
-      return "warning";
-    case LogLevel::error:
-      return "error";
-  }
-  return "unknown";
-}
-
-// ---- Logger ------------------------------------------------------------------------------
-
-Logger::Logger(Sink sink, std::string asset)
-    : sink_(sink ? std::make_shared<const Sink>(std::move(sink)) : nullptr),
-      asset_(std::move(asset)) {}
-
-Logger Logger::for_asset(std::string asset) const {
-  Logger copy;
-  copy.sink_ = sink_;
-  copy.asset_ = std::move(asset);
-  return copy;
-}
-
-void Logger::log(LogLevel level, std::string_view message) const {
-  if (sink_) (*sink_)(level, asset_, message);
-}
 
 // ---- Asset -------------------------------------------------------------------------------
 
@@ -225,15 +195,6 @@ class RowFloor {
   std::vector<std::int64_t> counts_;
 };
 
-// Whether conforming `schema` to `declared` would change it.
-bool needs_conform(const Schema& schema, const Schema& declared) {
-  for (const Field& f : declared.fields()) {
-    auto c = schema.find(f.name);
-    if (!c || schema.field(*c).type != f.type) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 Table Asset::compute(ExecutionContext& context) const {
@@ -249,7 +210,8 @@ Table Asset::compute(ExecutionContext& context) const {
     }
   } reset{context};
   Table rest = compute_(context);
-  if (needs_conform(rest.schema(), schema_)) rest.conform(schema_, context.rows_emitted_ + 1);
+  if (detail::needs_conform(rest.schema(), schema_))
+    rest.conform(schema_, context.rows_emitted_ + 1);
   if (floor) {
     floor->add(rest);
     floor->check();
@@ -312,148 +274,6 @@ std::int64_t Asset::materialize(Logger logger) const {
   Destination& destination = require_destination(*this);
   check(nullptr);
   return write_into(destination, nullptr, nullptr, std::move(logger));
-}
-
-// ---- Source ------------------------------------------------------------------------------
-
-Source::Source(std::string name, std::shared_ptr<Destination> destination)
-    : name_(std::move(name)), destination_(std::move(destination)) {}
-
-Source& Source::description(std::string text) {
-  description_ = std::move(text);
-  return *this;
-}
-
-void Source::reserve(std::size_t count) {
-  assets_.reserve(count);
-  names_.reserve(count);
-}
-
-Asset& Source::add(Asset asset) {
-  if (!names_.insert(asset.name()).second) {
-    throw DagError(fmt::format("source '{}': duplicate asset name '{}'", name_, asset.name()),
-                   asset.name());
-  }
-  asset.source_name(name_);
-  asset.source_destination_ = destination_;
-  assets_.push_back(std::move(asset));
-  return assets_.back();
-}
-
-// ---- ExecutionContext ----------------------------------------------------------------------
-
-ExecutionContext::ExecutionContext(std::string asset_name,
-                                   std::shared_ptr<const PartitionWindow> window, Logger logger,
-                                   Loader loader, Emitter emitter, ReadsOf reads_of)
-    : asset_name_(std::move(asset_name)),
-      window_(std::move(window)),
-      logger_(std::move(logger)),
-      loader_(std::move(loader)),
-      emitter_(std::move(emitter)),
-      reads_of_(std::move(reads_of)) {}
-
-void ExecutionContext::emit(const Table& batch) {
-  if (declared_ != nullptr && needs_conform(batch.schema(), *declared_)) {
-    Table conformed = batch;
-    conformed.conform(*declared_, rows_emitted_ + 1);
-    hand_on(conformed);
-    return;
-  }
-  hand_on(batch);
-}
-
-void ExecutionContext::hand_on(const Table& batch) {
-  if (count_) count_(batch);
-  rows_emitted_ += batch.num_rows();
-  if (emitter_) {
-    emitter_(batch);
-  } else if (!emitted_) {
-    emitted_ = batch;
-  } else {
-    emitted_->append_table(batch);
-  }
-}
-
-Table ExecutionContext::finish(Table rest) {
-  if (!emitted_) return rest;
-  Table all = std::move(*emitted_);
-  emitted_.reset();
-  all.append_table(rest);
-  return all;
-}
-
-const PartitionWindow& ExecutionContext::window() const {
-  if (!window_) {
-    throw PartitionError(fmt::format("asset '{}': the run has no window", asset_name_));
-  }
-  return *window_;
-}
-
-const Partition& ExecutionContext::partition() const {
-  if (!partition_) {
-    const PartitionWindow& w = window();
-    if (w.size() != 1) {
-      throw PartitionError(fmt::format(
-          "asset '{}': window {} has {} partitions; partition() needs exactly one (use window())",
-          asset_name_, w.to_string(), w.size()));
-    }
-    partition_ = w.partition_at(0);
-  }
-  return *partition_;
-}
-
-std::vector<std::string> ExecutionContext::keys() const {
-  return window_ ? window_->keys() : std::vector<std::string>{};
-}
-
-std::optional<TimePartitionWindow> ExecutionContext::time_window() const {
-  return window_ ? window_->as_time_window() : std::nullopt;
-}
-
-TimePoint ExecutionContext::partition_start() const {
-  const Partition& p = partition();
-  const std::optional<TimePartitionWindow> time = window_->as_time_window();
-  if (!time) {
-    throw PartitionError(
-        fmt::format("asset '{}': partition_start() needs a time partition, got "
-                    "{} partition '{}'",
-                    asset_name_, p.kind(), p.key()));
-  }
-  return time->start();
-}
-
-std::chrono::year_month_day ExecutionContext::partition_date() const {
-  const Partition& p = partition();
-  const std::optional<TimePartitionWindow> time = window_->as_time_window();
-  if (!time) {
-    throw PartitionError(
-        fmt::format("asset '{}': partition_date() needs a day partition, got {} partition '{}'",
-                    asset_name_, p.kind(), p.key()));
-  }
-  if (time->granularity() != TimeGranularity::DAY) {
-    throw PartitionError(
-        fmt::format("asset '{}': partition_date() needs a day partition, got {} partition '{}'",
-                    asset_name_, time->granularity().name(), p.key()));
-  }
-  return time->start().date();
-}
-
-Table ExecutionContext::load(std::string_view upstream_name) const {
-  if (!loader_) {
-    throw RunError(
-        fmt::format("asset '{}': cannot load '{}' outside a DAG run (no upstream loader)",
-                    asset_name_, upstream_name));
-  }
-  return loader_(upstream_name);
-}
-
-ExecutionContext::UpstreamReads ExecutionContext::reads_of(std::string_view upstream_name) const {
-  if (!reads_of_) {
-    throw RunError(
-        fmt::format("asset '{}': cannot read '{}' outside a DAG run (no upstream loader)",
-                    asset_name_, upstream_name));
-  }
-  return reads_of_(upstream_name);
 }
 
 }  // namespace interloper
