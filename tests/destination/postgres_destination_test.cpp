@@ -11,6 +11,7 @@
 #include "destination/storage_fixtures.hpp"
 #include "interloper/destination.hpp"
 #include "interloper/destination/postgres_sql.hpp"
+#include "destination/postgres_fixtures.hpp"
 #include "interloper/postgres/postgres.hpp"
 #include "support/postgres.hpp"
 
@@ -60,12 +61,7 @@ class PostgresDestinationTest : public ::testing::Test {
   }
 
   // One value straight from the server, as text, bypassing the destination.
-  std::string raw(const std::string& sql) {
-    auto conn = checker->acquire();
-    postgres::Result result = conn->exec(sql);
-    if (result.rows() == 0 || result.is_null(0, 0)) return "";
-    return std::string(result.value(0, 0));
-  }
+  std::string raw(const std::string& sql) { return testing::first_value(*checker, sql); }
 
   std::string url;
   std::string schema;
@@ -409,12 +405,7 @@ class PostgresLongNamesTest : public ::testing::Test {
     checker = std::make_unique<postgres::Pool>(postgres::parse_url(url, {}));
   }
 
-  std::string raw(const std::string& sql) {
-    auto conn = checker->acquire();
-    postgres::Result result = conn->exec(sql);
-    if (result.rows() == 0 || result.is_null(0, 0)) return "";
-    return std::string(result.value(0, 0));
-  }
+  std::string raw(const std::string& sql) { return testing::first_value(*checker, sql); }
 
   static Table clicks(int n) {
     Table rows;

@@ -9,6 +9,7 @@
 
 #include "destination/storage_fixtures.hpp"
 #include "interloper/destination.hpp"
+#include "destination/postgres_fixtures.hpp"
 #include "interloper/postgres/postgres.hpp"
 #include "support/postgres.hpp"
 
@@ -35,12 +36,7 @@ class PostgresQueryTest : public ::testing::Test {
   }
 
   // Runs `sql` as the server's superuser; the first value as text ("" for none).
-  std::string raw(const std::string& sql) {
-    auto conn = checker->acquire();
-    postgres::Result result = conn->exec(sql);
-    if (result.rows() == 0 || result.is_null(0, 0)) return "";
-    return std::string(result.value(0, 0));
-  }
+  std::string raw(const std::string& sql) { return testing::first_value(*checker, sql); }
 
   // Writes one row to `stats` and one to `other` through `destination`.
   void write_both(PostgresDestination& destination) {
