@@ -1,4 +1,4 @@
-// S3Client: requests, signing, retries, and the calls a destination makes.
+// S3Client: construction, URLs, and the transport: signed requests, retries, and failures.
 #include "interloper/s3/client.hpp"
 
 #include <curl/curl.h>
@@ -12,28 +12,18 @@
 #include <thread>
 
 #include "interloper/error.hpp"
+#include "interloper/s3/client_internal.hpp"
 #include "interloper/s3/text.hpp"
 
 namespace interloper::detail {
 
 using s3_text::element;
-using s3_text::elements;
 using s3_text::lower;
-using s3_text::md5_base64;
 using s3_text::trim;
-using s3_text::xml_escape;
 
 namespace {
 
 const std::string empty_sha256 = sha256_hex("");
-
-// An ETag without the quotes S3 puts around it.
-std::string unquoted(std::string_view etag) {
-  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
-    etag = etag.substr(1, etag.size() - 2);
-  }
-  return std::string(etag);
-}
 
 struct CurlGlobal {
   CurlGlobal() { curl_global_init(CURL_GLOBAL_DEFAULT); }
@@ -45,13 +35,6 @@ std::size_t collect_body(char* data, std::size_t size, std::size_t count, void* 
 }
 
 }  // namespace
-
-std::optional<std::string> S3Head::meta(std::string_view name) const {
-  for (const auto& [key, value] : metadata) {
-    if (key == name) return value;
-  }
-  return std::nullopt;
-}
 
 S3Credentials S3Credentials::from_environment() {
   auto get = [](const char* name) -> std::string {
@@ -68,27 +51,6 @@ S3Credentials S3Credentials::from_environment() {
   }
   return out;
 }
-
-struct S3Client::Request {
-  const char* method = "GET";
-  std::string key{};  // empty: the bucket itself
-  std::vector<std::pair<std::string, std::string>> query{};
-  std::vector<std::string> headers{};
-  std::string_view body{};
-};
-
-struct S3Client::Response {
-  long status = 0;
-  std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;  // names in lower case
-
-  std::string header(std::string_view name) const {
-    for (const auto& [key, value] : headers) {
-      if (key == name) return value;
-    }
-    return {};
-  }
-};
 
 struct S3Client::Pool {
   std::mutex mutex;
@@ -298,162 +260,6 @@ void S3Client::fail(const Request& request, const Response& response) const {
   }
   throw DestinationError(
       fmt::format("s3 destination: {} failed on {}: {}", what, describe(), detail));
-}
-
-std::string S3Client::put(std::string_view key, std::string_view body, const S3Metadata& metadata) {
-  Request request{.method = "PUT", .key = std::string(key), .body = body};
-  for (const auto& [name, value] : metadata) {
-    request.headers.push_back(fmt::format("x-amz-meta-{}: {}", name, value));
-  }
-  Response response = perform(request);
-  if (response.status != 200) fail(request, response);
-  return unquoted(response.header("etag"));
-}
-
-std::optional<std::string> S3Client::get(std::string_view key) {
-  Request request{.method = "GET", .key = std::string(key)};
-  Response response = perform(request);
-  if (response.status == 404 && element(response.body, "Code") != "NoSuchBucket") {
-    return std::nullopt;
-  }
-  if (response.status != 200) fail(request, response);
-  return std::move(response.body);
-}
-
-std::optional<S3Head> S3Client::head(std::string_view key) {
-  Request request{.method = "HEAD", .key = std::string(key)};
-  Response response = perform(request);
-  if (response.status == 404) {
-    // HEAD answers carry no body: ask the bucket whether it is the bucket that is missing.
-    Request bucket{.method = "HEAD"};
-    Response answer = perform(bucket);
-    if (answer.status == 404) {
-      throw DestinationError(
-          fmt::format("s3 destination: bucket '{}' does not exist at {}", location_.bucket, host_));
-    }
-    return std::nullopt;
-  }
-  if (response.status != 200) fail(request, response);
-  S3Head out;
-  out.size = std::atoll(response.header("content-length").c_str());
-  for (const auto& [name, value] : response.headers) {
-    if (name.rfind("x-amz-meta-", 0) == 0) out.metadata.emplace_back(name.substr(11), value);
-  }
-  return out;
-}
-
-std::vector<S3ObjectInfo> S3Client::list(std::string_view prefix) {
-  std::vector<S3ObjectInfo> out;
-  std::string token;
-  for (;;) {
-    Request request{.method = "GET"};
-    request.query = {{"list-type", "2"}, {"prefix", std::string(prefix)}, {"encoding-type", "url"}};
-    if (!token.empty()) request.query.emplace_back("continuation-token", token);
-    Response response = perform(request);
-    if (response.status != 200) fail(request, response);
-    for (std::string_view contents : elements(response.body, "Contents")) {
-      S3ObjectInfo info;
-      info.key = s3_uri_decode(element(contents, "Key"), true);
-      info.size = std::atoll(element(contents, "Size").c_str());
-      info.etag = unquoted(element(contents, "ETag"));
-      out.push_back(std::move(info));
-    }
-    if (element(response.body, "IsTruncated") != "true") break;
-    token = element(response.body, "NextContinuationToken");
-    if (token.empty()) break;
-  }
-  std::sort(out.begin(), out.end(),
-            [](const S3ObjectInfo& a, const S3ObjectInfo& b) { return a.key < b.key; });
-  return out;
-}
-
-void S3Client::remove(const std::vector<std::string>& keys) {
-  for (std::size_t from = 0; from < keys.size(); from += 1000) {
-    std::string body = "<Delete><Quiet>true</Quiet>";
-    for (std::size_t i = from; i < std::min(keys.size(), from + 1000); ++i) {
-      body += "<Object><Key>" + xml_escape(keys[i]) + "</Key></Object>";
-    }
-    body += "</Delete>";
-    Request request{.method = "POST", .query = {{"delete", ""}}, .body = body};
-    request.headers.push_back("Content-MD5: " + md5_base64(body));
-    Response response = perform(request);
-    if (response.status != 200) fail(request, response);
-    auto errors = elements(response.body, "Error");
-    if (!errors.empty()) {
-      throw DestinationError(fmt::format("s3 destination: cannot delete '{}' from {}: {}",
-                                         element(errors.front(), "Key"), describe(),
-                                         element(errors.front(), "Message")));
-    }
-  }
-}
-
-std::string S3Client::start_multipart(std::string_view key, const S3Metadata& metadata) {
-  Request request{.method = "POST", .key = std::string(key), .query = {{"uploads", ""}}};
-  for (const auto& [name, value] : metadata) {
-    request.headers.push_back(fmt::format("x-amz-meta-{}: {}", name, value));
-  }
-  Response response = perform(request);
-  if (response.status != 200) fail(request, response);
-  std::string id = element(response.body, "UploadId");
-  if (id.empty()) {
-    throw DestinationError(
-        fmt::format("s3 destination: {} gave no upload id for '{}'", describe(), key));
-  }
-  return id;
-}
-
-std::string S3Client::upload_part(std::string_view key, const std::string& upload_id, int number,
-                                  std::string_view body) {
-  Request request{.method = "PUT",
-                  .key = std::string(key),
-                  .query = {{"partNumber", std::to_string(number)}, {"uploadId", upload_id}},
-                  .body = body};
-  Response response = perform(request);
-  if (response.status != 200) fail(request, response);
-  return response.header("etag");
-}
-
-std::string S3Client::complete_multipart(std::string_view key, const std::string& upload_id,
-                                         const std::vector<std::string>& etags) {
-  std::string body = "<CompleteMultipartUpload>";
-  for (std::size_t i = 0; i < etags.size(); ++i) {
-    body += fmt::format("<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>", i + 1,
-                        xml_escape(etags[i]));
-  }
-  body += "</CompleteMultipartUpload>";
-  Request request{
-      .method = "POST", .key = std::string(key), .query = {{"uploadId", upload_id}}, .body = body};
-  Response response = perform(request);
-  // S3 may report a failed completion inside a 200 answer.
-  if (response.status != 200 || !element(response.body, "Code").empty()) fail(request, response);
-  return unquoted(element(response.body, "ETag"));
-}
-
-void S3Client::abort_multipart(std::string_view key, const std::string& upload_id) noexcept {
-  try {
-    Request request{
-        .method = "DELETE", .key = std::string(key), .query = {{"uploadId", upload_id}}};
-    perform(request);
-  } catch (...) {
-    // Best effort: an upload never completed stays invisible; the store expires it.
-  }
-}
-
-void S3Client::create_bucket() {
-  Request request{.method = "PUT"};
-  std::string body;
-  if (location_.region != "us-east-1") {
-    body = fmt::format(
-        "<CreateBucketConfiguration><LocationConstraint>{}</LocationConstraint>"
-        "</CreateBucketConfiguration>",
-        xml_escape(location_.region));
-    request.body = body;
-  }
-  Response response = perform(request);
-  if (response.status == 200) return;
-  std::string code = element(response.body, "Code");
-  if (code == "BucketAlreadyOwnedByYou") return;
-  fail(request, response);
 }
 
 }  // namespace interloper::detail
