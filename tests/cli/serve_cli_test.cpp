@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
@@ -784,5 +785,143 @@ TEST_F(Serve, OverviewFitsA1400PixelWindow) {
        server.url("/")});
   EXPECT_EQ(o.code, 0) << o.err;
 }
+
+// The JSON `status --json` prints for `pipeline` (with `window`, when given), run in `dir`.
+json status_json_of(const fs::path& dir, const std::string& pipeline, const std::string& window) {
+  std::vector<std::string> args = {"--json", "status", pipeline};
+  if (!window.empty()) {
+    args.push_back("--window");
+    args.push_back(window);
+  }
+  const auto o = interloper::testing::run_interloper(args, dir.string());
+  EXPECT_EQ(o.code, 0) << o.err;
+  return o.code == 0 ? json::parse(o.out) : json();
+}
+
+// The page and its API report from status's model: /api/status is `status --json`, stale
+// partitions included, and the overview and grid show each asset over the same window.
+TEST_F(Serve, AnswersWhatStatusJsonPrintsStaleIncluded) {
+  // The command changes: what the old one wrote is stale.
+  temp_.write("pipeline.yaml", [&] {
+    std::ifstream in(dir_ / "pipeline.yaml");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string before = "command: [./emit.sh, \"{partition.key}\"]";
+    text.replace(text.find(before), before.size(),
+                 "command: [./emit.sh, \"{partition.key}\", extra]");
+    return text;
+  }());
+  for (const std::string window : {"", "2026-03-01..2026-03-06", "2026-03"}) {
+    std::vector<std::string> args = {"serve", "pipeline.yaml"};
+    if (!window.empty()) {
+      args.push_back("--window");
+      args.push_back(window);
+    }
+    Server server(dir_, args);
+    const json expected = status_json_of(dir_, "pipeline.yaml", window);
+    EXPECT_EQ(server.get("/api/status"), expected) << window;
+    const json overview = server.get("/api/overview");
+    for (const json& status : expected) {
+      EXPECT_EQ(asset_of(overview, status["asset"])["window"], status["window"]) << window;
+    }
+    // The same window asked of a server started without one.
+    if (!window.empty()) {
+      Server plain(dir_, {"serve", "pipeline.yaml"});
+      EXPECT_EQ(plain.get("/api/status?window=" + window), expected) << window;
+    }
+  }
+  const json expected = status_json_of(dir_, "pipeline.yaml", "2026-03-01..2026-03-06");
+  ASSERT_EQ(expected[0]["asset"], "events");
+  EXPECT_EQ(expected[0]["stale"], json({"2026-03-01..2026-03-03", "2026-03-05"})) << expected;
+
+  Server server(dir_, {"serve", "pipeline.yaml", "--window", "2026-03-01..2026-03-06"});
+  const json events = asset_of(server.get("/api/overview"), "events");
+  EXPECT_EQ(events["materialized"], 4);
+  EXPECT_EQ(events["stale"], 4);
+  EXPECT_EQ(asset_of(server.get("/api/overview"), "regions")["stale"], 0);
+  const json grid = server.get("/api/assets/events");
+  EXPECT_EQ(grid["window"], "2026-03-01..2026-03-06");
+  EXPECT_EQ(grid["counts"]["stale"], 4);
+  EXPECT_EQ(grid["ranges"]["stale"], json::parse("[[0,2],[4,4]]"));
+  EXPECT_EQ(grid["cells"][0]["state"], "stale");
+  EXPECT_EQ(grid["cells"][3]["state"], "failed");
+  EXPECT_EQ(server.get("/api/assets/events/partitions/2026-03-02")["state"], "stale");
+  EXPECT_EQ(server.get("/api/assets/regions/partitions/eu")["state"], "missing");
+  const json buckets = server.get("/api/assets/events?window=2026-03-01..2126-03-01");
+  EXPECT_EQ(buckets["buckets"][0]["stale"], 4);
+  // A window no asset takes is refused as `status` refuses it.
+  EXPECT_NE(server.get("/api/status?window=mars", 400)["error"].get<std::string>().find(
+                "no asset accepts window 'mars'"),
+            std::string::npos);
+}
+
+// `--window` gives each asset its own share of the window, as `status` and `backfill` do: on
+// the traffic demo a month of days is 720 hours, 30 days and one month.
+TEST_F(Serve, WindowGivesEachAssetItsShare) {
+  const fs::path demo = fs::path(IL_TEST_SOURCE_DIR) / "examples" / "demo";
+  fs::copy_file(demo / "traffic.yaml", dir_ / "traffic.yaml");
+  fs::copy_file(demo / "pageviews.sh", dir_ / "pageviews.sh");
+  const auto o = interloper::testing::run_interloper(
+      {"backfill", "traffic.yaml", "--asset", "pageviews", "--window", "2026-11-01"},
+      dir_.string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  const std::string month = "2026-11-01..2026-11-30";
+  Server server(dir_, {"serve", "traffic.yaml", "--window", month});
+  const json overview = server.get("/api/overview");
+  const json& hours = asset_of(overview, "pageviews");
+  EXPECT_EQ(hours["window"], "2026-11-01T00..2026-11-30T23") << hours;
+  EXPECT_EQ(hours["partitions"], 720);
+  EXPECT_EQ(hours["materialized"], 24);
+  EXPECT_EQ(hours["missing"], 696);
+  const json& days = asset_of(overview, "daily_views");
+  EXPECT_EQ(days["window"], month);
+  EXPECT_EQ(days["missing"], 30);
+  const json& months = asset_of(overview, "monthly_report");
+  EXPECT_EQ(months["window"], "2026-11");
+  EXPECT_EQ(months["partitions"], 1);
+  EXPECT_EQ(server.get("/api/status"), status_json_of(dir_, "traffic.yaml", month));
+  // An asset's page shows its share of the server's window, or of the one it is asked for.
+  EXPECT_EQ(server.get("/api/assets/pageviews")["partitions"], 720);
+  const json day = server.get("/api/assets/pageviews?window=2026-11-01");
+  EXPECT_EQ(day["window"], "2026-11-01T00..2026-11-01T23");
+  EXPECT_EQ(day["counts"]["materialized"], 24);
+  EXPECT_EQ(server.get("/api/assets/monthly_report?window=2026-11-01..2026-12-31")["window"],
+            "2026-11..2026-12");
+}
+
+#ifdef IL_FORK_TRAP
+// A run started from the page is started with posix_spawn, never fork() (a child forked from
+// the threaded server could deadlock on a lock another thread held): a library preloaded into
+// the server records any fork() it makes.
+TEST_F(Serve, PageRunsStartWithoutFork) {
+  const fs::path trap = dir_ / "trap";
+  fs::create_directories(trap);
+  // The trap works: a shell that forks is caught.
+  const fs::path control = dir_ / "control";
+  fs::create_directories(control);
+  interloper::testing::run_command(
+      {"/bin/sh", "-c", "/bin/true; /bin/true"}, dir_.string(),
+      {{"LD_PRELOAD", IL_FORK_TRAP}, {"IL_FORK_TRAP_DIR", control.string()}});
+  bool caught = false;
+  for (const auto& entry : fs::directory_iterator(control)) {
+    caught = caught || entry.path().filename().string().rfind("forked-", 0) == 0;
+  }
+  ASSERT_TRUE(caught) << "the fork trap caught no fork of /bin/sh";
+
+  ::setenv("LD_PRELOAD", IL_FORK_TRAP, 1);
+  ::setenv("IL_FORK_TRAP_DIR", trap.c_str(), 1);
+  Server server(dir_, {"serve", "pipeline.yaml", "--allow-runs"});
+  ::unsetenv("LD_PRELOAD");
+  ::unsetenv("IL_FORK_TRAP_DIR");
+  ASSERT_TRUE(fs::exists(trap / "loaded"));
+  const Answer started =
+      start_backfill(server, token_of(server), "events", "2026-03-06..2026-03-07");
+  ASSERT_EQ(started.status, 200) << started.body;
+  EXPECT_TRUE(materialized(server, "events", "2026-03-06..2026-03-07", 2));
+  for (const auto& entry : fs::directory_iterator(trap)) {
+    EXPECT_EQ(entry.path().filename().string().rfind("forked-", 0), std::string::npos)
+        << "a process forked: " << entry.path();
+  }
+}
+#endif
 
 }  // namespace

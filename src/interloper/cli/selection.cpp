@@ -8,6 +8,7 @@
 
 #include "interloper/plan.hpp"
 #include "interloper/run.hpp"
+#include "interloper/run/asset_status.hpp"
 
 namespace interloper::cli {
 
@@ -37,11 +38,7 @@ void check_known(const DAG& dag, const std::vector<std::string>& names) {
 }
 
 // What kind of window the text looks like, for messages: a granularity name or "list".
-std::string window_shape(const std::string& text) {
-  std::string first = text.substr(0, text.find(".."));
-  if (auto g = TimeGranularity::infer(first)) return std::string(g->name());
-  return "list";
-}
+std::string window_shape(const std::string& text) { return window_text_shape(text); }
 
 }  // namespace
 
@@ -100,16 +97,7 @@ std::vector<std::string> expand_selectors(const DAG& dag, const std::vector<std:
 
 std::unique_ptr<PartitionWindow> own_window(const PartitionConfig& config,
                                             const std::string& window_text) {
-  if (config.kind() != "time" || window_shape(window_text) == "list") {
-    return config.parse_window(window_text);
-  }
-  const TimePartitionWindow requested = TimePartitionWindow::parse(window_text);
-  std::unique_ptr<PartitionWindow> own = overlapping_window(config, requested);
-  if (own == nullptr) {
-    throw PartitionError(
-        fmt::format("window {} lies before the partitioning's start", requested.to_string()));
-  }
-  return own;
+  return window_share(config, window_text);
 }
 
 namespace {

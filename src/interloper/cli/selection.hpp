@@ -74,7 +74,8 @@ std::string shown_partition(const DAG& dag, const std::string& asset, const std:
 // it, "+NAME" every asset upstream, "+NAME+" both, "*" every asset. Duplicates are dropped.
 // Throws UsageError naming an unknown asset, or a "tag:" selector (assets have no tags).
 std::vector<std::string> expand_selectors(const DAG& dag, const std::vector<std::string>& names);
-// An asset's own partitions covered by a window text: a time window of any granularity gives a
+// An asset's own partitions covered by a window text, as the status model reads it
+// (window_share in run/asset_status.hpp): a time window of any granularity gives a
 // time-partitioned asset its partitions overlapping the window's bounds, clamped to its start
 // (a day window gives an hourly asset 24 hours, a monthly one its month); other windows are
 // parsed by the partitioning. Throws std::invalid_argument or PartitionError naming the problem.

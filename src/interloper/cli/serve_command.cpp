@@ -9,6 +9,7 @@
 
 #include "interloper/cli/cli_internal.hpp"
 #include "interloper/pipeline/process.hpp"
+#include "interloper/run/asset_status.hpp"
 #include "interloper/run/queue.hpp"
 #include "interloper/serve/server.hpp"
 
@@ -17,7 +18,10 @@ namespace {
 
 // The backfills started from the page: each a child process of this binary (`backfill
 // --missing`) that shares neither the server's store connection nor its threads, at most one per
-// asset at a time. Finished ones are reaped whenever another is asked for. Thread-safe.
+// asset at a time. It is started with posix_spawn (pipeline::start_process), never fork(): a
+// child forked from the threaded server would inherit locks other threads held (the allocator's
+// among them) and could deadlock before it reached exec. Finished ones are reaped whenever
+// another is asked for. Thread-safe.
 class PageBackfills {
  public:
   explicit PageBackfills(std::string pipeline) : pipeline_(std::move(pipeline)) {}
@@ -70,9 +74,20 @@ CLI::Validator whole_number_above_zero() {
       "POSITIVE");
 }
 
+// Refuses a --window that no asset takes, as `status` does.
+void check_window(const DAG& dag, const std::string& window) {
+  if (window.empty()) return;
+  const TimePoint now = SystemClock().now();
+  for (const Asset* asset : dag.order()) {
+    if (asset->partitioning() != nullptr && status_window(*asset, window, now, false)) return;
+  }
+  throw UsageError(fmt::format("no asset accepts window '{}'", window));
+}
+
 }  // namespace
 
 int run_serve(const Project& project, const Args& args) {
+  check_window(*project.dag, args.window);
   auto store = open_state_store(project.store_path, false);
   serve::ApiOptions shown;
   shown.pipeline = history_name(args);
@@ -111,7 +126,9 @@ Command add_serve(CLI::App& app, Args& args, const Program& program) {
       ->type_name("PORT")
       ->check(CLI::Range(1, 65535))
       ->default_str("8321");
-  sub->add_option("--window", args.window, "Window the overview counts over")->type_name("WINDOW");
+  sub->add_option("--window", args.window,
+                  "Window the pages show, each asset its own share of it (as status --window)")
+      ->type_name("WINDOW");
   sub->add_option("--queue", args.queue.url, "Also show the backfills of this queue")
       ->type_name("URL");
   if (program.yaml) {

@@ -1,19 +1,10 @@
 // `interloper status`: each asset's materialized, failed and missing partitions.
 #include "interloper/cli/cli_internal.hpp"
+#include "interloper/run/asset_status.hpp"
 
 namespace interloper::cli::detail {
 
 namespace {
-
-// "a..b" or "a" for each range, with the window's keys.
-json ranges_json(const PartitionWindow& window, const std::vector<PartitionRange>& ranges) {
-  json out = json::array();
-  for (const auto& r : ranges) {
-    std::string first = window.partition_at(r.first)->key();
-    out.push_back(r.first == r.last ? first : first + ".." + window.partition_at(r.last)->key());
-  }
-  return out;
-}
 
 std::string strip(const PartitionWindow& window, const WindowStatus& status, int width) {
   std::size_t n = window.size();
@@ -52,164 +43,13 @@ std::string error_excerpt(const std::string& error) {
   return line;
 }
 
-// What --verify finds among the partitions of `materialized`: those the destination does not
-// hold (never written there, or deleted since), and those whose stored data someone else
-// overwrote or truncated since it was written.
-struct Verified {
-  std::vector<PartitionRange> gone;
-  std::vector<PartitionCheck> changed;
-};
-
-Verified verify_partitions(const DAG& dag, const Asset& asset, const PartitionWindow& window,
-                           const std::vector<PartitionRange>& materialized) {
-  Verified out;
-  if (materialized.empty()) return out;
-  Destination* destination = dag.destination_of(asset);
-  if (destination == nullptr) {
-    out.gone = materialized;
-    return out;
-  }
-  std::vector<PartitionCheck> checks = destination->check_partitions(asset.dataset(), window);
-  for (const PartitionRange& range : materialized) {
-    for (std::size_t i = range.first; i <= range.last && i < checks.size(); ++i) {
-      if (checks[i].state == PartitionCheck::State::changed) {
-        out.changed.push_back(std::move(checks[i]));
-      } else if (checks[i].state == PartitionCheck::State::missing) {
-        if (!out.gone.empty() && out.gone.back().last + 1 == i) {
-          out.gone.back().last = i;
-        } else {
-          out.gone.push_back({i, i});
-        }
-      }
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
-namespace {
-
-// One asset's state over its window, as `status` prints it as text or JSON. Built once, from the
-// store's ranges; the renderers only format it.
-struct StatusReport {
-  const Asset* asset = nullptr;
-  // Unpartitioned assets: one state (missing, stale, materialized or failed) and its error.
-  std::string state;
-  std::string error;
-  // Partitioned assets: the window and the ranges of each state in it.
-  std::unique_ptr<PartitionWindow> window;
-  WindowStatus status;
-  std::vector<PartitionRange> stale;  // materialized by an older definition
-  std::vector<FailedRange> failures;  // every one, or the first ones for text
-  bool more_failures = false;         // text only: failures beyond those kept
-  std::optional<Verified> verified;   // with --verify
-};
-
 constexpr std::size_t kShownFailures = 5;
 constexpr std::size_t kShownRanges = 5;
-
-StatusReport unpartitioned_status(MaterializationStore& store, const Asset& asset) {
-  StatusReport report;
-  report.asset = &asset;
-  const auto latest = store.latest(asset.dataset(), nullptr);
-  if (!latest) {
-    report.state = "missing";
-  } else if (latest->status == MaterializationStatus::failed) {
-    report.state = "failed";
-    report.error = latest->error;
-  } else if (!latest->definition.empty() && latest->definition != asset.definition_fingerprint()) {
-    report.state = "stale";
-  } else {
-    report.state = "materialized";
-  }
-  return report;
-}
-
-// The window `status` reports an asset over: --window if its partitioning accepts it (nullptr if
-// not and no --asset named it), else from its start (or the last 30 periods) to now for time and
-// every value for a list.
-std::unique_ptr<PartitionWindow> status_window(const Asset& asset, const Args& args,
-                                               TimePoint now) {
-  const PartitionConfig& config = *asset.partitioning();
-  if (args.window.empty()) {
-    auto window = config.default_window(now, 30);
-    if (!window) {
-      throw UsageError(
-          fmt::format("asset '{}': {} partitioning has no default window; pass --window",
-                      asset.name(), config.kind()));
-    }
-    return window;
-  }
-  try {
-    return own_window(config, args.window);
-  } catch (const std::exception& e) {
-    if (!args.assets.empty()) {
-      throw UsageError(
-          fmt::format("asset '{}': bad window '{}': {}", asset.name(), args.window, e.what()));
-    }
-    return nullptr;  // another kind or granularity: not this asset's window
-  }
-}
-
-StatusReport partitioned_status(MaterializationStore& store, const DAG& dag, const Asset& asset,
-                                std::unique_ptr<PartitionWindow> window, const Args& args) {
-  StatusReport report;
-  report.asset = &asset;
-  report.window = std::move(window);
-  const PartitionWindow& w = *report.window;
-  report.status = store.status(asset.dataset(), w);
-  report.stale = report.status.stale(asset.definition_fingerprint());
-  const bool every_failure = args.json || args.all;
-  report.failures =
-      store.failures(asset.dataset(), w, every_failure ? SIZE_MAX : kShownFailures + 1);
-  if (!every_failure && report.failures.size() > kShownFailures) {
-    report.more_failures = true;
-    report.failures.resize(kShownFailures);
-  }
-  if (args.verify) report.verified = verify_partitions(dag, asset, w, report.status.materialized);
-  return report;
-}
-
-json status_json(const StatusReport& r) {
-  json entry;
-  entry["asset"] = r.asset->name();
-  if (!r.window) {
-    entry["window"] = nullptr;
-    entry["state"] = r.state;
-    if (r.state == "failed") entry["error"] = r.error;
-    return entry;
-  }
-  const PartitionWindow& w = *r.window;
-  entry["window"] = w.to_string();
-  entry["partitions"] = w.size();
-  entry["materialized"] = ranges_json(w, r.status.materialized);
-  entry["failed"] = ranges_json(w, r.status.failed);
-  entry["missing"] = ranges_json(w, r.status.missing);
-  entry["stale"] = ranges_json(w, r.stale);
-  json failures = json::array();
-  for (const FailedRange& f : r.failures) {
-    failures.push_back({{"partitions", ranges_json(w, {f.range})[0]},
-                        {"run_id", f.record.run_id},
-                        {"finished", f.record.finished.to_string()},
-                        {"error", f.record.error}});
-  }
-  entry["failures"] = failures;
-  if (r.verified) {
-    entry["gone"] = ranges_json(w, r.verified->gone);
-    json changed = json::array();
-    for (const PartitionCheck& c : r.verified->changed) {
-      changed.push_back({{"partition", c.key}, {"object", c.object}, {"reason", c.reason}});
-    }
-    entry["changed"] = changed;
-  }
-  return entry;
-}
 
 // The first ranges as keys, unless --all: a long history has thousands of them.
 std::string ranges_text(const PartitionWindow& window, const std::vector<PartitionRange>& ranges,
                         bool all) {
-  const json keys = ranges_json(window, ranges);
+  const json keys = status_ranges_json(window, ranges);
   std::string s;
   std::size_t shown = 0;
   for (const auto& key : keys) {
@@ -226,7 +66,7 @@ std::string ranges_text(const PartitionWindow& window, const std::vector<Partiti
 // --verify's lines: the gone ranges, then each changed partition with its object and how it
 // differs from what was written.
 template <typename Line>
-void print_verified(const Verified& verified, const Line& line) {
+void print_verified(const VerifiedPartitions& verified, const Line& line) {
   line("gone", verified.gone);
   std::string keys;
   for (const PartitionCheck& c : verified.changed) keys += (keys.empty() ? "" : ", ") + c.key;
@@ -237,7 +77,7 @@ void print_verified(const Verified& verified, const Line& line) {
   }
 }
 
-void print_status(const StatusReport& r, const Args& args, bool terminal) {
+void print_status(const AssetStatus& r, const Args& args, bool terminal) {
   const std::string& name = r.asset->name();
   if (!r.window) {
     std::cout << fmt::format("{}  (unpartitioned)  {}{}\n", name, r.state,
@@ -261,7 +101,7 @@ void print_status(const StatusReport& r, const Args& args, bool terminal) {
   }
   line("failed", status.failed);
   for (const FailedRange& f : r.failures) {
-    std::cout << fmt::format("    {}  {}\n", ranges_json(w, {f.range})[0].get<std::string>(),
+    std::cout << fmt::format("    {}  {}\n", status_ranges_json(w, {f.range})[0].get<std::string>(),
                              error_excerpt(f.record.error));
   }
   if (r.more_failures) std::cout << "    ... more failures (--all or --json shows every one)\n";
@@ -290,29 +130,27 @@ int run_status(const Project& project, const Args& args) {
   auto store = open_state_store(project.store_path, false);
   const TimePoint now = SystemClock().now();
   const bool terminal = !args.json && stdout_is_terminal();
+  StatusOptions options;
+  if (!args.json && !args.all) options.max_failures = kShownFailures;
+  options.verify = args.verify;
+  std::vector<AssetStatus> reports;
+  try {
+    reports = status_report(*store, *project.dag,
+                            args.assets.empty() ? std::vector<const Asset*>() : assets, args.window,
+                            now, options);
+  } catch (const PartitionError& e) {
+    throw UsageError(e.what());  // a window the assets do not take
+  }
   json out = json::array();
-  bool any_window_accepted = args.window.empty();
   bool any_gone = false, any_changed = false;
-  for (const Asset* asset : assets) {
-    StatusReport report;
-    if (asset->partitioning() == nullptr) {
-      report = unpartitioned_status(*store, *asset);
-    } else {
-      auto window = status_window(*asset, args, now);
-      if (!window) continue;
-      any_window_accepted = true;
-      report = partitioned_status(*store, *project.dag, *asset, std::move(window), args);
-      any_gone = any_gone || (report.verified && !report.verified->gone.empty());
-      any_changed = any_changed || (report.verified && !report.verified->changed.empty());
-    }
+  for (const AssetStatus& report : reports) {
+    any_gone = any_gone || (report.verified && !report.verified->gone.empty());
+    any_changed = any_changed || (report.verified && !report.verified->changed.empty());
     if (args.json) {
       out.push_back(status_json(report));
     } else if (!args.quiet) {
       print_status(report, args, terminal);
     }
-  }
-  if (!any_window_accepted) {
-    throw UsageError(fmt::format("no asset accepts window '{}'", args.window));
   }
   if (args.json) std::cout << dump(out) << "\n";
   // The store still records these partitions as materialized, so --missing passes them by.

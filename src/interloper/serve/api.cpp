@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 
 #include "interloper/destination.hpp"
 #include "interloper/postgres/postgres.hpp"
+#include "interloper/run/asset_status.hpp"
 #include "interloper/run/queue.hpp"
 #include "interloper/run/report_json.hpp"
 
@@ -18,8 +18,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// The overview counts over the last this-many partitions when the asset has no start.
-constexpr std::size_t kRecent = 90;
 constexpr std::size_t kBuckets = 1000;
 constexpr std::size_t kShownRuns = 50;
 constexpr std::size_t kShownBackfills = 50;
@@ -73,33 +71,15 @@ json ranges_json(const std::vector<PartitionRange>& ranges) {
   return out;
 }
 
-// The window an asset is shown over: the one asked for, or its default at `now`.
-std::unique_ptr<PartitionWindow> shown_window(const Asset& asset, const std::string& text,
-                                              TimePoint now) {
-  const PartitionConfig& config = *asset.partitioning();
-  if (!text.empty()) {
-    try {
-      return config.parse_window(text);
-    } catch (const std::exception& e) {
-      throw PartitionError(
-          fmt::format("asset '{}': bad window '{}': {}", asset.name(), text, e.what()));
-    }
-  }
-  auto window = config.default_window(now, kRecent);
-  if (!window) {
-    throw PartitionError(
-        fmt::format("asset '{}': {} partitioning has no default window; pass window", asset.name(),
-                    config.kind()));
-  }
-  return window;
-}
-
-// Counts of each state per bucket of consecutive partitions, from the ranges alone.
-json buckets_json(const PartitionWindow& window, const WindowStatus& status) {
+// Counts of each state per bucket of consecutive partitions, from the ranges alone (stale ones
+// count as materialized, and again as stale).
+json buckets_json(const AssetStatus& shown) {
+  const PartitionWindow& window = *shown.window;
+  const WindowStatus& status = shown.status;
   const std::size_t n = window.size();
   const std::size_t width = (n + kBuckets - 1) / kBuckets;
   const std::size_t count = (n + width - 1) / width;
-  std::vector<std::array<std::size_t, 3>> counts(count, {0, 0, 0});
+  std::vector<std::array<std::size_t, 4>> counts(count, {0, 0, 0, 0});
   auto add = [&](const std::vector<PartitionRange>& ranges, std::size_t state) {
     for (const PartitionRange& r : ranges) {
       for (std::size_t b = r.first / width; b <= r.last / width; ++b) {
@@ -112,6 +92,7 @@ json buckets_json(const PartitionWindow& window, const WindowStatus& status) {
   add(status.materialized, 0);
   add(status.failed, 1);
   add(status.missing, 2);
+  add(shown.stale, 3);
   json out = json::array();
   for (std::size_t b = 0; b < count; ++b) {
     const std::size_t last = std::min(n - 1, b * width + width - 1);
@@ -119,26 +100,27 @@ json buckets_json(const PartitionWindow& window, const WindowStatus& status) {
                    {"last", window.partition_at(last)->key()},
                    {"materialized", counts[b][0]},
                    {"failed", counts[b][1]},
-                   {"missing", counts[b][2]}});
+                   {"missing", counts[b][2]},
+                   {"stale", counts[b][3]}});
   }
   return out;
 }
 
-// One cell per partition: key and state.
-json cells_json(const PartitionWindow& window, const WindowStatus& status) {
-  std::vector<char> state(window.size(), 'x');
-  for (const auto& r : status.materialized)
-    std::fill(state.begin() + r.first, state.begin() + r.last + 1, 'm');
-  for (const auto& r : status.failed)
-    std::fill(state.begin() + r.first, state.begin() + r.last + 1, 'f');
+// One cell per partition: key and state (materialized, stale, failed or missing).
+json cells_json(const AssetStatus& shown) {
+  const PartitionWindow& window = *shown.window;
+  std::vector<const char*> state(window.size(), "missing");
+  auto mark = [&](const std::vector<PartitionRange>& ranges, const char* name) {
+    for (const auto& r : ranges)
+      std::fill(state.begin() + r.first, state.begin() + r.last + 1, name);
+  };
+  mark(shown.status.materialized, "materialized");
+  mark(shown.stale, "stale");
+  mark(shown.status.failed, "failed");
   json out = json::array();
   const std::vector<std::string> keys = window.keys();
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    out.push_back({{"key", keys[i]},
-                   {"state", state[i] == 'm'   ? "materialized"
-                             : state[i] == 'f' ? "failed"
-                                               : "missing"}});
-  }
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    out.push_back({{"key", keys[i]}, {"state", state[i]}});
   return out;
 }
 
@@ -152,17 +134,14 @@ json failure_json(const PartitionWindow& window, const FailedRange& f) {
           {"error", f.record.error}};
 }
 
-// The failure of `window` that ended last, or null. Costs what the window's failed stretches
-// cost: the store keeps no time for materialized partitions, only for failed ones.
-json last_failure_json(MaterializationStore& store, const Asset& asset,
-                       const PartitionWindow& window) {
-  const std::vector<FailedRange> failures =
-      store.failures(asset.dataset(), window, std::numeric_limits<std::size_t>::max());
-  const auto last = std::max_element(failures.begin(), failures.end(),
+// The failure of the shown window that ended last, or null. The store keeps no time for
+// materialized partitions, only for failed ones.
+json last_failure_json(const AssetStatus& shown) {
+  const auto last = std::max_element(shown.failures.begin(), shown.failures.end(),
                                      [](const FailedRange& a, const FailedRange& b) {
                                        return a.record.finished < b.record.finished;
                                      });
-  return last == failures.end() ? json(nullptr) : failure_json(window, *last);
+  return last == shown.failures.end() ? json(nullptr) : failure_json(*shown.window, *last);
 }
 
 // What last ran the asset, any partition, or null.
@@ -181,9 +160,14 @@ json last_run_json(MaterializationStore& store, const Asset& asset) {
 
 json text_or_null(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
 
-std::string unpartitioned_state(const std::optional<MaterializationRecord>& latest) {
+// The state of one partition (or of an unpartitioned asset) from its latest record.
+std::string partition_state(const Asset& asset,
+                            const std::optional<MaterializationRecord>& latest) {
   if (!latest) return "missing";
-  return latest->status == MaterializationStatus::materialized ? "materialized" : "failed";
+  if (latest->status == MaterializationStatus::failed) return "failed";
+  const bool stale =
+      !latest->definition.empty() && latest->definition != asset.definition_fingerprint();
+  return stale ? "stale" : "materialized";
 }
 
 // The backfills of `pipeline` in `q` (nullptr: no queue), newest first.
@@ -239,6 +223,7 @@ Response Api::get(const std::string& path, const std::string& window) {
     if (path == "/api/overview") return overview();
     if (path == "/api/lineage") return lineage();
     if (path == "/api/runs") return runs();
+    if (path == "/api/status") return status(window);
     const std::string prefix = "/api/assets/";
     if (path.rfind(prefix, 0) == 0) {
       const std::string rest = path.substr(prefix.size());
@@ -253,6 +238,16 @@ Response Api::get(const std::string& path, const std::string& window) {
   });
 }
 
+std::unique_ptr<PartitionWindow> Api::window_of(const Asset& asset, const std::string& text,
+                                                TimePoint at) const {
+  if (!text.empty()) return status_window(asset, text, at, true);
+  if (!options_.window.empty()) {
+    // The server's --window, when the asset's partitioning takes it.
+    if (auto shared = status_window(asset, options_.window, at, false)) return shared;
+  }
+  return status_window(asset, "", at, false);
+}
+
 Response Api::backfill(const std::string& name, const std::string& text, const StartBackfill& start,
                        std::size_t max_partitions) {
   std::lock_guard lock(mutex_);
@@ -261,7 +256,7 @@ Response Api::backfill(const std::string& name, const std::string& text, const S
     if (asset == nullptr) return error(400, fmt::format("unknown asset '{}'", name));
     std::string window;
     if (asset->partitioning() != nullptr) {
-      const std::unique_ptr<PartitionWindow> shown = shown_window(*asset, text, now());
+      const std::unique_ptr<PartitionWindow> shown = window_of(*asset, text, now());
       window = shown->to_string();
       if (shown->size() > max_partitions) {
         return error(422, fmt::format("asset '{}': window {} has {} partitions, more than the {} "
@@ -280,52 +275,61 @@ Response Api::backfill(const std::string& name, const std::string& text, const S
   });
 }
 
+Response Api::status(const std::string& text) {
+  const std::vector<AssetStatus> report = status_report(
+      *store_, dag_, {}, text.empty() ? options_.window : text, now(), StatusOptions());
+  json out = json::array();
+  for (const AssetStatus& shown : report) out.push_back(status_json(shown));
+  return ok(out);
+}
+
+json Api::overview_entry(const Asset& asset, TimePoint at) {
+  json entry{{"name", asset.name()},
+             {"description", text_or_null(asset.description())},
+             {"source", asset.source_name()},
+             {"source_description", text_or_null(source_description(asset))},
+             {"deps", asset.deps()},
+             {"enabled", asset.enabled()},
+             {"destination", destination_text(dag_, asset)},
+             {"last_run", last_run_json(*store_, asset)}};
+  const PartitionConfig* config = asset.partitioning();
+  if (config == nullptr) {
+    const AssetStatus shown = asset_status(*store_, dag_, asset, nullptr, StatusOptions());
+    const bool stale = shown.state == "stale";
+    entry["partitioning"] = nullptr;
+    entry["window"] = nullptr;
+    entry["partitions"] = 1;
+    entry["materialized"] = shown.state == "materialized" || stale ? 1 : 0;
+    entry["stale"] = stale ? 1 : 0;
+    entry["failed"] = shown.state == "failed" ? 1 : 0;
+    entry["missing"] = shown.state == "missing" ? 1 : 0;
+    entry["last_failure"] = nullptr;
+    if (shown.state == "failed") {
+      const auto latest = store_->latest(asset.dataset(), nullptr);
+      entry["last_failure"] = {{"partitions", ""},
+                               {"run_id", latest ? latest->run_id : ""},
+                               {"finished", latest ? latest->finished.to_string() : ""},
+                               {"error", shown.error}};
+    }
+    return entry;
+  }
+  entry["partitioning"] = json::parse(config->to_definition());
+  const AssetStatus shown =
+      asset_status(*store_, dag_, asset, window_of(asset, "", at), StatusOptions());
+  entry["window"] = shown.window->to_string();
+  entry["partitions"] = shown.window->size();
+  entry["materialized"] = shown.status.count(shown.status.materialized);
+  entry["stale"] = shown.status.count(shown.stale);
+  entry["failed"] = shown.status.count(shown.status.failed);
+  entry["missing"] = shown.status.count(shown.status.missing);
+  entry["last_failure"] = last_failure_json(shown);
+  return entry;
+}
+
 Response Api::overview() {
   const TimePoint at = now();
   json assets = json::array();
-  for (const Asset* asset : dag_.order()) {
-    json entry{{"name", asset->name()},
-               {"description", text_or_null(asset->description())},
-               {"source", asset->source_name()},
-               {"source_description", text_or_null(source_description(*asset))},
-               {"deps", asset->deps()},
-               {"enabled", asset->enabled()},
-               {"destination", destination_text(dag_, *asset)},
-               {"last_run", last_run_json(*store_, *asset)}};
-    const PartitionConfig* config = asset->partitioning();
-    if (config == nullptr) {
-      const auto latest = store_->latest(asset->dataset(), nullptr);
-      const std::string state = unpartitioned_state(latest);
-      entry["partitioning"] = nullptr;
-      entry["window"] = nullptr;
-      entry["partitions"] = 1;
-      entry["materialized"] = state == "materialized" ? 1 : 0;
-      entry["failed"] = state == "failed" ? 1 : 0;
-      entry["missing"] = state == "missing" ? 1 : 0;
-      entry["last_failure"] = state == "failed" ? json{{"partitions", ""},
-                                                       {"run_id", latest->run_id},
-                                                       {"finished", latest->finished.to_string()},
-                                                       {"error", latest->error}}
-                                                : json(nullptr);
-    } else {
-      entry["partitioning"] = json::parse(config->to_definition());
-      std::unique_ptr<PartitionWindow> window;
-      try {
-        window = shown_window(*asset, options_.window, at);
-      } catch (const PartitionError&) {
-        window = shown_window(*asset, "", at);  // the window given is another asset's kind
-      }
-      const WindowStatus status = store_->status(asset->dataset(), *window);
-      entry["window"] = window->to_string();
-      entry["partitions"] = window->size();
-      entry["materialized"] = status.count(status.materialized);
-      entry["failed"] = status.count(status.failed);
-      entry["missing"] = status.count(status.missing);
-      entry["last_failure"] =
-          status.failed.empty() ? json(nullptr) : last_failure_json(*store_, *asset, *window);
-    }
-    assets.push_back(entry);
-  }
+  for (const Asset* asset : dag_.order()) assets.push_back(overview_entry(*asset, at));
   const std::vector<RunRecord> last = store_->runs(options_.pipeline, 1);
   return ok({{"pipeline", options_.pipeline},
              {"assets", assets},
@@ -342,38 +346,43 @@ Response Api::grid(const std::string& name, const std::string& window_text) {
            {"destination", destination_text(dag_, *asset)}};
   const PartitionConfig* config = asset->partitioning();
   if (config == nullptr) {
-    const std::string state = unpartitioned_state(store_->latest(asset->dataset(), nullptr));
+    const AssetStatus shown = asset_status(*store_, dag_, *asset, nullptr, StatusOptions());
     out["kind"] = nullptr;
     out["window"] = nullptr;
     out["partitions"] = 1;
-    out["cells"] = json::array({{{"key", ""}, {"state", state}}});
+    out["cells"] = json::array({{{"key", ""}, {"state", shown.state}}});
     return ok(out);
   }
-  const std::unique_ptr<PartitionWindow> window = shown_window(*asset, window_text, now());
-  const WindowStatus status = store_->status(asset->dataset(), *window);
-  const auto time = window->as_time_window();
+  StatusOptions options;
+  options.max_failures = kShownFailures;
+  const AssetStatus shown =
+      asset_status(*store_, dag_, *asset, window_of(*asset, window_text, now()), options);
+  const PartitionWindow& window = *shown.window;
+  const WindowStatus& status = shown.status;
+  const auto time = window.as_time_window();
   out["kind"] = config->kind();
   out["granularity"] = time ? json(time->granularity().name()) : json(nullptr);
-  out["window"] = window->to_string();
-  out["partitions"] = window->size();
+  out["window"] = window.to_string();
+  out["partitions"] = window.size();
   out["counts"] = {{"materialized", status.count(status.materialized)},
+                   {"stale", status.count(shown.stale)},
                    {"failed", status.count(status.failed)},
                    {"missing", status.count(status.missing)}};
   out["ranges"] = {{"materialized", ranges_json(status.materialized)},
+                   {"stale", ranges_json(shown.stale)},
                    {"failed", ranges_json(status.failed)},
                    {"missing", ranges_json(status.missing)}};
   json failures = json::array();
-  for (const FailedRange& f : store_->failures(asset->dataset(), *window, kShownFailures)) {
-    failures.push_back(failure_json(*window, f));
-  }
+  for (const FailedRange& f : shown.failures) failures.push_back(failure_json(window, f));
   out["failures"] = failures;
-  if (window->size() <= kMaxCells) {
-    out["cells"] = cells_json(*window, status);
+  if (window.size() <= kMaxCells) {
+    out["cells"] = cells_json(shown);
   } else {
-    out["buckets"] = buckets_json(*window, status);
+    out["buckets"] = buckets_json(shown);
   }
   return ok(out);
 }
+
 Response Api::partition(const std::string& name, const std::string& key) {
   const Asset* asset = dag_.find(name);
   if (asset == nullptr) return error(400, fmt::format("unknown asset '{}'", name));
@@ -388,7 +397,7 @@ Response Api::partition(const std::string& name, const std::string& key) {
   const auto latest = store_->latest(asset->dataset(), partition.get());
   json out{{"asset", name},
            {"key", partition ? partition->key() : ""},
-           {"state", unpartitioned_state(latest)}};
+           {"state", partition_state(*asset, latest)}};
   // The store keeps details (run id, rows, times, error) of failures only: a materialized
   // partition shares one stored range with its neighbours.
   if (latest && !latest->run_id.empty()) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -50,7 +51,9 @@ struct ApiOptions {
 
   // The name the run history files the pipeline's runs under (as `interloper runs` reads it).
   std::string pipeline;
-  // The window the overview counts over; "" for each asset's default window.
+  // The window every asset is shown over by default, each asset its own share of it as
+  // `status --window` gives it (an asset whose partitioning does not take it: its default
+  // window); "" for each asset's default window (as `status` has it).
   std::string window;
   // The pipeline's jobs: /api/runs gives each one's next fires.
   std::vector<Job> jobs;
@@ -70,9 +73,10 @@ class Api {
   Api& operator=(const Api&) = delete;
 
   // Answers GET `path` (starting with /api/) with the query parameter `window` ("" when
-  // absent). Unknown asset or bad window: 400 with {"error": ...}; unknown path: 404; a store
-  // that fails: 500 with {"error": ...} (a queue that fails shows in /api/runs as its "error").
-  // Thread-safe: requests are answered one at a time.
+  // absent). /api/status answers exactly what `status --json --window W` prints (W: the
+  // parameter, else the server's window). Unknown asset or bad window: 400 with {"error": ...};
+  // unknown path: 404; a store that fails: 500 with {"error": ...} (a queue that fails shows in
+  // /api/runs as its "error"). Thread-safe: requests are answered one at a time.
   Response get(const std::string& path, const std::string& window);
 
   // Checks a request to backfill the missing partitions of `asset` over the window `text` (its
@@ -86,6 +90,12 @@ class Api {
 
  private:
   Response overview();
+  Response status(const std::string& window);
+  nlohmann::ordered_json overview_entry(const Asset& asset, TimePoint at);
+  // The window `asset` is shown over: its share of `text`, or, when `text` is empty, of the
+  // server's window (when its partitioning takes that), or its default window.
+  std::unique_ptr<PartitionWindow> window_of(const Asset& asset, const std::string& text,
+                                             TimePoint at) const;
   Response grid(const std::string& asset, const std::string& window);
   Response partition(const std::string& asset, const std::string& key);
   Response lineage();

@@ -9,7 +9,7 @@ const std::string_view kPage = R"PAGE(<!doctype html>
 <meta name="interloper-token" content="@TOKEN@">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
-:root{--m:#2da44e;--f:#cf222e;--x:#d0d7de;--ink:#1f2328;--mute:#656d76;--line:#d8dee4;--bg:#f6f8fa}
+:root{--m:#2da44e;--s:#bf8700;--f:#cf222e;--x:#d0d7de;--ink:#1f2328;--mute:#656d76;--line:#d8dee4;--bg:#f6f8fa}
 *{box-sizing:border-box}
 body{margin:0;font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--ink);background:#fff}
 header{display:flex;align-items:center;gap:24px;padding:12px 24px;background:#24292f;color:#fff}
@@ -28,13 +28,14 @@ a{color:#0969da}
 code,.mono{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
 .bar{display:flex;height:8px;width:100px;border-radius:4px;overflow:hidden;background:var(--x)}
 .bar span{display:block;height:100%}
-.n-m{color:var(--m)}.n-f{color:var(--f)}.n-x{color:var(--mute)}
+.n-m{color:var(--m)}.n-s{color:var(--s)}.n-f{color:var(--f)}.n-x{color:var(--mute)}
 .legend{display:flex;gap:14px;color:var(--mute);font-size:12px;margin:8px 0}
 .legend i{display:inline-block;width:10px;height:10px;border-radius:2px;margin-right:4px;vertical-align:-1px}
 .grid{display:inline-grid;gap:3px;padding:8px;border:1px solid var(--line);border-radius:6px}
 .row-label{font-size:11px;color:var(--mute);padding-right:6px;white-space:nowrap;align-self:center}
 .cell{width:13px;height:13px;border-radius:2px;cursor:pointer}
 .cell.materialized,.legend .materialized{background:var(--m)}
+.cell.stale,.legend .stale{background:var(--s)}
 .cell.failed,.legend .failed{background:var(--f)}
 .cell.missing,.legend .missing{background:var(--x)}
 .cell.bucket{width:6px;height:28px;border-radius:1px}
@@ -46,7 +47,7 @@ code,.mono{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
 #detail{margin-top:14px;padding:10px 14px;border:1px solid var(--line);border-radius:6px;background:var(--bg);min-height:20px}
 pre{white-space:pre-wrap;margin:4px 0;font:12px ui-monospace,monospace;background:#fff1f0;border-left:3px solid var(--f);padding:6px 8px}
 .state{padding:1px 8px;border-radius:10px;font-size:12px;color:#fff}
-.state.succeeded,.state.materialized{background:var(--m)}.state.failed{background:var(--f)}
+.state.succeeded,.state.materialized{background:var(--m)}.state.stale{background:var(--s)}.state.failed{background:var(--f)}
 .state.running{background:#bf8700}.state.interrupted,.state.missing{background:#8c959f}
 svg a text{fill:var(--ink)} svg rect{fill:#fff;stroke:#8c959f;rx:6}
 svg a:hover rect{stroke:#0969da;stroke-width:2}
@@ -91,9 +92,9 @@ async function api(path) {
   if (!r.ok) throw new Error(body.error || r.statusText);
   return body;
 }
-function bar(m, f, x) {
+function bar(m, s, f, x) {
   const total = Math.max(1, m + f + x), b = el("div", {class: "bar"});
-  for (const [n, c] of [[m, "--m"], [f, "--f"], [x, "--x"]]) {
+  for (const [n, c] of [[m - s, "--m"], [s, "--s"], [f, "--f"], [x, "--x"]]) {
     const s = el("span"); s.style.width = (100 * n / total) + "%"; s.style.background = "var(" + c + ")"; b.append(s);
   }
   return b;
@@ -174,8 +175,9 @@ async function overview() {
     el("td", a.source_description ? {class: "source", title: a.source_description} : {class: "source"}, a.source),
     el("td", {}, partitioningText(a.partitioning)),
     el("td", {class: "mono dest"}, ...breakable(a.destination)), el("td", {class: "mono win"}, ...breakable(a.window)),
-    el("td", {class: "num n-m"}, a.materialized), el("td", {class: "num n-f"}, a.failed),
-    el("td", {class: "num n-x"}, a.missing), el("td", {}, bar(a.materialized, a.failed, a.missing)),
+    el("td", {class: "num n-m"}, a.materialized, ...(a.stale ? [el("span", {class: "n-s stale", title: "materialized by an older definition: backfill --missing runs them again"}, " (" + a.stale + " stale)")] : [])),
+    el("td", {class: "num n-f"}, a.failed),
+    el("td", {class: "num n-x"}, a.missing), el("td", {}, bar(a.materialized, a.stale, a.failed, a.missing)),
     el("td", {class: "last-run"}, lastRunText(a.last_run)),
     el("td", {class: "last-failure"}, failureText(a.last_failure)), ...(token ? [el("td", {}, runButton(a.name, a.window))] : [])));
   return [el("h1", {}, "Assets"),
@@ -185,7 +187,7 @@ async function overview() {
              el("tbody", {}, ...rows))];
 }
 function legend() {
-  return el("div", {class: "legend"}, ...["materialized", "failed", "missing"].map(s =>
+  return el("div", {class: "legend"}, ...["materialized", "stale", "failed", "missing"].map(s =>
     el("span", {}, el("i", {class: s}), s)));
 }
 function cell(state, key, extra) {
@@ -217,12 +219,12 @@ function gridView(g, name) {
   if (g.buckets) {
     const strip = el("div", {class: "strip"});
     for (const b of g.buckets) {
-      const state = b.failed ? "failed" : b.missing ? "missing" : "materialized";
+      const state = b.failed ? "failed" : b.missing ? "missing" : b.stale ? "stale" : "materialized";
       const c = cell(state, b.first, "bucket");
-      c.title = b.first + ".." + b.last + ": " + b.materialized + " materialized, " + b.failed + " failed, " + b.missing + " missing";
+      c.title = b.first + ".." + b.last + ": " + b.materialized + " materialized (" + b.stale + " stale), " + b.failed + " failed, " + b.missing + " missing";
       strip.append(c);
     }
-    return [el("div", {class: "sub"}, g.partitions + " partitions in " + g.buckets.length + " buckets (a bucket is red if any partition failed, grey if any is missing)"), strip];
+    return [el("div", {class: "sub"}, g.partitions + " partitions in " + g.buckets.length + " buckets (a bucket is red if any partition failed, grey if any is missing, amber if any is stale)"), strip];
   }
   if (g.kind !== "time") {
     const box = el("div", {class: "labels"});
@@ -260,6 +262,7 @@ async function assetPage(name) {
   out.push(el("div", {class: "sub"}, (g.window ? g.window + " · " : "") + (g.partitions) + " partitions · " +
        (g.destination || "no destination")), legend());
   if (g.counts) out.push(el("div", {class: "sub"}, el("span", {class: "n-m"}, g.counts.materialized + " materialized"), " · ",
+    ...(g.counts.stale ? [el("span", {class: "n-s"}, g.counts.stale + " of them stale"), " · "] : []),
     el("span", {class: "n-f"}, g.counts.failed + " failed"), " · ", el("span", {class: "n-x"}, g.counts.missing + " missing")));
   if (token) out.push(el("div", {class: "sub"}, runButton(name, g.window)));
   out.push(...gridView(g, name), el("div", {id: "detail"}, "Click a partition for its details."));
