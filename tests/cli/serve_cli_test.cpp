@@ -848,6 +848,15 @@ TEST_F(Serve, AnswersWhatStatusJsonPrintsStaleIncluded) {
   EXPECT_EQ(server.get("/api/assets/regions/partitions/eu")["state"], "missing");
   const json buckets = server.get("/api/assets/events?window=2026-03-01..2126-03-01");
   EXPECT_EQ(buckets["buckets"][0]["stale"], 4);
+  if (have_chromium()) {
+    const auto page = interloper::testing::run_command(
+        {interloper::testing::kChromium, "--headless", "--no-sandbox", "--disable-gpu",
+         "--virtual-time-budget=5000", "--user-data-dir=" + (dir_ / "chromium").string(),
+         "--dump-dom", server.url("/assets/events")});
+    EXPECT_EQ(occurrences(page.out, "class=\"cell stale\""), 4u) << page.out;
+    EXPECT_EQ(occurrences(page.out, "class=\"cell failed\""), 1u);
+    EXPECT_NE(page.out.find("4 of them stale"), std::string::npos);
+  }
   // A window no asset takes is refused as `status` refuses it.
   EXPECT_NE(server.get("/api/status?window=mars", 400)["error"].get<std::string>().find(
                 "no asset accepts window 'mars'"),
