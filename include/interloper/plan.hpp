@@ -59,7 +59,7 @@ struct PlanOptions {
   // upstream tasks in the plan runs. A task that runs makes every task reading it run too, so
   // re-running one hour re-runs its day and month. Needs `store`.
   bool missing_only = false;
-  MaterializationStore* store = nullptr;  // not owned
+  PartitionStates* store = nullptr;  // not owned
 };
 
 class Plan {
@@ -131,7 +131,7 @@ class Plan {
   void link_steps();
   // Marks the tasks whose partitions are materialized by the current definitions and read
   // nothing that runs as skipped.
-  void skip_up_to_date(MaterializationStore& store);
+  void skip_up_to_date(PartitionStates& store);
 
   TaskScope scope_ = TaskScope::per_partition;
   std::shared_ptr<const PartitionWindow> request_;

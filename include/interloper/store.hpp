@@ -1,5 +1,11 @@
 // interloper/store.hpp — the materialization store: which partition of which asset is
-// materialized, and why the failed ones failed.
+// materialized, and why the failed ones failed; who is running which partitions; which runs ran.
+//
+// Three roles, each a small interface of its own: PartitionStates (the state of every
+// partition), PartitionClaims (partitions a run is working on, so that another run sharing the
+// store leaves them alone) and RunHistory (one record a run). A MaterializationStore is all
+// three kept in one place, as open_store() gives it for a URL; code that needs one role takes
+// that interface.
 //
 // Runners record into the store after the destination has committed; backfills with
 // `missing_only` and `status` displays ask it. What it keeps per partition is its *state*:
@@ -21,7 +27,7 @@
 // included, partition by partition under its keys; the memory store keeps every kind that has
 // ordinals (time and list) as ranges and the others by key.
 //
-// Implementations (MemoryStore, SqliteStore here; others elsewhere) keep the same semantics,
+// Implementations (MemoryStore, and SqlStore over SQLite or PostgreSQL) keep the same semantics,
 // which the store tests pin down:
 //   * record() of a window replaces the state of every partition of it, atomically;
 //   * materialized partitions keep no per-partition details (no run id, rows or times): the
@@ -35,7 +41,7 @@
 //     owners, and taking one is all or nothing.
 //
 // Thread safety: safe to use from several threads; several processes may share a SQLite file
-// (SQLite locking, WAL mode).
+// (SQLite locking, WAL mode) or a PostgreSQL schema.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +51,7 @@
 #include <string_view>
 #include <vector>
 
-#include "interloper/asset.hpp"
+#include "interloper/dataset.hpp"
 #include "interloper/partitioning.hpp"
 #include "interloper/time.hpp"
 
@@ -143,9 +149,11 @@ struct Claim {
   friend bool operator==(const Claim&, const Claim&) = default;
 };
 
-class MaterializationStore {
+// The state of every partition: what record() filed, as status() and failures() read it. The
+// role `status`, `backfill --missing`, `reset` and the runners use.
+class PartitionStates {
  public:
-  virtual ~MaterializationStore() = default;
+  virtual ~PartitionStates() = default;
   // Records the outcome of `record.asset` for every partition of `window` (nullptr for an
   // unpartitioned asset). A later record for the same partition replaces the earlier one.
   virtual void record(const DatasetRef& dataset, const PartitionWindow* window,
@@ -167,10 +175,16 @@ class MaterializationStore {
   // status, rows, times and error). nullopt when none, or once forget() dropped the whole
   // dataset. One record a dataset is kept, whatever the history.
   virtual std::optional<MaterializationRecord> last_record(const DatasetRef& dataset) = 0;
+  // The failed stretches of `window`, oldest first, at most `limit` of them.
+  virtual std::vector<FailedRange> failures(const DatasetRef& dataset,
+                                            const PartitionWindow& window, std::size_t limit) = 0;
+};
 
-  // Claims: a process about to run partitions claims them first, so that another process
-  // sharing the store does not start them too.
-  //
+// Claims: a process about to run partitions claims them first, so that another process
+// sharing the store does not start them too. The role of backfills and their heartbeat.
+class PartitionClaims {
+ public:
+  virtual ~PartitionClaims() = default;
   // Claims the partitions of `window` (nullptr: the unpartitioned dataset) of every dataset in
   // `datasets` for `claim.owner` until `claim.expires`: all or nothing, atomically. Returns
   // nullopt when claimed; otherwise the claim that holds one of them (another owner's, expiring
@@ -186,18 +200,23 @@ class MaterializationStore {
                        std::string_view owner) = 0;
   // Moves the expiry of every claim `owner` holds to `expires` (the heartbeat of a long run).
   virtual void renew(std::string_view owner, TimePoint expires) = 0;
+};
 
-  // The failed stretches of `window`, oldest first, at most `limit` of them.
-  virtual std::vector<FailedRange> failures(const DatasetRef& dataset,
-                                            const PartitionWindow& window, std::size_t limit) = 0;
-
-  // The run history. record_run() adds `run`, or replaces the run with its run id (a run is
-  // recorded when it starts and again when it ends), then keeps only the newest `keep` runs of
-  // its pipeline (keep >= 1).
+// The run history: one RunRecord a run, the newest kept. The role of `runs` and of the CLI
+// recording its runs.
+class RunHistory {
+ public:
+  virtual ~RunHistory() = default;
+  // Adds `run`, or replaces the run with its run id (a run is recorded when it starts and
+  // again when it ends), then keeps only the newest `keep` runs of its pipeline (keep >= 1).
   virtual void record_run(const RunRecord& run, std::size_t keep) = 0;
   // The newest `last` runs of `pipeline` (every pipeline when empty), newest first.
   virtual std::vector<RunRecord> runs(std::string_view pipeline, std::size_t last) = 0;
 };
+
+// The three roles kept in one place (one store URL): what open_store gives. Code that needs
+// one role takes that interface; a MaterializationStore is each of them.
+class MaterializationStore : public PartitionStates, public PartitionClaims, public RunHistory {};
 
 // Keeps records in memory (tests, one-off runs).
 class MemoryStore final : public MaterializationStore {
@@ -211,13 +230,13 @@ class MemoryStore final : public MaterializationStore {
   std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
                                               const Partition* partition) override;
   std::optional<MaterializationRecord> last_record(const DatasetRef& dataset) override;
+  std::vector<FailedRange> failures(const DatasetRef& dataset, const PartitionWindow& window,
+                                    std::size_t limit) override;
   std::optional<Claim> claim(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
                              const Claim& claim, TimePoint now) override;
   void release(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
                std::string_view owner) override;
   void renew(std::string_view owner, TimePoint expires) override;
-  std::vector<FailedRange> failures(const DatasetRef& dataset, const PartitionWindow& window,
-                                    std::size_t limit) override;
   void record_run(const RunRecord& run, std::size_t keep) override;
   std::vector<RunRecord> runs(std::string_view pipeline, std::size_t last) override;
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "interloper/interloper.hpp"
-#include "interloper/run/range_map.hpp"
+#include "interloper/store/range_map.hpp"
 
 namespace {
 

@@ -74,13 +74,13 @@ std::string signal_name(int signal) { return signal == SIGINT ? "SIGINT" : "SIGT
 // Watches for SIGINT/SIGTERM during a run. Should the run not end after the commands were
 // killed, the history records it as interrupted before the process exits.
 Interrupts watch_interrupts(RunContext& run, const Args& args, const RunRecord& history) {
-  MaterializationStore* store = run.store.get();
-  return Interrupts(kInterruptGrace, kInterruptLinger, [&args, &history, store](int signal) {
+  RunHistory* runs = run.store.get();
+  return Interrupts(kInterruptGrace, kInterruptLinger, [&args, &history, runs](int signal) {
     RunRecord record = history;
     record.state = RunState::interrupted;
     record.finished = SystemClock().now();
     try {
-      store->record_run(record, static_cast<std::size_t>(args.keep_runs));
+      runs->record_run(record, static_cast<std::size_t>(args.keep_runs));
     } catch (...) {
       // Exiting anyway; the entry stays "running".
     }

@@ -36,14 +36,14 @@ std::string default_owner(const Clock& clock) {
 // Renews `owner`'s claims every third of the lease until stopped.
 class Heartbeat {
  public:
-  Heartbeat(MaterializationStore& store, const Clock& clock, std::string owner,
+  Heartbeat(PartitionClaims& claims, const Clock& clock, std::string owner,
             std::chrono::seconds lease)
-      : thread_([this, &store, &clock, owner = std::move(owner), lease] {
+      : thread_([this, &claims, &clock, owner = std::move(owner), lease] {
           std::unique_lock lock(mutex_);
           const auto every = std::chrono::duration_cast<std::chrono::milliseconds>(lease) / 3;
           while (!wake_.wait_for(lock, every, [this] { return stop_; })) {
             try {
-              store.renew(owner, TimePoint(clock.now().seconds() + lease));
+              claims.renew(owner, TimePoint(clock.now().seconds() + lease));
             } catch (const std::exception&) {
               // A busy store misses one beat; the next one tries again.
             }

@@ -149,7 +149,7 @@ namespace {
 // The tasks of a step (by index) that its asset's current definition materialized: partitions a
 // changed definition wrote are stale and run again.
 std::vector<PartitionRange> materialized_tasks(const Plan::Step& step, TaskScope scope,
-                                               MaterializationStore& store) {
+                                               PartitionStates& store) {
   const std::string current = step.asset->definition_fingerprint();
   if (step.share == nullptr) {
     std::optional<MaterializationRecord> latest = store.latest(step.asset->dataset(), nullptr);
@@ -169,7 +169,7 @@ std::vector<PartitionRange> materialized_tasks(const Plan::Step& step, TaskScope
 
 }  // namespace
 
-void Plan::skip_up_to_date(MaterializationStore& store) {
+void Plan::skip_up_to_date(PartitionStates& store) {
   // Steps come upstream first, so the upstream skipped ranges are final when a step is decided.
   for (std::size_t s = 0; s < steps_.size(); ++s) {
     Step& step = steps_[s];

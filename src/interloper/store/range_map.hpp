@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "interloper/asset.hpp"
+#include "interloper/dataset.hpp"
 #include "interloper/partitioning.hpp"
 #include "interloper/store.hpp"
 

@@ -1,4 +1,4 @@
-#include "interloper/run/owner_process.hpp"
+#include "interloper/store/owner_process.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -1,7 +1,7 @@
 // PostgresStore: SqliteStore's tables and range arithmetic in a PostgreSQL schema. Several
 // processes on several machines share it: every change runs in one transaction holding an
 // advisory lock on what it reads and rewrites (one dataset scope's ranges, or the claims).
-#include "interloper/run/postgres_store_state.hpp"
+#include "interloper/store/postgres_store_state.hpp"
 
 namespace interloper {
 

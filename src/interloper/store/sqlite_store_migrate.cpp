@@ -1,5 +1,5 @@
 // SqliteStore: bringing files of earlier versions up to the current tables.
-#include "interloper/run/sqlite_store_state.hpp"
+#include "interloper/store/sqlite_store_state.hpp"
 
 namespace interloper {
 

@@ -1,4 +1,5 @@
-// What every materialization store shares: bounded error text and run state names.
+// What every materialization store shares: window status counts, bounded error text and run
+// state names.
 #include "interloper/store.hpp"
 
 #include <fmt/format.h>
@@ -14,6 +15,40 @@ std::size_t char_boundary(std::string_view text, std::size_t at) {
 }
 
 }  // namespace
+
+std::size_t WindowStatus::count(const std::vector<PartitionRange>& ranges) const {
+  std::size_t n = 0;
+  for (const PartitionRange& range : ranges) n += range.last - range.first + 1;
+  return n;
+}
+
+namespace {
+
+// The ranges of `defined` that are (or are not) stale against `current`, adjacent ones joined.
+std::vector<PartitionRange> by_freshness(const std::vector<DefinedRange>& defined,
+                                         std::string_view current, bool stale) {
+  std::vector<PartitionRange> out;
+  for (const DefinedRange& d : defined) {
+    const bool is_stale = !current.empty() && !d.definition.empty() && d.definition != current;
+    if (is_stale != stale) continue;
+    if (!out.empty() && out.back().last + 1 == d.range.first) {
+      out.back().last = d.range.last;
+    } else {
+      out.push_back(d.range);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<PartitionRange> WindowStatus::stale(std::string_view current) const {
+  return by_freshness(definitions, current, true);
+}
+
+std::vector<PartitionRange> WindowStatus::fresh(std::string_view current) const {
+  return by_freshness(definitions, current, false);
+}
 
 std::string bound_error(std::string_view error, std::size_t max) {
   if (error.size() <= max) return std::string(error);

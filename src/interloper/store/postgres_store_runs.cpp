@@ -1,5 +1,5 @@
 // PostgresStore's claims on partitions and its run history.
-#include "interloper/run/postgres_store_state.hpp"
+#include "interloper/store/postgres_store_state.hpp"
 
 namespace interloper {
 

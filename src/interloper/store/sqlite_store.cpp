@@ -1,6 +1,6 @@
 // SqliteStore: partition states as ranges of period ordinals (time) or keys (others), failure
 // details apart.
-#include "interloper/run/sqlite_store_state.hpp"
+#include "interloper/store/sqlite_store_state.hpp"
 
 namespace interloper {
 

@@ -14,7 +14,7 @@
 
 #include "destination/storage_fixtures.hpp"
 #include "interloper/postgres/postgres.hpp"
-#include "interloper/run/owner_process.hpp"
+#include "interloper/store/owner_process.hpp"
 #include "interloper/sqlite/sqlite.hpp"
 #include "support/postgres.hpp"
 

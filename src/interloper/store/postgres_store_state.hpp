@@ -10,9 +10,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "interloper/destination/postgres_schema.hpp"
 #include "interloper/postgres/postgres.hpp"
-#include "interloper/run/range_map.hpp"
+#include "interloper/store/range_map.hpp"
 #include "interloper/sql/identifier.hpp"
 #include "interloper/store.hpp"
 
@@ -111,12 +110,10 @@ struct PostgresStore::State {
     if (conn->ok()) return *conn;
     conn = std::make_unique<postgres::Connection>(shared_url);
     // A run outliving its session (the server restarted) still holds its claims.
-    if (!owners.empty()) {
+    for (const std::string& owner : owners) {
       Params p;
-      p.text(detail::pg::text_array(owners), postgres::oid::unknown);
-      conn->exec(
-          "UPDATE " + t("claims") + " SET backend = " + kSession + " WHERE owner = ANY($1::text[])",
-          p);
+      p.text(owner, postgres::oid::text);
+      conn->exec("UPDATE " + t("claims") + " SET backend = " + kSession + " WHERE owner = $1", p);
     }
     return *conn;
   }

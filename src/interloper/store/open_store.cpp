@@ -1,5 +1,5 @@
 // open_store and open_store_read_only: a store by its path or URL.
-#include "interloper/run/sqlite_store_state.hpp"
+#include "interloper/store/sqlite_store_state.hpp"
 
 namespace interloper {
 

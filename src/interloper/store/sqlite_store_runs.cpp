@@ -1,5 +1,5 @@
 // SqliteStore's claims on partitions and its run history.
-#include "interloper/run/sqlite_store_state.hpp"
+#include "interloper/store/sqlite_store_state.hpp"
 
 namespace interloper {
 

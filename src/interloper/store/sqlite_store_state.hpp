@@ -11,8 +11,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "interloper/run/owner_process.hpp"
-#include "interloper/run/range_map.hpp"
+#include "interloper/store/owner_process.hpp"
+#include "interloper/store/range_map.hpp"
 #include "interloper/sql/identifier.hpp"
 #include "interloper/sqlite/sqlite.hpp"
 #include "interloper/store.hpp"
