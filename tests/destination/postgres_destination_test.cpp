@@ -10,7 +10,7 @@
 #include "destination/destination_contract.hpp"
 #include "destination/storage_fixtures.hpp"
 #include "interloper/destination.hpp"
-#include "interloper/destination/postgres_sql.hpp"
+#include "interloper/sqlsession/postgres_sql.hpp"
 #include "destination/postgres_fixtures.hpp"
 #include "interloper/postgres/postgres.hpp"
 #include "support/postgres.hpp"

@@ -14,51 +14,6 @@ namespace interloper::detail::pg {
 
 constexpr auto quote = sql::quote_identifier;
 
-const char* sql_type(DataType type) {
-  switch (type) {
-    case DataType::boolean:
-      return "boolean";
-    case DataType::int64:
-      return "bigint";
-    case DataType::float64:
-      return "double precision";
-    case DataType::date:
-      return "date";
-    case DataType::timestamp:
-      return "timestamp";
-    case DataType::decimal:  // without a type modifier: each value keeps its own scale
-      return "numeric";
-    case DataType::json:
-      return "jsonb";
-    case DataType::null:
-    case DataType::string:
-      break;
-  }
-  return "text";
-}
-
-Oid type_oid(DataType type) {
-  switch (type) {
-    case DataType::boolean:
-      return postgres::oid::boolean;
-    case DataType::int64:
-      return postgres::oid::int8;
-    case DataType::float64:
-      return postgres::oid::float8;
-    case DataType::date:
-      return postgres::oid::date;
-    case DataType::timestamp:
-      return postgres::oid::timestamp;
-    case DataType::decimal:
-      return postgres::oid::numeric;
-    case DataType::json:
-      return postgres::oid::jsonb;
-    case DataType::null:
-    case DataType::string:
-      break;
-  }
-  return postgres::oid::text;
-}
 
 std::string qualified(const std::string& schema, const std::string& name) {
   return quote(schema) + "." + quote(name);
@@ -378,18 +333,5 @@ Where where_of(const Filter& filter, DataType type, const std::string& stored_as
   return where;
 }
 
-std::string text_array(const std::vector<std::string>& items) {
-  std::string out = "{";
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i) out += ',';
-    out += '"';
-    for (char c : items[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  return out + "}";
-}
 
 }  // namespace interloper::detail::pg

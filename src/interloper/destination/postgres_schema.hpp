@@ -10,13 +10,9 @@
 #include "interloper/partitioning.hpp"
 #include "interloper/postgres/postgres.hpp"
 #include "interloper/sql/identifier.hpp"
+#include "interloper/sqlsession/postgres_rows.hpp"
 
 namespace interloper::detail::pg {
-
-// The PostgreSQL type a column of `type` is stored as (a column that has seen only nulls is
-// text until a value decides its type).
-const char* sql_type(DataType type);
-Oid type_oid(DataType type);
 
 // "SCHEMA"."name".
 std::string qualified(const std::string& schema, const std::string& name);
@@ -93,8 +89,5 @@ struct Where {
 // text column, in the order text sorts), list membership compared as text.
 // `stored_as`, when given, is the table's name of the filter's column.
 Where where_of(const Filter& filter, DataType type, const std::string& stored_as = "");
-
-// A text[] literal of `items` for a parameter ({"a","b\"c"}).
-std::string text_array(const std::vector<std::string>& items);
 
 }  // namespace interloper::detail::pg

@@ -10,9 +10,9 @@
 
 #include "interloper/destination.hpp"
 #include "interloper/destination/dataset_name.hpp"
-#include "interloper/destination/postgres_rows.hpp"
+#include "interloper/sqlsession/postgres_rows.hpp"
 #include "interloper/destination/postgres_schema.hpp"
-#include "interloper/destination/postgres_sql.hpp"
+#include "interloper/sqlsession/postgres_sql.hpp"
 #include "interloper/destination/schema_change.hpp"
 #include "interloper/destination/window_index.hpp"
 #include "interloper/postgres/postgres.hpp"

@@ -14,17 +14,16 @@
 
 #include "interloper/destination.hpp"
 #include "interloper/destination/schema_change.hpp"
-#include "interloper/destination/sqlite_guard.hpp"
 #include "interloper/sql/identifier.hpp"
 #include "interloper/sqlite/sqlite.hpp"
+#include "interloper/sqlsession/sqlite_codec.hpp"
+#include "interloper/sqlsession/sqlite_guard.hpp"
 
 namespace interloper::detail::sqlite_store {
 
 using sqlite::Statement;
 // Identifiers are quoted by the same rule as Filter::to_sql's.
 inline constexpr auto quote = sql::quote_identifier;
-
-const char* sql_type(DataType type);
 
 // The text a time bound is compared with (see sqlite_destination.cpp).
 std::string bound_text(TimePoint t);
@@ -40,19 +39,6 @@ Where where_of(const Filter& filter, Filter::Placeholder style = Filter::Placeho
                std::string_view prefix = "p");
 
 void bind_all(Statement& stmt, const std::vector<std::string>& params, int first = 1);
-
-// The Value <-> SQLite codec of writes, reads and queries. A value binds as its storage class:
-// booleans and integers as INTEGER, floats as REAL, strings and json as TEXT, decimals as the
-// TEXT of their exact digits, dates and timestamps as their ISO text, written into `iso`
-// (kMaxIsoChars bytes), which must outlive the step that reads it; strings and json are bound
-// without a copy, so they too must outlive it. Returns SQLite's code.
-int bind_value(sqlite3_stmt* stmt, int i, const Value& value, char* iso);
-// A result cell of no declared type, by its storage class: INTEGER, REAL, NULL or TEXT.
-Value read_stored(sqlite3_stmt* stmt, int c);
-// The value of a stored cell (its text) in a column of type `type`
-// (date, timestamp, decimal or json); nullopt when the text is not one. Timestamps written in
-// whole seconds, and bare dates in a timestamp column, read as they always have.
-std::optional<Value> stored_value(std::string_view text, DataType type);
 
 }  // namespace interloper::detail::sqlite_store
 

@@ -27,9 +27,9 @@ class QueryGuard {
   // rules stay in force until the next prepare. Throws DestinationError starting
   // "asset 'NAME': " (when `asset` is not empty) naming what was refused, or carrying SQLite's
   // message for a statement that does not prepare.
-  std::unique_ptr<sqlite::Statement> prepare(std::string_view sql,
-                                             std::optional<std::unordered_set<std::string>> readable,
-                                             const std::string& asset);
+  std::unique_ptr<sqlite::Statement> prepare(
+      std::string_view sql, std::optional<std::unordered_set<std::string>> readable,
+      const std::string& asset);
 
   struct Rules {
     std::optional<std::unordered_set<std::string>> readable;

@@ -1,4 +1,4 @@
-#include "interloper/destination/sqlite_guard.hpp"
+#include "interloper/sqlsession/sqlite_guard.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,8 @@
 // Internal: rows to and from PostgreSQL's binary format (COPY ... BINARY and binary results).
 #pragma once
 
+#include <libpq-fe.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -8,6 +10,14 @@
 #include "interloper/data.hpp"
 
 namespace interloper::detail::pg {
+
+// The PostgreSQL type a column of `type` is stored as (a column that has seen only nulls is
+// text until a value decides its type).
+const char* sql_type(DataType type);
+Oid type_oid(DataType type);
+
+// A text[] literal of `items` for a parameter ({"a","b\"c"}).
+std::string text_array(const std::vector<std::string>& items);
 
 // Encodes rows for COPY ... FROM STDIN (FORMAT binary).
 class CopyEncoder {

@@ -1,4 +1,4 @@
-#include "interloper/destination/postgres_sql.hpp"
+#include "interloper/sqlsession/postgres_sql.hpp"
 
 #include <fmt/format.h>
 

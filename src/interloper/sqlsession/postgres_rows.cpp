@@ -1,4 +1,4 @@
-#include "interloper/destination/postgres_rows.hpp"
+#include "interloper/sqlsession/postgres_rows.hpp"
 
 #include <fmt/format.h>
 
@@ -81,6 +81,66 @@ Value get_numeric(std::string_view bytes, const std::string& column) {
 }
 
 }  // namespace
+
+const char* sql_type(DataType type) {
+  switch (type) {
+    case DataType::boolean:
+      return "boolean";
+    case DataType::int64:
+      return "bigint";
+    case DataType::float64:
+      return "double precision";
+    case DataType::date:
+      return "date";
+    case DataType::timestamp:
+      return "timestamp";
+    case DataType::decimal:  // without a type modifier: each value keeps its own scale
+      return "numeric";
+    case DataType::json:
+      return "jsonb";
+    case DataType::null:
+    case DataType::string:
+      break;
+  }
+  return "text";
+}
+
+Oid type_oid(DataType type) {
+  switch (type) {
+    case DataType::boolean:
+      return postgres::oid::boolean;
+    case DataType::int64:
+      return postgres::oid::int8;
+    case DataType::float64:
+      return postgres::oid::float8;
+    case DataType::date:
+      return postgres::oid::date;
+    case DataType::timestamp:
+      return postgres::oid::timestamp;
+    case DataType::decimal:
+      return postgres::oid::numeric;
+    case DataType::json:
+      return postgres::oid::jsonb;
+    case DataType::null:
+    case DataType::string:
+      break;
+  }
+  return postgres::oid::text;
+}
+
+std::string text_array(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
 
 void CopyEncoder::header(std::string& out) {
   static constexpr char signature[] = "PGCOPY\n\377\r\n";
