@@ -245,12 +245,52 @@ class MemoryStore final : public MaterializationStore {
   std::unique_ptr<State> state_;
 };
 
-// Keeps records in one SQLite file. Time partitions are stored as ranges of period ordinals
-// (the number of periods since 1970-01-01 in the window's granularity); list partitions (and
-// any other kind) one row per key, their windows being as small as their declared lists.
-// Failure details live in a table of their own, referenced by the failed ranges and keys.
-// A file written by an earlier version (one row per record) is converted when opened.
-class SqliteStore final : public MaterializationStore {
+namespace detail {
+struct SqlStoreState;
+}
+
+// Keeps records in the tables of a SQL database, the same tables and range arithmetic whatever
+// the database: SqliteStore and PostgresStore below open one. Time partitions are stored as
+// ranges of period ordinals (the number of periods since 1970-01-01 in the window's
+// granularity); list partitions (and any other kind) one row per key, their windows being as
+// small as their declared lists. Failure details live in a table of their own, referenced by
+// the failed ranges and keys. Every change is one transaction (holding, where the database has
+// them, an advisory lock on what it rewrites: one dataset scope's ranges, the claims as a whole,
+// one pipeline's run history), so concurrent writers take turns instead of merging ranges from
+// stale reads. Throws DestinationError when the database fails; the store is then as it was
+// before the call.
+class SqlStore : public MaterializationStore {
+ public:
+  ~SqlStore() override;
+  void record(const DatasetRef& dataset, const PartitionWindow* window,
+              const MaterializationRecord& record) override;
+  void forget(const DatasetRef& dataset, const PartitionWindow* window) override;
+  WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) override;
+  std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
+                                              const Partition* partition) override;
+  std::optional<MaterializationRecord> last_record(const DatasetRef& dataset) override;
+  std::vector<FailedRange> failures(const DatasetRef& dataset, const PartitionWindow& window,
+                                    std::size_t limit) override;
+  std::optional<Claim> claim(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
+                             const Claim& claim, TimePoint now) override;
+  void release(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
+               std::string_view owner) override;
+  void renew(std::string_view owner, TimePoint expires) override;
+  void record_run(const RunRecord& run, std::size_t keep) override;
+  std::vector<RunRecord> runs(std::string_view pipeline, std::size_t last) override;
+
+ protected:
+  explicit SqlStore(std::unique_ptr<detail::SqlStoreState> state);
+  detail::SqlStoreState& state() const { return *state_; }
+
+ private:
+  std::unique_ptr<detail::SqlStoreState> state_;
+};
+
+// A SqlStore in one SQLite file (tables `partition_ranges`, `partition_keys`, `failures`,
+// `claims`, `runs`, `last_records`). A file written by an earlier version is converted when a
+// writer opens it. Several processes may share the file (SQLite locking, WAL mode).
+class SqliteStore final : public SqlStore {
  public:
   // Opens (creating, with its parent directories) the database file at `path`. Throws
   // DestinationError naming the path and SQLite's message on failure.
@@ -262,38 +302,12 @@ class SqliteStore final : public MaterializationStore {
   ~SqliteStore() override;
 
   const std::string& path() const;
-
-  // Replaces the overlapped parts of earlier ranges (splitting and merging ranges as needed)
-  // in one transaction. Throws DestinationError when SQLite fails.
-  void record(const DatasetRef& dataset, const PartitionWindow* window,
-              const MaterializationRecord& record) override;
-  void forget(const DatasetRef& dataset, const PartitionWindow* window) override;
-  WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) override;
-  std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
-                                              const Partition* partition) override;
-  std::optional<MaterializationRecord> last_record(const DatasetRef& dataset) override;
-  std::optional<Claim> claim(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
-                             const Claim& claim, TimePoint now) override;
-  void release(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
-               std::string_view owner) override;
-  void renew(std::string_view owner, TimePoint expires) override;
-  std::vector<FailedRange> failures(const DatasetRef& dataset, const PartitionWindow& window,
-                                    std::size_t limit) override;
-  void record_run(const RunRecord& run, std::size_t keep) override;
-  std::vector<RunRecord> runs(std::string_view pipeline, std::size_t last) override;
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
 };
 
-// Keeps records in a PostgreSQL schema, with SqliteStore's tables and range arithmetic
-// (interloper_partition_ranges, _partition_keys, _failures, _claims, _runs), so that processes
-// on many machines share one store. Each change is one transaction holding an advisory lock on
-// what it rewrites (a dataset's ranges in one scope, or the claims), so concurrent writers take
-// turns instead of merging ranges from stale reads. A connection lost to a server restart is
-// opened again by the next call.
-class PostgresStore final : public MaterializationStore {
+// A SqlStore in a PostgreSQL schema (tables interloper_partition_ranges, _partition_keys,
+// _failures, _claims, _runs, _last_records), so that processes on many machines share one
+// store. A connection lost to a server restart is opened again by the next call.
+class PostgresStore final : public SqlStore {
  public:
   // "postgresql://USER[:PASSWORD]@HOST[:PORT]/DB?schema=NAME&..." as for PostgresDestination.
   // Connects and creates the schema and tables when missing. Throws DestinationError (password
@@ -302,27 +316,6 @@ class PostgresStore final : public MaterializationStore {
   ~PostgresStore() override;
   // The URL with its password replaced by ***.
   std::string url() const;
-
-  void record(const DatasetRef& dataset, const PartitionWindow* window,
-              const MaterializationRecord& record) override;
-  void forget(const DatasetRef& dataset, const PartitionWindow* window) override;
-  WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) override;
-  std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
-                                              const Partition* partition) override;
-  std::optional<MaterializationRecord> last_record(const DatasetRef& dataset) override;
-  std::optional<Claim> claim(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
-                             const Claim& claim, TimePoint now) override;
-  void release(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
-               std::string_view owner) override;
-  void renew(std::string_view owner, TimePoint expires) override;
-  std::vector<FailedRange> failures(const DatasetRef& dataset, const PartitionWindow& window,
-                                    std::size_t limit) override;
-  void record_run(const RunRecord& run, std::size_t keep) override;
-  std::vector<RunRecord> runs(std::string_view pipeline, std::size_t last) override;
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
 };
 
 // "memory://" gives a MemoryStore; "sqlite:///abs.db", "sqlite:rel.db" (or "sqlite://./rel.db")

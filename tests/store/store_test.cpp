@@ -56,6 +56,14 @@ std::int64_t count_rows(const std::string& path, const std::string& sql) {
   return n;
 }
 
+// Runs `sql` on the SQLite file at `path` (to make it a file of an earlier version).
+void execute_sql(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  EXPECT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  sqlite3_close(db);
+}
+
 // Every store kind runs the same tests; a new store joins by adding its name here and in
 // make_store.
 class StoreTest : public ::testing::TestWithParam<std::string> {
@@ -760,13 +768,7 @@ TEST_F(SqliteStoreTest, AVersionSixFileKeepsItsClaimsWhichLapseByTheirLease) {
   ASSERT_FALSE(store->claim({stats}, &window, {"old", later}, now));
   store.reset();
   // The file as version 6 wrote it: claims without their process.
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE claims DROP COLUMN process; PRAGMA user_version = 6;",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK)
-      << sqlite3_errmsg(db);
-  sqlite3_close(db);
+  execute_sql(path, "ALTER TABLE claims DROP COLUMN process; PRAGMA user_version = 6;");
   {
     auto reader = open_store_read_only(path);
     EXPECT_EQ(reader->status(stats, window).materialized, (std::vector<PartitionRange>{{0, 2}}));
@@ -790,13 +792,7 @@ TEST_F(SqliteStoreTest, AVersionSevenFileKeepsItsRunsAndCountsCanceledTasksOnceW
   store->record_run(old, 10);
   store.reset();
   // The file as version 7 wrote it: runs without their canceled count.
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "ALTER TABLE runs DROP COLUMN canceled; PRAGMA user_version = 7;",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK)
-      << sqlite3_errmsg(db);
-  sqlite3_close(db);
+  execute_sql(path, "ALTER TABLE runs DROP COLUMN canceled; PRAGMA user_version = 7;");
   {
     auto reader = open_store_read_only(path);
     std::vector<RunRecord> runs = reader->runs("p.yaml", 10);

@@ -1,5 +1,9 @@
 // open_store and open_store_read_only: a store by its path or URL.
-#include "interloper/store/sqlite_store_state.hpp"
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "interloper/store/sql_store_state.hpp"
 
 namespace interloper {
 
@@ -56,7 +60,7 @@ std::unique_ptr<MaterializationStore> open_store_read_only(std::string_view path
   if (!file) return std::make_unique<MemoryStore>();
   try {
     return std::make_unique<SqliteStore>(*file, true);
-  } catch (const NotYetAStore&) {
+  } catch (const detail::NotYetAStore&) {
     return std::make_unique<MemoryStore>();  // being created by a writer: nothing stored yet
   }
 }

@@ -65,23 +65,18 @@ std::string bound_error(std::string_view error, std::size_t max) {
                      error.substr(tail_start));
 }
 
+namespace {
+// By RunState, in the order of its enumerators.
+constexpr std::string_view kRunStateNames[] = {"running", "succeeded", "failed", "interrupted"};
+}  // namespace
+
 std::string_view run_state_name(RunState state) {
-  switch (state) {
-    case RunState::running:
-      return "running";
-    case RunState::succeeded:
-      return "succeeded";
-    case RunState::failed:
-      return "failed";
-    case RunState::interrupted:
-      return "interrupted";
-  }
-  return "running";
+  return kRunStateNames[static_cast<std::size_t>(state)];
 }
 
 RunState run_state_from(std::string_view name) {
-  for (RunState state : {RunState::succeeded, RunState::failed, RunState::interrupted}) {
-    if (name == run_state_name(state)) return state;
+  for (std::size_t i = 0; i < std::size(kRunStateNames); ++i) {
+    if (name == kRunStateNames[i]) return static_cast<RunState>(i);
   }
   return RunState::running;
 }
