@@ -716,14 +716,10 @@ TEST_F(SqliteStoreTest, AStoreWrittenBeforeDefinitionsWereKeptOpensWithThemUnkno
   store->record(stats, &window, done("r1"));
   store.reset();
   // The same file as the previous version wrote it: no definition columns.
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  const char* sql =
-      "ALTER TABLE partition_ranges DROP COLUMN definition;"
-      "ALTER TABLE partition_keys DROP COLUMN definition;"
-      "PRAGMA user_version = 4;";
-  ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-  sqlite3_close(db);
+  execute_sql(path,
+              "ALTER TABLE partition_ranges DROP COLUMN definition;"
+              "ALTER TABLE partition_keys DROP COLUMN definition;"
+              "PRAGMA user_version = 4;");
 
   SqliteStore reopened(path);
   WindowStatus s = reopened.status(stats, window);
@@ -741,13 +737,7 @@ TEST_F(SqliteStoreTest, AReaderTakesAVersionFiveFileAsItIsAndAWriterAddsTheLastR
   store->record(stats, &window, done("r1"));
   store.reset();
   // The file as version 5 wrote it: no last record per dataset.
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "DROP TABLE last_records; PRAGMA user_version = 5;", nullptr,
-                         nullptr, nullptr),
-            SQLITE_OK)
-      << sqlite3_errmsg(db);
-  sqlite3_close(db);
+  execute_sql(path, "DROP TABLE last_records; PRAGMA user_version = 5;");
   {
     auto reader = open_store_read_only(path);
     EXPECT_EQ(reader->status(stats, window).materialized, (std::vector<PartitionRange>{{0, 9}}));
