@@ -8,7 +8,9 @@
 // Counters:
 //   tasks_per_s   trivial tasks (memory destination) claimed, run under their partition lock
 //                 and completed, by 4 workers as threads of one process (/threads) or as 4
-//                 processes (/processes), the way `interloper worker` does it (target >= 1000)
+//                 processes (/processes), the way `interloper worker` does it, and by one
+//                 queue::Worker of 4 threads, which plans from the stored request (/worker)
+//                 (target >= 1000)
 //   enqueue_s     writing a plan of 10^6 hourly tasks (target < 10)
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
@@ -27,7 +29,8 @@
 
 #include "interloper/interloper.hpp"
 #include "interloper/postgres/postgres.hpp"
-#include "interloper/run/queue.hpp"
+#include "interloper/queue/queue.hpp"
+#include "interloper/queue/worker.hpp"
 #include "interloper/sql/identifier.hpp"
 
 namespace {
@@ -73,15 +76,16 @@ struct Enqueued {
   std::int64_t tasks = 0;
 };
 
-Enqueued enqueue(const il::DAG& dag, const il::Plan& plan) {
+Enqueued enqueue(const il::Plan& plan, const il::PartitionWindow& window) {
   Enqueued out;
   out.schema = fresh_schema();
   out.url = server_url() + "?schema=" + out.schema;
   queue::Queue q(out.url);
-  queue::BackfillSpec spec{.pipeline = "bench", .pipeline_hash = "bench", .window = "", .assets = {}};
+  queue::BackfillSpec spec{.pipeline = "bench",
+                           .pipeline_hash = "bench",
+                           .request = queue::make_request(plan, window, {})};
   q.enqueue(plan, spec);
   out.tasks = static_cast<std::int64_t>(plan.to_run());
-  (void)dag;
   return out;
 }
 
@@ -131,7 +135,7 @@ void BM_DrainThreads(benchmark::State& state) {
   double spent = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    const Enqueued in = enqueue(dag, plan);
+    const Enqueued in = enqueue(plan, kDrainWindow);
     queue::Queue q(in.url);
     state.ResumeTiming();
     const auto t0 = steady_clock::now();
@@ -161,7 +165,7 @@ void BM_DrainProcesses(benchmark::State& state) {
     std::string url, schema;
     {
       il::DAG dag = hours_and_days(std::make_shared<il::MemoryDestination>());
-      const Enqueued in = enqueue(dag, il::plan(dag, &kDrainWindow, {}));
+      const Enqueued in = enqueue(il::plan(dag, &kDrainWindow, {}), kDrainWindow);
       planned = in.tasks;
       url = in.url;
       schema = in.schema;
@@ -210,6 +214,42 @@ void BM_DrainProcesses(benchmark::State& state) {
   set_rate(state, tasks, spent);
 }
 
+// The worker itself (queue/worker.hpp): 4 threads, the plan made from the stored request.
+void BM_DrainWorker(benchmark::State& state) {
+  if (server_url().empty()) return state.SkipWithError("IL_TEST_POSTGRES_URL is not set");
+  il::DAG dag = hours_and_days(std::make_shared<il::MemoryDestination>());
+  const il::Plan plan = il::plan(dag, &kDrainWindow, {});
+  std::int64_t tasks = 0;
+  double spent = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    const Enqueued in = enqueue(plan, kDrainWindow);
+    queue::Queue q(in.url);
+    queue::Worker worker(dag, q,
+                         {.pipeline = "bench",
+                          .pipeline_hash = "bench",
+                          .lease = kLease,
+                          .concurrency = kWorkers,
+                          .exit_when_idle = true,
+                          .run = {},
+                          .print = {}});
+    const std::atomic<bool> stop{false};
+    state.ResumeTiming();
+    const auto t0 = steady_clock::now();
+    worker.run(stop, [] { return 0; });
+    spent += duration<double>(steady_clock::now() - t0).count();
+    state.PauseTiming();
+    const auto counts = q.status("bench");
+    if (counts.empty() || counts.front().counts.succeeded != in.tasks) {
+      state.SkipWithError("tasks were lost");
+    }
+    tasks += in.tasks;
+    drop_schema(in.schema);
+    state.ResumeTiming();
+  }
+  set_rate(state, tasks, spent);
+}
+
 // 10^6 hours (about 114 years) of one asset.
 void BM_EnqueueMillionTasks(benchmark::State& state) {
   if (server_url().empty()) return state.SkipWithError("IL_TEST_POSTGRES_URL is not set");
@@ -223,7 +263,7 @@ void BM_EnqueueMillionTasks(benchmark::State& state) {
   double spent = 0;
   for (auto _ : state) {
     const auto t0 = steady_clock::now();
-    const Enqueued in = enqueue(dag, plan);
+    const Enqueued in = enqueue(plan, window);
     spent += duration<double>(steady_clock::now() - t0).count();
     state.PauseTiming();
     if (in.tasks != 1'000'000) state.SkipWithError("the plan is not 10^6 tasks");
@@ -236,6 +276,7 @@ void BM_EnqueueMillionTasks(benchmark::State& state) {
 
 BENCHMARK(BM_DrainThreads)->Name("BM_Drain/threads")->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_DrainProcesses)->Name("BM_Drain/processes")->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_DrainWorker)->Name("BM_Drain/worker")->Iterations(3)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_EnqueueMillionTasks)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

@@ -27,6 +27,7 @@
 
 #include "interloper/data.hpp"
 #include "interloper/dataset.hpp"
+#include "interloper/locator.hpp"
 #include "interloper/partitioning.hpp"
 
 namespace interloper {
@@ -273,7 +274,9 @@ std::vector<Table> split_by_partition(const DatasetRef& dataset, const Partition
 // Opens a destination from a URL: "memory://", "sqlite:///path.db", "file:///dir?format=csv",
 // "s3://bucket/prefix?endpoint=http://127.0.0.1:9000" (see S3Destination::parse_url),
 // "postgresql://user@host/db?schema=raw" (see PostgresDestination).
-// Throws DestinationError naming an unknown scheme or a malformed URL.
+// Throws DestinationError naming an unknown scheme or a malformed URL, the URL redacted.
+std::shared_ptr<Destination> open_destination(const Locator& url);
+// The same from text, parsed once by parse_locator.
 std::shared_ptr<Destination> open_destination(std::string_view url);
 
 }  // namespace interloper

@@ -12,6 +12,7 @@
 #include "interloper/dataset.hpp"
 #include "interloper/destination.hpp"
 #include "interloper/error.hpp"
+#include "interloper/locator.hpp"
 #include "interloper/partitioning.hpp"
 #include "interloper/pipeline.hpp"
 #include "interloper/plan.hpp"

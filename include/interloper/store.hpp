@@ -52,6 +52,7 @@
 #include <vector>
 
 #include "interloper/dataset.hpp"
+#include "interloper/locator.hpp"
 #include "interloper/partitioning.hpp"
 #include "interloper/time.hpp"
 
@@ -320,15 +321,20 @@ class PostgresStore final : public SqlStore {
 
 // "memory://" gives a MemoryStore; "sqlite:///abs.db", "sqlite:rel.db" (or "sqlite://./rel.db")
 // or a plain file path give a SqliteStore; "postgresql://..." (or "postgres://") a PostgresStore.
-// Throws DestinationError for another scheme (any "NAME:" prefix other than these) or no path.
+// Throws DestinationError for another scheme (any "NAME:" prefix other than these) or no path,
+// naming the URL redacted.
+std::unique_ptr<MaterializationStore> open_store(const Locator& url);
+// The same from text, parsed once by parse_locator.
 std::unique_ptr<MaterializationStore> open_store(std::string_view path);
 
 // The same for reading only (status, runs): an existing file is opened read-only (see
 // SqliteStore); writes through the returned store throw DestinationError.
+std::unique_ptr<MaterializationStore> open_store_read_only(const Locator& url);
 std::unique_ptr<MaterializationStore> open_store_read_only(std::string_view path);
 
 // The SQLite file `url` names in the forms open_store reads, as written (a relative path stays
 // relative), or std::nullopt for "memory://". Throws DestinationError like open_store.
+std::optional<std::string> store_file(const Locator& url);
 std::optional<std::string> store_file(std::string_view url);
 
 }  // namespace interloper

@@ -312,7 +312,9 @@ void bind_assets(py::module_& m) {
                                                         "Where assets' rows are stored.")
       .def_property_readonly("url", &Destination::url)
       .def("__repr__", [](const Destination& d) { return "<Destination " + d.url() + ">"; });
-  m.def("open_destination", &open_destination, py::arg("url"),
+  m.def("open_destination",
+        static_cast<std::shared_ptr<Destination> (*)(std::string_view)>(&open_destination),
+        py::arg("url"),
         "A destination from its URL: sqlite:, file:, postgresql://, s3:// or memory://.");
 }
 

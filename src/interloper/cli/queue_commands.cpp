@@ -1,26 +1,19 @@
-// The queue commands that enqueue, follow, show and cancel backfills; the worker is in
-// queue_worker.cpp.
+// The queue commands: they parse their options and call the queue layer (queue/), which enqueues,
+// follows, shows and cancels backfills and runs workers.
 #include "interloper/cli/queue_commands.hpp"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <condition_variable>
-#include <cstdio>
 #include <iostream>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <thread>
-#include <utility>
 
 #include "interloper/cli/interrupt.hpp"
 #include "interloper/plan.hpp"
-#include "interloper/run/queue.hpp"
-#include "interloper/run/report_json.hpp"
+#include "interloper/queue/queue.hpp"
+#include "interloper/queue/queue_json.hpp"
+#include "interloper/queue/worker.hpp"
 
 namespace interloper::cli {
 
@@ -68,7 +61,7 @@ int wait_for(const QueueProject& project, queue::Queue& q, std::int64_t id) {
   const queue::Counts& c = status.counts;
   print_line(project,
              fmt::format("backfill {} ({}): {} tasks, {} succeeded, {} failed, {} canceled", id,
-                         status.info.spec.window, c.total(), c.succeeded, c.failed, c.canceled));
+                         status.info.spec.request.window_text(), c.total(), c.succeeded, c.failed, c.canceled));
   if (c.failed == 0 && c.canceled == 0) return kOk;
   std::string first;
   for (const queue::FailedTask& f : q.failures(id, 1)) {
@@ -101,7 +94,7 @@ std::string lease_text(double left) {
 }  // namespace
 
 std::string pipeline_hash(const DAG& dag, const Pipeline* pipeline) {
-  if (pipeline != nullptr) return queue::fingerprint(pipeline->catalog(false));
+  if (pipeline != nullptr) return fingerprint(pipeline->catalog(false));
   std::string text;
   for (const Asset* asset : dag.order()) {
     text +=
@@ -110,7 +103,7 @@ std::string pipeline_hash(const DAG& dag, const Pipeline* pipeline) {
     if (asset->partitioning() != nullptr) text += asset->partitioning()->to_definition();
     text += '\x1e';
   }
-  return queue::fingerprint(text);
+  return fingerprint(text);
 }
 
 int queue_backfill(const QueueProject& project, const Selection& selection, bool missing,
@@ -124,9 +117,8 @@ int queue_backfill(const QueueProject& project, const Selection& selection, bool
   queue::BackfillSpec spec;
   spec.pipeline = project.name;
   spec.pipeline_hash = pipeline_hash(*project.dag, project.pipeline);
-  spec.window = selection.window->to_string();
-  spec.assets = selection.assets;
-  spec.max_attempts = args.max_attempts;
+  spec.request = queue::make_request(planned, *selection.window,
+                                     {.missing = missing, .max_attempts = args.max_attempts});
   const std::int64_t id = q.enqueue(planned, spec);
   if (project.json) {
     const nlohmann::json line = {{"type", "backfill_enqueued"},
@@ -140,6 +132,68 @@ int queue_backfill(const QueueProject& project, const Selection& selection, bool
   }
   std::cout.flush();
   return args.wait ? wait_for(project, q, id) : kOk;
+}
+
+namespace {
+
+std::chrono::seconds parse_lease(const std::string& text) {
+  std::size_t used = 0;
+  long value = 0;
+  try {
+    value = std::stol(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string unit = text.substr(used);
+  long factor = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
+  if (used == 0 || factor == 0 || value < 3) {
+    throw UsageError(fmt::format(
+        "--lease '{}': expected a duration of at least 3 seconds such as 30s, 2m or 1h", text));
+  }
+  return std::chrono::seconds(value * factor);
+}
+
+int version_mismatch(const QueueProject& project, const std::string& here,
+                     const std::string& other, const queue::Queue& q) {
+  std::cerr << fmt::format(
+      "pipeline '{}' differs from the one its backfills were enqueued with (definition hash "
+      "{} here, {} in queue '{}'): run the workers on the same pipeline version\n",
+      project.name, here, other, q.display());
+  return kBadInput;
+}
+
+}  // namespace
+
+int queue_worker(const QueueProject& project, const RunOptions& run, const QueueArgs& args) {
+  if (args.concurrency < 1) {
+    throw UsageError(fmt::format("--concurrency must be at least 1, got {}", args.concurrency));
+  }
+  queue::WorkerOptions options;
+  options.pipeline = project.name;
+  options.pipeline_hash = pipeline_hash(*project.dag, project.pipeline);
+  options.lease = parse_lease(args.lease);
+  options.concurrency = args.concurrency;
+  options.exit_when_idle = args.exit_when_idle;
+  options.run = run;
+  options.print = [&project](const std::string& line) { print_line(project, line); };
+  queue::Queue q(parse_locator(args.url));
+  queue::Worker worker(*project.dag, q, std::move(options));
+  if (std::optional<std::string> other = worker.other_version()) {
+    return version_mismatch(project, pipeline_hash(*project.dag, project.pipeline), *other, q);
+  }
+  // The first SIGTERM or SIGINT stops claiming and lets the running tasks finish; a second
+  // one kills their commands and gives the tasks back to the queue.
+  Interrupts interrupts(
+      kInterruptGrace, kInterruptLinger, [&worker](int) { worker.give_up(); },
+      Interrupts::FirstSignal::finish);
+  const queue::Worker::Outcome outcome =
+      worker.run(interrupts.stop(), [&interrupts] { return interrupts.signals(); });
+  if (!outcome.other_hash.empty()) {
+    return version_mismatch(project, pipeline_hash(*project.dag, project.pipeline),
+                            outcome.other_hash, q);
+  }
+  print_line(project, worker.summary());
+  return kOk;
 }
 
 int queue_status(const QueueProject& project, const QueueArgs& args) {
@@ -161,7 +215,7 @@ int queue_status(const QueueProject& project, const QueueArgs& args) {
     }
     std::cout << fmt::format(
         "backfill {}  {}  {}{}: {} queued, {} running, {} succeeded, {} failed, {} canceled\n",
-        s.info.id, s.info.spec.window, s.info.created, s.info.canceled ? " (canceled)" : "",
+        s.info.id, s.info.spec.request.window_text(), s.info.created, s.info.canceled ? " (canceled)" : "",
         c.queued, c.running, c.succeeded, c.failed, c.canceled);
     for (const queue::RunningTask& t : running) {
       if (t.backfill != s.info.id) continue;

@@ -9,8 +9,8 @@
 
 #include "interloper/cli/cli_internal.hpp"
 #include "interloper/pipeline/process.hpp"
+#include "interloper/queue/queue.hpp"
 #include "interloper/run/asset_status.hpp"
-#include "interloper/run/queue.hpp"
 #include "interloper/serve/server.hpp"
 
 namespace interloper::cli::detail {

@@ -2,6 +2,9 @@
 // pipeline loader parses the same way, resolves a relative path against the pipeline's folder and
 // reports a malformed URL at its line and column in the file.
 //
+// The URL itself is read by the one locator grammar (locator.hpp); this adds what destinations
+// accept of it.
+//
 //   DestinationUrl url = parse_destination_url("file:out?format=csv");
 //   // url.scheme == DestinationUrl::Scheme::file, url.path == "out", url.query == "format=csv"
 //   url.with_path("/data/out");  // "file:///data/out?format=csv"
@@ -25,7 +28,7 @@ struct DestinationUrl {
   enum class Scheme { memory, sqlite, file, s3, postgresql };
 
   Scheme scheme = Scheme::memory;
-  std::string text;   // the URL as given
+  Locator locator;    // the URL, parsed (printed only as locator.redacted())
   std::string path;   // sqlite, file: the path as written, relative or absolute
   std::string query;  // sqlite, file: the query as written, without '?' ("" when none)
   FileDestination::Format format = FileDestination::Format::jsonl;  // file
@@ -39,5 +42,6 @@ struct DestinationUrl {
 // no scheme, an unknown scheme, a host where a path belongs, no path, an unknown parameter or
 // format, or an S3 URL that S3Destination::parse_url refuses. Thread-safe.
 DestinationUrl parse_destination_url(std::string_view url);
+DestinationUrl parse_destination_url(const Locator& url);
 
 }  // namespace interloper

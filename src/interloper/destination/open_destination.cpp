@@ -1,12 +1,13 @@
-// open_destination: URL -> destination. The grammar is parse_destination_url's
-// (destination_url.hpp); docs/destinations.md lists the accepted forms.
+// open_destination: locator -> destination. The grammar is the locator's (locator.hpp) and what
+// destinations accept of it parse_destination_url's (destination_url.hpp); docs/destinations.md
+// lists the accepted forms.
 #include "interloper/destination.hpp"
 #include "interloper/destination/destination_url.hpp"
 
 namespace interloper {
 
-std::shared_ptr<Destination> open_destination(std::string_view text) {
-  DestinationUrl url = parse_destination_url(text);
+std::shared_ptr<Destination> open_destination(const Locator& at) {
+  DestinationUrl url = parse_destination_url(at);
   switch (url.scheme) {
     case DestinationUrl::Scheme::memory:
       return std::make_shared<MemoryDestination>();
@@ -17,9 +18,13 @@ std::shared_ptr<Destination> open_destination(std::string_view text) {
     case DestinationUrl::Scheme::s3:
       return std::make_shared<S3Destination>(std::move(*url.s3));
     case DestinationUrl::Scheme::postgresql:
-      return std::make_shared<PostgresDestination>(url.text);
+      return std::make_shared<PostgresDestination>(at.secret_text());
   }
   return nullptr;  // unreachable: every scheme is handled above
+}
+
+std::shared_ptr<Destination> open_destination(std::string_view text) {
+  return open_destination(parse_destination_url(text).locator);
 }
 
 }  // namespace interloper

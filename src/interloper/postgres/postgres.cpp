@@ -11,37 +11,9 @@ namespace interloper::postgres {
 
 namespace {
 
-// The password's raw and percent-decoded spellings, both of which libpq may echo.
-std::vector<std::string> spellings(const std::string& password) {
-  std::vector<std::string> out;
-  if (password.empty()) return out;
-  out.push_back(password);
-  std::string decoded;
-  for (std::size_t i = 0; i < password.size(); ++i) {
-    if (password[i] == '%' && i + 2 < password.size()) {
-      decoded += static_cast<char>(std::strtol(password.substr(i + 1, 2).c_str(), nullptr, 16));
-      i += 2;
-    } else {
-      decoded += password[i];
-    }
-  }
-  if (decoded != password) out.push_back(decoded);
-  return out;
-}
-
-// `text` with every spelling of the password replaced by ***.
-std::string scrub_secret(std::string text, const std::string& password) {
-  for (const std::string& secret : spellings(password)) {
-    for (auto at = text.find(secret); at != std::string::npos; at = text.find(secret, at + 3)) {
-      text.replace(at, secret.size(), "***");
-    }
-  }
-  return text;
-}
-
 // One line, the password replaced by ***.
 std::string scrub(std::string text, const std::string& password) {
-  text = scrub_secret(std::move(text), password);
+  text = scrub_password(std::move(text), password);
   std::string out;
   bool space = false;
   for (char c : text) {
@@ -56,15 +28,6 @@ std::string scrub(std::string text, const std::string& password) {
   return out;
 }
 
-// Where the user-info part of `url` ends ('@'), or npos; `start` is after "://". The authority
-// ends at the first of `ends`: libpq's reading by default.
-std::size_t userinfo_end(std::string_view url, std::size_t start, const char* ends = "/?") {
-  std::size_t authority_end = url.find_first_of(ends, start);
-  std::string_view authority = url.substr(start, authority_end - start);
-  auto at = authority.rfind('@');
-  return at == std::string_view::npos ? std::string_view::npos : start + at;
-}
-
 }  // namespace
 
 std::string Url::get(std::string_view name, std::string_view fallback) const {
@@ -74,73 +37,32 @@ std::string Url::get(std::string_view name, std::string_view fallback) const {
   return std::string(fallback);
 }
 
-std::string redact(std::string_view url) {
-  auto scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos) return std::string(url);
-  std::size_t start = scheme_end + 3;
-  std::size_t at = userinfo_end(url, start);
-  if (at == std::string_view::npos) return std::string(url);
-  auto colon = url.substr(start, at - start).find(':');
-  if (colon == std::string_view::npos) return std::string(url);
-  return std::string(url.substr(0, start + colon + 1)) + "***" + std::string(url.substr(at));
-}
-
-std::string hide_password(std::string message, std::string_view url) {
-  auto scheme_end = url.find("://");
-  if (scheme_end == std::string_view::npos) return message;
-  const std::size_t start = scheme_end + 3;
-  // libpq reads the user-info up to the last '@' before a '/' or '?'; a URL parser that follows
-  // RFC 3986 also stops at a '#'. Whatever the part quoted in `message` was cut by, neither
-  // reading's password shows.
-  for (const char* ends : {"/?", "/?#"}) {
-    const std::size_t at = userinfo_end(url, start, ends);
-    if (at == std::string_view::npos) continue;
-    const std::string_view info = url.substr(start, at - start);
-    const auto colon = info.find(':');
-    if (colon == std::string_view::npos || colon + 1 == info.size()) continue;
-    message = scrub_secret(std::move(message), std::string(info.substr(colon + 1)));
-  }
-  return message;
-}
-
 Url parse_url(std::string_view text, const std::vector<std::string>& own_parameters) {
+  return parse_url(parse_locator(text), own_parameters);
+}
+
+Url parse_url(const Locator& at, const std::vector<std::string>& own_parameters) {
   Url url;
-  url.redacted = redact(text);
+  url.redacted = at.redacted();
+  url.password = at.password();
   auto fail = [&](std::string_view why) -> void {
     throw DestinationError(fmt::format("postgresql URL '{}': {}", url.redacted,
                                        scrub(std::string(why), url.password)));
   };
-  if (text.rfind("postgresql://", 0) != 0 && text.rfind("postgres://", 0) != 0) {
+  if (!at.is_postgres() || at.secret_text().find("://") == std::string::npos) {
     fail("must start with postgresql:// or postgres://");
   }
-  std::size_t start = text.find("://") + 3;
-  if (std::size_t at = userinfo_end(text, start); at != std::string_view::npos) {
-    std::string_view info = text.substr(start, at - start);
-    if (auto colon = info.find(':'); colon != std::string_view::npos) {
-      url.password = std::string(info.substr(colon + 1));
-    }
-  }
-  std::string_view base = text;
-  std::string_view query;
-  if (auto q = text.find('?'); q != std::string_view::npos) {
-    base = text.substr(0, q);
-    query = text.substr(q + 1);
-  }
+  const std::string_view text = at.secret_text();
+  const std::string_view base = text.substr(0, text.find('?'));
   std::string kept;
   bool has_timeout = std::getenv("PGCONNECT_TIMEOUT") != nullptr;
-  while (!query.empty()) {
-    std::string_view item = query.substr(0, query.find('&'));
-    query.remove_prefix(std::min(query.size(), item.size() + 1));
-    if (item.empty()) continue;
-    auto eq = item.find('=');
-    std::string name(item.substr(0, eq));
-    if (eq == std::string_view::npos) fail(fmt::format("parameter '{}' has no value", name));
+  for (const auto& [name, value] : at.options) {
     if (std::find(own_parameters.begin(), own_parameters.end(), name) != own_parameters.end()) {
-      url.own.emplace_back(name, std::string(item.substr(eq + 1)));
+      url.own.emplace_back(name, value);
       continue;
     }
     has_timeout = has_timeout || name == "connect_timeout";
-    kept += (kept.empty() ? "" : "&") + std::string(item);
+    kept += (kept.empty() ? "" : "&") + name + "=" + value;
   }
   if (!has_timeout) kept += (kept.empty() ? "" : "&") + std::string("connect_timeout=5");
   url.conninfo = std::string(base) + "?" + kept;

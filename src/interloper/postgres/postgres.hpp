@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "interloper/error.hpp"
+#include "interloper/locator.hpp"
 
 namespace interloper::postgres {
 
@@ -59,15 +60,16 @@ struct Url {
   std::string get(std::string_view name, std::string_view fallback = "") const;
 };
 
-// Parses `url`; `own_parameters` are the query parameters that belong to us (e.g. "schema").
-// Adds connect_timeout=5 unless the URL or PGCONNECT_TIMEOUT sets one, so an unreachable host
-// fails quickly. Throws DestinationError naming the redacted URL when libpq cannot read it.
+// Reads `url` (a Locator of scheme postgresql or postgres); `own_parameters` are the query
+// parameters that belong to us (e.g. "schema"). Adds connect_timeout=5 unless the URL or
+// PGCONNECT_TIMEOUT sets one, so an unreachable host fails quickly. Throws DestinationError
+// naming the redacted URL when libpq cannot read it.
+Url parse_url(const Locator& url, const std::vector<std::string>& own_parameters);
+// The same, from text (parse_locator first).
 Url parse_url(std::string_view url, const std::vector<std::string>& own_parameters);
-// `url` with the password of its user-info part replaced by ***.
-std::string redact(std::string_view url);
-// `message` with every spelling of the password of `url`'s user-info part (as redact() finds
-// it) replaced by ***: for errors that quote parts of a URL of any scheme.
-std::string hide_password(std::string message, std::string_view url);
+// The locator's redaction (locator.hpp), under the names this layer's callers know.
+using interloper::hide_password;
+using interloper::redact;
 
 // Parameters for a query, all sent as text with an explicit type (or inferred by the server when
 // the type is oid::unknown).

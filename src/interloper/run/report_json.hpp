@@ -1,11 +1,10 @@
-// The JSON that the command line prints and `interloper serve` answers alike: a job's fire and
-// a queued backfill's progress have one shape wherever they are shown.
+// The JSON that the command line prints and `interloper serve` answers alike: a job's fire has
+// one shape wherever it is shown (a queued backfill's is queue/queue_json.hpp).
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "interloper/run/queue.hpp"
 #include "interloper/schedule.hpp"
 
 namespace interloper {
@@ -15,13 +14,4 @@ namespace interloper {
 // nothing to run)}.
 nlohmann::ordered_json fire_json(const Job& job, TimePoint fire);
 
-namespace queue {
-
-// One backfill: {"backfill", "window", "assets", "created", "canceled", "queued", "running",
-// "succeeded", "failed", "canceled_tasks", "running_tasks"}, the last holding the tasks of
-// `running` that belong to it, each {"asset", "partition", "worker", "seconds", "attempts"}.
-nlohmann::ordered_json backfill_json(const BackfillStatus& status,
-                                     const std::vector<RunningTask>& running);
-
-}  // namespace queue
 }  // namespace interloper

@@ -8,8 +8,8 @@
 
 #include "interloper/destination.hpp"
 #include "interloper/postgres/postgres.hpp"
+#include "interloper/queue/queue_json.hpp"
 #include "interloper/run/asset_status.hpp"
-#include "interloper/run/queue.hpp"
 #include "interloper/run/report_json.hpp"
 
 namespace interloper::serve {

@@ -1,5 +1,5 @@
 // What the queue holds: unfinished tasks, backfill counts, running tasks and failures.
-#include "interloper/run/queue_state.hpp"
+#include "interloper/queue/queue_state.hpp"
 
 namespace interloper::queue {
 
@@ -25,8 +25,7 @@ std::vector<BackfillStatus> Queue::status(std::string_view pipeline,
     p.null(postgres::oid::int8);
   }
   Result r = conn->exec(
-      fmt::format("SELECT b.id, b.pipeline, b.pipeline_hash, b.request, b.assets, b.max_attempts,"
-                  " b.tasks, b.canceled, b.created::text,"
+      fmt::format("SELECT {},"
                   " count(*) FILTER (WHERE t.state = 'queued'),"
                   " count(*) FILTER (WHERE t.state = 'running'),"
                   " count(*) FILTER (WHERE t.state = 'succeeded'),"
@@ -35,22 +34,14 @@ std::vector<BackfillStatus> Queue::status(std::string_view pipeline,
                   " FROM {} b LEFT JOIN {} t ON t.backfill = b.id"
                   " WHERE (b.pipeline = $1 OR $2::bigint IS NOT NULL)"
                   " AND ($2::bigint IS NULL OR b.id = $2) GROUP BY b.id ORDER BY b.id",
-                  state_->backfills, state_->tasks),
+                  kBackfillColumns, state_->backfills, state_->tasks),
       p);
   std::vector<BackfillStatus> out;
   for (int i = 0; i < r.rows(); ++i) {
     BackfillStatus s;
-    s.info.id = r.int_value(i, 0);
-    s.info.spec.pipeline = r.value(i, 1);
-    s.info.spec.pipeline_hash = r.value(i, 2);
-    s.info.spec.window = r.value(i, 3);
-    s.info.spec.assets = split_lines(r.value(i, 4));
-    s.info.spec.max_attempts = static_cast<int>(r.int_value(i, 5));
-    s.info.tasks = r.int_value(i, 6);
-    s.info.canceled = r.value(i, 7) == "t";
-    s.info.created = r.value(i, 8);
-    s.counts = {r.int_value(i, 9), r.int_value(i, 10), r.int_value(i, 11), r.int_value(i, 12),
-                r.int_value(i, 13)};
+    s.info = read_backfill(r, i);
+    s.counts = {r.int_value(i, 10), r.int_value(i, 11), r.int_value(i, 12), r.int_value(i, 13),
+                r.int_value(i, 14)};
     out.push_back(std::move(s));
   }
   return out;

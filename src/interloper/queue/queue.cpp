@@ -2,11 +2,11 @@
 // statements that claim, renew, complete and fail tasks. Every state change is one transaction,
 // and those a worker makes for each task are one statement each (data-modifying WITH clauses),
 // prepared once per connection: a task costs a worker two round trips to the server.
-#include "interloper/run/queue_state.hpp"
+#include "interloper/queue/queue_state.hpp"
 
 namespace interloper::queue {
 
-Queue::Queue(std::string_view url) : state_(std::make_unique<State>(url)) {}
+Queue::Queue(const Locator& url) : state_(std::make_unique<State>(url)) {}
 Queue::~Queue() = default;
 
 const std::string& Queue::display() const { return state_->pool.url().redacted; }
@@ -17,13 +17,14 @@ std::int64_t Queue::enqueue(const Plan& plan, const BackfillSpec& spec) {
   Params p;
   put_text(p, spec.pipeline);
   put_text(p, spec.pipeline_hash);
-  put_text(p, spec.window);
-  put_text(p, join_lines(spec.assets));
-  put_int(p, spec.max_attempts);
+  put_text(p, spec.request.window_text());
+  put_text(p, join_lines(spec.request.asset_names()));
+  put_int(p, spec.request.options.max_attempts);
   put_int(p, static_cast<std::int64_t>(plan.to_run()));
+  put_text(p, spec.request.to_json());
   Result r = conn->exec(fmt::format("INSERT INTO {} (pipeline, pipeline_hash, request, assets,"
-                                    " max_attempts, tasks) VALUES ($1, $2, $3, $4, $5, $6)"
-                                    " RETURNING id",
+                                    " max_attempts, tasks, request_json)"
+                                    " VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
                                     state_->backfills),
                         p);
   const std::int64_t id = r.int_value(0, 0);
@@ -77,22 +78,9 @@ std::optional<BackfillInfo> Queue::backfill(std::int64_t id) {
   Params p;
   put_int(p, id);
   Result r = conn->exec(
-      fmt::format("SELECT id, pipeline, pipeline_hash, request, assets, max_attempts, tasks,"
-                  " canceled, created::text FROM {} WHERE id = $1",
-                  state_->backfills),
-      p);
+      fmt::format("SELECT {} FROM {} b WHERE id = $1", kBackfillColumns, state_->backfills), p);
   if (r.rows() == 0) return std::nullopt;
-  BackfillInfo info;
-  info.id = r.int_value(0, 0);
-  info.spec.pipeline = r.value(0, 1);
-  info.spec.pipeline_hash = r.value(0, 2);
-  info.spec.window = r.value(0, 3);
-  info.spec.assets = split_lines(r.value(0, 4));
-  info.spec.max_attempts = static_cast<int>(r.int_value(0, 5));
-  info.tasks = r.int_value(0, 6);
-  info.canceled = r.value(0, 7) == "t";
-  info.created = r.value(0, 8);
-  return info;
+  return read_backfill(r, 0);
 }
 
 std::vector<std::string> Queue::active_hashes(std::string_view pipeline) {
@@ -128,7 +116,5 @@ std::int64_t Queue::cancel(std::int64_t id) {
   tx.commit();
   return r.int_value(0, 0);
 }
-
-std::string fingerprint(std::string_view text) { return interloper::fingerprint(text); }
 
 }  // namespace interloper::queue

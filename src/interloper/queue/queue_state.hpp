@@ -1,5 +1,5 @@
 // The queue's connection pool, its statements and the helpers its files share, private to the
-// run layer.
+// queue layer.
 #pragma once
 
 #include <fmt/format.h>
@@ -7,7 +7,7 @@
 #include <algorithm>
 
 #include "interloper/postgres/postgres.hpp"
-#include "interloper/run/queue.hpp"
+#include "interloper/queue/queue.hpp"
 #include "interloper/sql/identifier.hpp"
 
 namespace interloper::queue {
@@ -78,13 +78,39 @@ inline void for_each_upstream(const Plan& plan, std::size_t task, F&& f) {
 
 constexpr std::size_t kCopyChunk = 1 << 20;
 
+// The columns of a backfill (table alias b) that read_backfill reads, in its order.
+constexpr const char* kBackfillColumns =
+    "b.id, b.pipeline, b.pipeline_hash, b.request, b.assets, b.max_attempts, b.tasks,"
+    " b.canceled, b.created::text, b.request_json";
+
+// The backfill of row `row` of a result whose first columns are kBackfillColumns: its typed
+// request, or for a backfill enqueued before requests were typed, the request its window text and
+// asset names describe.
+inline BackfillInfo read_backfill(const Result& r, int row) {
+  BackfillInfo info;
+  info.id = r.int_value(row, 0);
+  info.spec.pipeline = r.value(row, 1);
+  info.spec.pipeline_hash = r.value(row, 2);
+  if (r.is_null(row, 9)) {
+    info.spec.request = BackfillRequest::legacy(std::string(r.value(row, 3)),
+                                                split_lines(r.value(row, 4)),
+                                                static_cast<int>(r.int_value(row, 5)));
+  } else {
+    info.spec.request = BackfillRequest::from_json(r.value(row, 9));
+  }
+  info.tasks = r.int_value(row, 6);
+  info.canceled = r.value(row, 7) == "t";
+  info.created = r.value(row, 8);
+  return info;
+}
+
 }  // namespace detail
 
 using namespace detail;
 
 struct Queue::State {
-  explicit State(std::string_view text)
-      : pool(postgres::parse_url(text, {"schema"})),
+  explicit State(const Locator& url)
+      : pool(postgres::parse_url(url, {"schema"})),
         schema(pool.url().get("schema", "interloper_queue")) {
     if (schema.empty()) {
       throw DestinationError(
@@ -112,6 +138,9 @@ struct Queue::State {
         " request text NOT NULL, assets text NOT NULL, max_attempts integer NOT NULL,"
         " tasks bigint NOT NULL, canceled boolean NOT NULL DEFAULT false,"
         " created timestamptz NOT NULL DEFAULT now());"
+        // The typed request (request.hpp), as JSON; NULL in a backfill enqueued before requests
+        // were typed, which `request` and `assets` describe as text.
+        "ALTER TABLE {1} ADD COLUMN IF NOT EXISTS request_json text;"
         // Tasks and edges name their backfill without a foreign key: only enqueue writes them,
         // with the backfill, and a key checked row by row would double the cost of COPY.
         "CREATE TABLE IF NOT EXISTS {2} ("

@@ -15,7 +15,8 @@
 // and a completion, failure or release (with the lock's end).
 //
 //   queue::Queue q("postgresql://db/ops?schema=interloper_queue");
-//   std::int64_t id = q.enqueue(plan, {.pipeline = "shop", .pipeline_hash = h, ...});
+//   std::int64_t id = q.enqueue(plan, {.pipeline = "shop", .pipeline_hash = h,
+//                                      .request = make_request(plan, window, options)});
 //   while (std::optional<queue::Queue::Claim> claim = q.claim("shop", owner, 30s)) {
 //     if (!claim->locked()) { q.release(*claim); continue; }
 //     ... run claim->task() ...
@@ -23,7 +24,8 @@
 //   }
 //
 // The URL is a PostgreSQL URL; its `schema` parameter (default "interloper_queue") names the
-// schema holding the tables, created on first use. Every method is thread-safe (each borrows a
+// schema holding the tables, created on first use (and, in a queue created before requests were
+// typed, the column holding them added). Every method is thread-safe (each borrows a
 // connection from a pool, or uses the claim's, which one thread at a time may settle) and throws
 // DestinationError naming the redacted URL when the server fails.
 #pragma once
@@ -36,18 +38,18 @@
 #include <string_view>
 #include <vector>
 
+#include "interloper/locator.hpp"
 #include "interloper/plan.hpp"
+#include "interloper/queue/request.hpp"
 
 namespace interloper::queue {
 
 // What a backfill was planned from: enough for a worker to plan it again and check that it
 // runs the same pipeline.
 struct BackfillSpec {
-  std::string pipeline;             // the pipeline's name, which workers select their tasks by
-  std::string pipeline_hash;        // a hash of the pipeline's definition
-  std::string window;               // the request window as text
-  std::vector<std::string> assets;  // the selected assets
-  int max_attempts = 3;             // runs (and expired leases) before a task fails
+  std::string pipeline;       // the pipeline's name, which workers select their tasks by
+  std::string pipeline_hash;  // a hash of the pipeline's definition
+  BackfillRequest request;    // the window, assets, options and plan fingerprint
 };
 
 struct BackfillInfo {
@@ -102,7 +104,8 @@ class Queue {
  public:
   // Connects and creates the schema and tables when missing (safe when several processes start
   // at once). Throws DestinationError when the URL is bad or the server cannot be reached.
-  explicit Queue(std::string_view url);
+  explicit Queue(const Locator& url);
+  explicit Queue(std::string_view url) : Queue(parse_locator(url)) {}
   ~Queue();
   Queue(const Queue&) = delete;
   Queue& operator=(const Queue&) = delete;
@@ -110,7 +113,8 @@ class Queue {
   // The URL with its password redacted.
   const std::string& display() const;
 
-  // Writes the backfill, every task of `plan` that runs (with its count of upstream tasks that
+  // Writes the backfill (its request as a JSON document, and its window text and assets as a
+  // queue of earlier versions kept them), every task of `plan` that runs (with its count of upstream tasks that
   // run) and the edges between them, in one transaction, by COPY. Returns the backfill's id.
   std::int64_t enqueue(const Plan& plan, const BackfillSpec& spec);
   // The backfill `id`, or nullopt when there is none.
@@ -188,8 +192,5 @@ class Queue::Claim {
   bool locked_ = false;
   std::unique_ptr<Held> held_;
 };
-
-// A stable 64-bit FNV-1a hash of `text`, as 16 hex digits.
-std::string fingerprint(std::string_view text);
 
 }  // namespace interloper::queue

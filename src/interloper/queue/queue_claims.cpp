@@ -1,5 +1,5 @@
 // Claiming tasks: the lease, its renewal, and settling a task as done, failed or given back.
-#include "interloper/run/queue_state.hpp"
+#include "interloper/queue/queue_state.hpp"
 
 namespace interloper::queue {
 
