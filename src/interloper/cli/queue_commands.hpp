@@ -1,5 +1,6 @@
 // The distributed commands: `backfill --queue` (enqueue, optionally --wait), `worker`,
-// `status --queue` and `cancel`, over the PostgreSQL task queue (run/queue.hpp).
+// `status --queue` and `cancel`, over the PostgreSQL task queue (queue/queue.hpp); they parse
+// options and call the queue layer, which plans, stores and runs the backfills.
 #pragma once
 
 #include <cstdint>

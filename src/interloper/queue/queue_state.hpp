@@ -137,10 +137,10 @@ struct Queue::State {
         " id bigserial PRIMARY KEY, pipeline text NOT NULL, pipeline_hash text NOT NULL,"
         " request text NOT NULL, assets text NOT NULL, max_attempts integer NOT NULL,"
         " tasks bigint NOT NULL, canceled boolean NOT NULL DEFAULT false,"
-        " created timestamptz NOT NULL DEFAULT now());"
         // The typed request (request.hpp), as JSON; NULL in a backfill enqueued before requests
         // were typed, which `request` and `assets` describe as text.
-        "ALTER TABLE {1} ADD COLUMN IF NOT EXISTS request_json text;"
+        " request_json text,"
+        " created timestamptz NOT NULL DEFAULT now());"
         // Tasks and edges name their backfill without a foreign key: only enqueue writes them,
         // with the backfill, and a key checked row by row would double the cost of COPY.
         "CREATE TABLE IF NOT EXISTS {2} ("
@@ -166,6 +166,21 @@ struct Queue::State {
         " PRIMARY KEY (backfill, upstream, downstream));",
         sql::quote_identifier(schema), backfills, tasks, edges));
     tx.commit();
+    add_request_column(*conn);
+  }
+
+  // A queue created before requests were typed gets their column. Checked first, and altered in
+  // a transaction of its own that holds no other lock: ALTER TABLE locks the backfills table
+  // against every claim, which must never wait on a lock this transaction holds.
+  void add_request_column(postgres::Connection& conn) const {
+    Params p;
+    put_text(p, schema);
+    Result found = conn.exec(
+        "SELECT count(*) FROM information_schema.columns WHERE table_schema = $1"
+        " AND table_name = 'backfills' AND column_name = 'request_json'",
+        p);
+    if (found.int_value(0, 0) > 0) return;
+    conn.exec(fmt::format("ALTER TABLE {} ADD COLUMN IF NOT EXISTS request_json text", backfills));
   }
 
   // The statements workers run over and over, written once.
