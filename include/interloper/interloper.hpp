@@ -13,6 +13,7 @@
 #include "interloper/destination.hpp"
 #include "interloper/error.hpp"
 #include "interloper/locator.hpp"
+#include "interloper/mapping.hpp"
 #include "interloper/partitioning.hpp"
 #include "interloper/pipeline.hpp"
 #include "interloper/plan.hpp"

@@ -154,6 +154,9 @@ class PartitionWindow {
   // The rows of the whole window: a half-open range or a membership.
   virtual Filter filter(std::string column) const = 0;
   virtual std::unique_ptr<PartitionWindow> clone() const = 0;
+  // Whether both windows hold the same partitions, in the same order. The default compares the
+  // kinds and keys; the time kind compares ends and granularity without listing keys.
+  virtual bool same_partitions(const PartitionWindow& other) const;
   // The window as consecutive periods of one granularity, when its partitions are such periods
   // (the time kind); nullopt otherwise (the default). Lets callers use bounds and period
   // arithmetic without knowing the concrete type.
@@ -168,10 +171,24 @@ class PartitionWindow {
 std::ostream& operator<<(std::ostream& out, const Partition& partition);
 std::ostream& operator<<(std::ostream& out, const PartitionWindow& window);
 
+// The time side of a partitioning whose partitions are periods of time: the column holding the
+// time, the periods' granularity and the earliest data. What callers use instead of asking
+// which kind a partitioning is.
+struct TimeAxis {
+  std::string column;
+  TimeGranularity granularity;
+  std::optional<TimePoint> start;
+};
+
 // How an asset is partitioned: the kind, the column carrying the partition value, and whether a
 // run may cover several partitions at once (allow_window).
 class PartitionConfig {
  public:
+  // How a text given on a command line (or to serve, the queue, Python) names partitions: a
+  // window ("A..B" or a bare key, the window of one), or exactly one key that is never split at
+  // ".." (--partition).
+  enum class TextForm : std::uint8_t { window, key };
+
   // Builds a config from its to_definition() JSON text; throws PartitionError when malformed.
   using Factory = std::function<std::unique_ptr<PartitionConfig>(std::string_view definition_json)>;
 
@@ -197,8 +214,37 @@ class PartitionConfig {
                                           std::string_view end_key) const {
     return make_window(start_key, end_key);
   }
-  // A window from text: "start..end" or a bare key (the window of one).
+  // A window from text: "start..end" or a bare key (the window of one), both ends keys of this
+  // partitioning.
   std::unique_ptr<PartitionWindow> parse_window(std::string_view text) const;
+
+  // The window `text` names, read the way this partitioning reads it: the partitioning decides,
+  // never the shape of the text. A time partitioning reads a time window of any granularity
+  // ("2026" is the year 2026 for a daily asset too), a list partitioning its own values ("2026"
+  // is the value 2026, "emea..us" a range of the declared order). The default parses keys of
+  // this partitioning (parse_window, or partition() for TextForm::key). Throws PartitionError
+  // or std::invalid_argument naming the text when this partitioning cannot read it. Every entry
+  // point that takes a window text (the CLI, serve, the queue, Python) reads it here.
+  virtual std::unique_ptr<PartitionWindow> read_window(std::string_view text,
+                                                       TextForm form = TextForm::window) const;
+  // This partitioning's own partitions that `text` selects: share(*read_window(text, form)), so
+  // a day names its month to a monthly partitioning and its 24 hours to an hourly one. Throws
+  // as read_window and share do.
+  std::unique_ptr<PartitionWindow> select_window(std::string_view text,
+                                                 TextForm form = TextForm::window) const;
+  // This partitioning's partitions that a request window covers (partitioning/mapping): a time
+  // partitioning's periods overlapping a time window's bounds, clamped to its start; for any
+  // other pair, the request itself (check() then says whether it is servable). Throws
+  // PartitionError ("window 2026-10 lies entirely before start 2026-11-20T00:00:00") when the
+  // clamp leaves nothing.
+  std::unique_ptr<PartitionWindow> share(const PartitionWindow& request) const;
+
+  // The time axis when this partitioning's partitions are periods of time (the time kind);
+  // nullopt by default.
+  virtual std::optional<TimeAxis> time_axis() const;
+  // Every partition, when the kind declares a finite set of them (list: every value, in the
+  // declared order); nullptr by default (time: open-ended).
+  virtual std::unique_ptr<PartitionWindow> declared_window() const;
 
   // The window to show when a caller (a status display) names none, as of `now`. A kind with a
   // declared set of partitions (list) gives all of them; an open-ended kind (time) gives the
@@ -414,6 +460,7 @@ class TimePartitionWindow final : public PartitionWindow {
   std::unique_ptr<Partition> partition_at(std::size_t index) const override;
   Filter filter(std::string column) const override;
   std::unique_ptr<PartitionWindow> clone() const override;
+  bool same_partitions(const PartitionWindow& other) const override;
   std::optional<TimePartitionWindow> as_time_window() const override { return *this; }
 
   friend bool operator==(const TimePartitionWindow& a, const TimePartitionWindow& b) {
@@ -459,6 +506,11 @@ class TimePartitionConfig final : public PartitionConfig {
   // backwards.
   TimePartitionWindow window(std::string_view start_key, std::string_view end_key) const;
   std::unique_ptr<PartitionWindow> default_window(TimePoint now, std::size_t recent) const override;
+  // A time window of any granularity ("2026", "2026-11-01..2026-11-30"); keys of another shape
+  // are read as keys of this granularity, so the error names what this one expects.
+  std::unique_ptr<PartitionWindow> read_window(std::string_view text,
+                                               TextForm form = TextForm::window) const override;
+  std::optional<TimeAxis> time_axis() const override;
   // Periods since 1970-01-01T00:00Z; nullopt for a partition of another kind.
   std::optional<std::int64_t> ordinal(const Partition& partition) const override;
   std::optional<std::string> key_holding(const Value& value) const override;
@@ -532,9 +584,16 @@ class ListPartitionWindow final : public PartitionWindow {
 
 class ListPartitionConfig final : public PartitionConfig {
  public:
-  // Throws PartitionError for an empty list, an empty value or a duplicate (naming it).
+  // Throws PartitionError for an empty list, a duplicate, or a value check_value() refuses
+  // (naming the column and the value).
   ListPartitionConfig(std::string column, std::vector<std::string> values,
                       bool allow_window = false);
+
+  // The rules of a list value, which is a key: commands receive values one per line, a window
+  // names two of them as "a..b", and storage escapes them. A value must be non-empty, hold no
+  // control character (NUL, newline, DEL...), no "..", and neither begin nor end with '.'
+  // ("a." and "b" would make "a...b"). Throws PartitionError naming the value and the rule.
+  static void check_value(std::string_view value);
 
   // The declared values, in order.
   const std::vector<std::string>& values() const { return *values_; }
@@ -550,6 +609,7 @@ class ListPartitionConfig final : public PartitionConfig {
   ListPartitionWindow window(std::string_view start_key, std::string_view end_key) const;
   // Every declared value.
   std::unique_ptr<PartitionWindow> default_window(TimePoint now, std::size_t recent) const override;
+  std::unique_ptr<PartitionWindow> declared_window() const override;
   // The position of the partition's key in values(); throws PartitionError for an unknown key.
   std::optional<std::int64_t> ordinal(const Partition& partition) const override;
   std::optional<std::string> key_holding(const Value& value) const override;

@@ -11,17 +11,18 @@
 //   * TaskScope::per_asset (materialize --window, Runner::run): one task per asset covering its
 //     whole share, which must then satisfy the asset's allow_window.
 //
-// A task depends on the tasks of its upstreams (in the plan) whose partitions overlap its own
-// bounds: a day depends on its 24 hours, a day on the month holding it, an ISO week on its seven
-// days or on the two months it straddles. An unpartitioned task depends on every task of its
-// upstreams, and every task of a downstream depends on an unpartitioned upstream. Between two
-// list-partitioned assets (the same list, see DAG) a partition depends on the same partition.
-// Upstreams that are not selected are not in the plan: their rows are read as stored.
+// A task depends on the tasks of its upstreams (in the plan) holding the partitions it reads,
+// as the edge's PartitionMapping (mapping.hpp) says: a day depends on its 24 hours, a day on the
+// month holding it, an ISO week on its seven days or on the two months it straddles. An
+// unpartitioned task depends on every task of its upstreams, and every task of a downstream
+// depends on an unpartitioned upstream. Between two list-partitioned assets (the same list, see
+// DAG) a partition depends on the same partition. Upstreams that are not selected are not in
+// the plan: their rows are read as stored.
 //
-// Dependencies are never stored as edge lists. A plan holds, per selected asset, its share and a
-// few ranges; the tasks an edge connects are derived on demand by arithmetic on partition
-// bounds (for hours and days in constant time). A plan of 10^6 tasks costs a few hundred bytes
-// plus the skipped ranges.
+// Dependencies are never stored as edge lists. A plan holds, per selected asset, its share (a
+// PartitionSpan), one mapping per edge and a few ranges; the tasks an edge connects are derived
+// on demand by the mapping's arithmetic (for hours and days in constant time). A plan of 10^6
+// tasks costs a few hundred bytes plus the skipped ranges.
 //
 //   il::PlanOptions options;
 //   options.missing_only = true;  // skip what the store says is up to date
@@ -42,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "interloper/mapping.hpp"
 #include "interloper/run.hpp"
 
 namespace interloper {
@@ -111,23 +113,15 @@ class Plan {
 
  private:
   friend Plan plan(const DAG& dag, const PartitionWindow* request, const PlanOptions& options);
-  // How a step's task indices relate to time.
-  struct Shape {
-    enum class Kind : std::uint8_t { none, time, other } kind = Kind::none;
-    TimeGranularity granularity;
-    TimePoint first;  // start of partition 0
-    std::size_t partitions = 0;
-  };
-  Bounds bounds(std::size_t step, std::size_t index) const;
-  std::optional<PartitionRange> overlapping(std::size_t step, Bounds bounds) const;
   std::optional<PartitionRange> related_index(std::size_t step, std::size_t index,
                                               std::size_t other) const;
   bool all_skipped(std::size_t step, PartitionRange range) const;
   bool index_skipped(std::size_t step, std::size_t index) const;
-  // Sets the step's share of the request and returns its shape; throws PartitionError when its
-  // asset cannot serve the request.
-  static Shape share(Step& step, const PartitionWindow* request, bool per_partition);
-  // Fills each step's upstream and downstream steps from its asset's dependencies.
+  // Sets the step's share of the request and returns it as a span; throws PartitionError when
+  // its asset cannot serve the request.
+  static PartitionSpan share(Step& step, const PartitionWindow* request, bool per_partition);
+  // Fills each step's upstream and downstream steps from its asset's dependencies, and the
+  // mapping of each upstream edge.
   void link_steps();
   // Marks the tasks whose partitions are materialized by the current definitions and read
   // nothing that runs as skipped.
@@ -136,7 +130,9 @@ class Plan {
   TaskScope scope_ = TaskScope::per_partition;
   std::shared_ptr<const PartitionWindow> request_;
   std::vector<Step> steps_;
-  std::vector<Shape> shapes_;
+  std::vector<PartitionSpan> spans_;  // per step: its share
+  // Per step, the mapping of each of its upstream edges, parallel to Step::upstream.
+  std::vector<std::vector<PartitionMapping>> reads_;
   std::size_t tasks_ = 0;
   std::size_t skipped_ = 0;
 };
@@ -163,12 +159,5 @@ PlanResult execute(const DAG& dag, const Plan& plan, const ExecuteOptions& optio
 // thrown; throws std::out_of_range when `task` is not in the plan.
 TaskResult execute_task(const DAG& dag, const Plan& plan, std::size_t task,
                         const ExecuteOptions& options = {});
-
-// The upstream's partitions whose bounds overlap `window`: for two time partitionings, the
-// periods of `upstream` from the one holding the window's start to the one holding its last
-// instant, clamped to the upstream's start (nullptr when nothing is left); for other kinds the
-// window itself. What ExecutionContext::load reads.
-std::unique_ptr<PartitionWindow> overlapping_window(const PartitionConfig& upstream,
-                                                    const PartitionWindow& window);
 
 }  // namespace interloper

@@ -53,6 +53,7 @@
 
 #include "interloper/dataset.hpp"
 #include "interloper/locator.hpp"
+#include "interloper/mapping.hpp"
 #include "interloper/partitioning.hpp"
 #include "interloper/time.hpp"
 
@@ -75,13 +76,7 @@ struct MaterializationRecord {
   std::string definition;
 };
 
-// A run of consecutive partitions of a window, by index (0 = oldest / first declared),
-// both ends inclusive.
-struct PartitionRange {
-  std::size_t first = 0;
-  std::size_t last = 0;
-  friend bool operator==(const PartitionRange&, const PartitionRange&) = default;
-};
+// PartitionRange (a run of consecutive partitions by index) is in mapping.hpp.
 
 // Materialized partitions written by one definition of their asset.
 struct DefinedRange {

@@ -86,6 +86,19 @@ void bind_base_config(py::module_& m) {
            "The window from start_key to end_key, both inclusive.")
       .def("parse_window", &PartitionConfig::parse_window, py::arg("text"),
            "A window from 'start..end' or a bare key.")
+      .def(
+          "read_window",
+          [](const PartitionConfig& c, const std::string& text) { return c.read_window(text); },
+          py::arg("text"),
+          "The window a text names, read the way this partitioning reads it: a time "
+          "partitioning reads a time window of any granularity ('2026' is the year), a list its "
+          "own values ('2026' is the value). The CLI reads --window the same way.")
+      .def(
+          "select_window",
+          [](const PartitionConfig& c, const std::string& text) { return c.select_window(text); },
+          py::arg("text"),
+          "This partitioning's own partitions a window text selects: a day names its month to "
+          "a monthly partitioning. PartitionError or ValueError naming the text.")
       .def("compatible", &PartitionConfig::compatible, py::arg("other"),
            "Whether both ends of a DAG edge accept the same windows.")
       .def("to_definition", &to_definition, "The catalog entry, as a dict.")

@@ -102,6 +102,29 @@ def test_list_partitioning():
         il.ListPartitionConfig("region", [])
 
 
+def test_list_values_obey_the_rules_of_keys():
+    for bad, rule in (("a..b", "contains '..'"), ("v2.", "begins or ends with '.'"),
+                      ("a\nb", "control character 0x0a"), ("a\0b", "control character 0x00")):
+        with pytest.raises(il.PartitionError, match=rule):
+            il.ListPartitionConfig("region", ["eu", bad])
+
+
+def test_a_window_text_is_read_by_the_partitioning_it_is_for():
+    periods = il.ListPartitionConfig("period", ["2026", "emea", "Q1", "Q2", "Q3"], allow_window=True)
+    daily = il.TimePartitionConfig(column="date")
+    monthly = il.TimePartitionConfig("date", granularity=G.MONTH, allow_window=True)
+    assert periods.read_window("Q1..Q3").keys() == ["Q1", "Q2", "Q3"]
+    assert periods.read_window("2026").keys() == ["2026"]
+    assert periods.read_window("emea..Q1").keys() == ["emea", "Q1"]
+    assert daily.read_window("2026") == il.TimePartitionWindow.parse("2026")
+    assert len(daily.select_window("2026")) == 365
+    assert str(monthly.select_window("2026-11-03")) == "2026-11"
+    with pytest.raises(ValueError):
+        daily.read_window("emea")
+    with pytest.raises(il.PartitionError, match="'Q4'"):
+        periods.read_window("Q4")
+
+
 def test_every_partitioning_answers_the_common_contract():
     daily = il.TimePartitionConfig(column="date")
     monthly = il.TimePartitionConfig("date", granularity=G.MONTH, allow_window=True,

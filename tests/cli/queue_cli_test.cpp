@@ -492,3 +492,32 @@ TEST_F(QueueCli, AWorkersSummaryCountsTasksAsTheQueueDoes) {
             std::string::npos)
       << all;
 }
+
+// A list whose values look like time keys, enqueued by a range and by one value: the workers
+// read each backfill's window as the list's values.
+TEST_F(QueueCli, ListValuesShapedLikeTimeKeysAreQueuedAsValues) {
+  if (queue_.empty()) return;
+  std::ofstream(dir_.path() / "periods.yaml")
+      << "destination: sqlite://" << (dir_.path() / "warehouse.db").string() << "\n"
+      << "store: state.db\n"
+         "sources:\n"
+         "  - name: plan\n"
+         "    assets:\n"
+         "      - name: periods\n"
+         "        partitioning: {kind: list, column: period, values: [\"2026\", emea, Q1, Q2, "
+         "Q3, us]}\n"
+         "        command: [/bin/sh, -c, 'echo \"{\\\"period\\\":\\\"$IL_PARTITION_KEY\\\"}\"']\n";
+  for (std::vector<std::string> window : {std::vector<std::string>{"--window", "Q1..Q3"},
+                                          std::vector<std::string>{"--partition", "2026"}}) {
+    std::vector<std::string> args = {"backfill", "periods.yaml", "--queue", queue_};
+    args.insert(args.end(), window.begin(), window.end());
+    Outcome enqueued = interloper::testing::run_interloper(args, dir_.path().string());
+    ASSERT_EQ(enqueued.code, 0) << enqueued.err;
+  }
+  WorkerProcess worker({"worker", "periods.yaml", "--queue", queue_, "--exit-when-idle"},
+                       dir_.path(), {});
+  Outcome done = worker.join();
+  ASSERT_EQ(done.code, 0) << done.err;
+  EXPECT_EQ(warehouse("SELECT period FROM plan__periods ORDER BY period"),
+            (std::vector<std::string>{"2026", "Q1", "Q2", "Q3"}));
+}

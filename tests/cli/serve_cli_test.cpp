@@ -934,3 +934,27 @@ TEST_F(Serve, PageRunsStartWithoutFork) {
 #endif
 
 }  // namespace
+
+// A list whose values look like time keys: serve's --window is read by the list as its values.
+TEST_F(Serve, AListWindowOfTimeShapedValuesIsReadAsValues) {
+  temp_.write("periods.yaml",
+              "sources:\n"
+              "  - name: plan\n"
+              "    assets:\n"
+              "      - name: periods\n"
+              "        partitioning: {kind: list, column: period, values: [\"2026\", emea, Q1, "
+              "Q2, Q3, us]}\n"
+              "        command: [/bin/sh, -c, 'echo \"{\\\"period\\\":\\\"$IL_PARTITION_KEY\\\"}\"']\n");
+  auto o = interloper::testing::run_interloper({"materialize", "periods.yaml", "--partition", "Q2"},
+                                               dir_.string());
+  ASSERT_EQ(o.code, 0) << o.err;
+  for (const auto& [window, partitions] :
+       std::vector<std::pair<std::string, int>>{{"Q1..Q3", 3}, {"2026", 1}, {"emea..us", 5}}) {
+    Server server(dir_, {"serve", "periods.yaml", "--window", window});
+    const json overview = server.get("/api/overview");
+    const json& periods = asset_of(overview, "periods");
+    EXPECT_EQ(periods["window"], window) << periods;
+    EXPECT_EQ(periods["partitions"], partitions) << periods;
+    EXPECT_EQ(periods["materialized"], window == "2026" ? 0 : 1) << periods;
+  }
+}

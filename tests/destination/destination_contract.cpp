@@ -8,6 +8,7 @@
 
 #include "interloper/data.hpp"
 #include "interloper/partitioning.hpp"
+#include "support/any_value_list.hpp"
 
 namespace interloper_test {
 
@@ -294,7 +295,7 @@ TEST_P(DestinationContract, NewColumnsAreAddedAndEarlierRowsReadThemAsNull) {
 TEST_P(DestinationContract, ListPartitionsSelectByMembership) {
   const std::vector<std::string> values = {"eu/west",    "..",        "../x", "it's \"quoted\"",
                                            "with space", "ünïcødé ☃", "%2F",  "us"};
-  il::ListPartitionConfig config("region", values, true);
+  il::testing::AnyValueList config("region", values, true);
   il::DatasetRef ref{"shop", "sales", &config};
   il::Table t;
   for (std::size_t i = 0; i < values.size(); ++i) {
@@ -324,7 +325,7 @@ TEST_P(DestinationContract, ListPartitionsSelectByMembership) {
 
 TEST_P(DestinationContract, AWriteWithoutAWindowFilesEachRowUnderItsListPartition) {
   const std::vector<std::string> values = {"eu", "../x", std::string(300, 'k'), "us"};
-  il::ListPartitionConfig config("region", values, true);
+  il::testing::AnyValueList config("region", values, true);
   il::DatasetRef ref{"shop", "regions", &config};
   il::Table first;
   for (const std::string& v : values) first.append({{"region", v}, {"amount", 1}});
@@ -367,7 +368,7 @@ TEST_P(DestinationContract, ListPartitionsWithHostileKeys) {
                                            std::string(300, 'k'),
                                            std::string(300, '/') + "z",
                                            "caf\xc3\xa9 d'or"};
-  il::ListPartitionConfig config("region", values, true);
+  il::testing::AnyValueList config("region", values, true);
   il::DatasetRef ref{"shop", "sales", &config};
   auto all = config.window(values.front(), values.back());
   il::Table rows;
@@ -484,7 +485,7 @@ TEST_P(DestinationContract, DropOfAWindowLeavesTheOtherPartitions) {
 
 TEST_P(DestinationContract, DropOfListPartitionsLeavesTheOthers) {
   const std::vector<std::string> values = {"eu", "../x", "us"};
-  il::ListPartitionConfig config("region", values, true);
+  il::testing::AnyValueList config("region", values, true);
   il::DatasetRef ref{"shop", "sales", &config};
   il::Table t;
   for (const auto& v : values) t.append({{"region", v}, {"amount", 1}});

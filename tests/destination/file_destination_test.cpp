@@ -12,6 +12,7 @@
 #include "destination/destination_contract.hpp"
 #include "destination/storage_fixtures.hpp"
 #include "interloper/destination.hpp"
+#include "support/any_value_list.hpp"
 
 IL_INSTANTIATE_DESTINATION_CONTRACT(JsonFiles, [](const std::string& dir) {
   return std::make_shared<interloper::FileDestination>(dir + "/files");
@@ -68,7 +69,7 @@ TEST(FileKeyEscaping, RoundTripsAndStaysInsideItsDirectory) {
 TEST(FileDestinationLayout, HostileKeysStayInsideTheRootAcrossReopening) {
   const std::vector<std::string> values = {"../x", "/", "..", std::string("a\0b", 3),
                                            std::string(300, '/') + "z"};
-  ListPartitionConfig regions("region", values, true);
+  interloper::testing::AnyValueList regions("region", values, true);
   DatasetRef sales{"shop", "sales", &regions};
   auto window = regions.window(values.front(), values.back());
   Table rows;

@@ -15,6 +15,7 @@
 #include "destination/s3_fixtures.hpp"
 #include "destination/storage_fixtures.hpp"
 #include "interloper/destination.hpp"
+#include "support/any_value_list.hpp"
 
 namespace {
 
@@ -232,7 +233,7 @@ TEST(S3DestinationLayout, AnIndependentClientSeesEscapedPartitions) {
                                            "a=b",
                                            long_value,
                                            "never"};
-  ListPartitionConfig config("region", values, true);
+  interloper::testing::AnyValueList config("region", values, true);
   DatasetRef ref{"shop", "sales", &config};
   Table rows;
   for (std::size_t i = 0; i + 3 < values.size(); ++i) {  // all but "a=b", the long one, "never"

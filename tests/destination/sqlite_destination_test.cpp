@@ -10,6 +10,7 @@
 #include "destination/destination_contract.hpp"
 #include "destination/storage_fixtures.hpp"
 #include "interloper/destination.hpp"
+#include "support/any_value_list.hpp"
 
 IL_INSTANTIATE_DESTINATION_CONTRACT(Sqlite, [](const std::string& dir) {
   return std::make_shared<interloper::SqliteDestination>(dir + "/warehouse.db");
@@ -51,7 +52,7 @@ class SqliteDestinationTest : public ::testing::Test {
 // on the same file.
 TEST_F(SqliteDestinationTest, ValuesAndKeysSurviveReopening) {
   const std::vector<std::string> values = {"eu", std::string("a\0b", 3), "../x"};
-  ListPartitionConfig regions("region", values, true);
+  interloper::testing::AnyValueList regions("region", values, true);
   DatasetRef sales{"shop", "sales", &regions};
   auto window = regions.window(values.front(), values.back());
   Table rows;

@@ -120,8 +120,9 @@ bool read_in_other_partitions(const PlanReport& report, const PartitionWindow& w
   const auto time = window.as_time_window();
   if (!time) return false;
   for (const PlanReport::Step& step : report.steps) {
-    const auto* config = dynamic_cast<const TimePartitionConfig*>(step.asset->partitioning());
-    if (config != nullptr && !(config->granularity() == time->granularity())) return true;
+    const PartitionConfig* config = step.asset->partitioning();
+    const std::optional<TimeAxis> axis = config != nullptr ? config->time_axis() : std::nullopt;
+    if (axis && !(axis->granularity == time->granularity())) return true;
   }
   return false;
 }

@@ -32,7 +32,7 @@ int run_reset(const Project& project, const Args& args) {
           "asset '{}' is unpartitioned: reset drops it whole, without --window", name));
     }
     try {
-      window = own_window(*config, args.window);
+      window = config->select_window(args.window);
     } catch (const std::exception& e) {
       throw UsageError(fmt::format("asset '{}': bad window '{}': {}", name, args.window, e.what()));
     }

@@ -14,8 +14,8 @@ namespace interloper::cli {
 
 std::string describe_partitioning(const PartitionConfig* config) {
   if (config == nullptr) return "none";
-  if (const auto* time = dynamic_cast<const TimePartitionConfig*>(config)) {
-    return std::string(time->granularity().name());
+  if (const std::optional<TimeAxis> axis = config->time_axis()) {
+    return std::string(axis->granularity.name());
   }
   return fmt::format("{}({})", config->kind(), config->column());
 }
@@ -102,36 +102,26 @@ std::unique_ptr<PartitionWindow> own_window(const PartitionConfig& config,
 
 namespace {
 
-// Reads the window argument for one partitioning. A time window is read once, in the
-// granularity its keys have; every time-partitioned asset then runs over its own partitions
-// overlapping its bounds.
+// Reads the window argument for one partitioning at a time: each partitioning reads the text
+// its own way (PartitionConfig::read_window), so "2026" is a year to time assets and a value to
+// a list holding it. A computed window (--lookback) is a time window, taken as it is by time
+// partitionings and refused by the others.
 class WindowReader {
  public:
-  explicit WindowReader(const WindowArgument& window) : window_(window) {
-    if (window.computed) {
-      time_window_ = window.computed->clone();
-    } else if (!window.text.empty() && window_shape(window.text) != "list") {
-      try {
-        time_window_ = window.single_key ? TimePartition::from_key(window.text).as_window()
-                                         : TimePartitionWindow::parse(window.text).clone();
-      } catch (const std::invalid_argument&) {
-        // Malformed: each asset's own parse names the problem.
-      }
-    }
-  }
+  explicit WindowReader(const WindowArgument& window) : window_(window) {}
 
-  // The window for `config`; throws what its parse throws when it does not take it.
+  // The window for `config`; throws what its reading throws when it does not take it.
   std::unique_ptr<PartitionWindow> read(const PartitionConfig& config) const {
-    if (time_window_ && config.kind() == "time") return time_window_->clone();
     if (window_.computed) {
+      if (config.time_axis()) return window_.computed->clone();
       throw PartitionError(fmt::format("{} partitioning does not take the time window {}",
                                        config.kind(), window_.text));
     }
-    return window_.single_key ? config.partition(window_.text)->as_window()
-                              : config.parse_window(window_.text);
+    using Form = PartitionConfig::TextForm;
+    return config.read_window(window_.text, window_.single_key ? Form::key : Form::window);
   }
 
-  // What the window is ("day", "list", ...), to say why an asset does not take it.
+  // What the window looks like ("day", "list", ...), to say why an asset does not take it.
   std::string shape() const {
     if (window_.computed) return std::string(window_.computed->granularity().name());
     return window_.text.empty() ? "" : window_shape(window_.text);
@@ -139,7 +129,6 @@ class WindowReader {
 
  private:
   const WindowArgument& window_;
-  std::unique_ptr<PartitionWindow> time_window_;
 };
 
 // --asset: the named assets in DAG order; the window read by the first partitioned one.
@@ -174,16 +163,13 @@ void select_named(const DAG& dag, const std::vector<std::string>& names, const W
   }
 }
 
-// Files an asset that took the window into the selection reading it as the asset does: the
-// first such, or one in `also` whose assets are of the same kind (one time window serves every
-// granularity; a list serves only the same list).
-void add_reading(const DAG& dag, const Asset& asset, std::unique_ptr<PartitionWindow> window,
+// Files an asset that took the window into the selection that read the same partitions: the
+// first such, or one in `also` (one time window serves every granularity; assets that read the
+// text as other partitions, such as a list holding the value "2026", make a reading of their
+// own).
+void add_reading(const Asset& asset, std::unique_ptr<PartitionWindow> window,
                  Selection& selection) {
-  auto same_reading = [&](const Selection& s) {
-    const PartitionConfig& first = *dag.asset(s.assets.front()).partitioning();
-    const PartitionConfig& own = *asset.partitioning();
-    return first.kind() == own.kind() && (own.kind() == "time" || first.compatible(own));
-  };
+  auto same_reading = [&](const Selection& s) { return s.window->same_partitions(*window); };
   if (!selection.window) {
     selection.window = std::move(window);
     selection.assets.push_back(asset.name());
@@ -224,7 +210,7 @@ void select_accepting(const DAG& dag, const WindowReader& reader, const std::str
       selection.left_out.emplace_back(asset->name(), "unpartitioned, runs only without a window");
     } else {
       try {
-        add_reading(dag, *asset, reader.read(*config), selection);
+        add_reading(*asset, reader.read(*config), selection);
       } catch (const std::exception& e) {
         selection.left_out.emplace_back(
             asset->name(), fmt::format("partitioned by {}, not {}", describe_partitioning(config),
@@ -273,7 +259,7 @@ namespace {
 
 // "the year 2026", "the value 2026", "the values eu..us".
 std::string reading_of(const PartitionWindow& window) {
-  if (const auto* time = dynamic_cast<const TimePartitionWindow*>(&window)) {
+  if (const std::optional<TimePartitionWindow> time = window.as_time_window()) {
     return fmt::format("the {} {}", time->granularity().name(), window.to_string());
   }
   return fmt::format("the value{} {}", window.size() == 1 ? "" : "s", window.to_string());
@@ -281,7 +267,7 @@ std::string reading_of(const PartitionWindow& window) {
 
 std::string reading_line(const DAG& dag, const Selection& s) {
   const PartitionConfig* config = dag.asset(s.assets.front()).partitioning();
-  const std::string kind = config->kind() == "time" ? "time" : describe_partitioning(config);
+  const std::string kind = config->time_axis() ? "time" : describe_partitioning(config);
   return fmt::format("{} assets as {} ({})", kind, reading_of(*s.window),
                      fmt::join(s.assets, ", "));
 }
@@ -333,21 +319,21 @@ std::optional<TimePartitionWindow> lookback_window(const DAG& dag,
                                                    long lookback, long offset,
                                                    const std::string& time_zone, TimePoint now) {
   check_known(dag, explicit_assets);
-  const TimePartitionConfig* config = nullptr;
+  std::optional<TimeAxis> axis;
   for (const Asset* asset : dag.order()) {
     bool chosen = explicit_assets.empty()
                       ? asset->enabled()
                       : std::find(explicit_assets.begin(), explicit_assets.end(), asset->name()) !=
                             explicit_assets.end();
-    if (!chosen) continue;
-    config = dynamic_cast<const TimePartitionConfig*>(asset->partitioning());
-    if (config != nullptr) break;
+    if (!chosen || asset->partitioning() == nullptr) continue;
+    axis = asset->partitioning()->time_axis();
+    if (axis) break;
   }
-  if (config == nullptr) throw UsageError("--lookback needs a time-partitioned asset");
+  if (!axis) throw UsageError("--lookback needs a time-partitioned asset");
   std::optional<TimePartitionWindow> window;
   try {
-    window = TimePartitionWindow::lookback(now, lookback, offset, config->granularity(),
-                                           config->start(), time_zone);
+    window = TimePartitionWindow::lookback(now, lookback, offset, axis->granularity, axis->start,
+                                           time_zone);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

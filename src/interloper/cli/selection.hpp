@@ -55,8 +55,8 @@ struct WindowArgument {
   bool empty() const { return text.empty() && !computed; }
 };
 
-// Picks the assets and reads the window with their partitioning (a text is parsed by each
-// partitioning; a computed time window is taken by time partitionings as it is and refused by
+// Picks the assets and reads the window with their partitioning (a text is read by each
+// partitioning, PartitionConfig::read_window; a computed time window is taken by time partitionings as it is and refused by
 // the others). With `explicit_assets`, those assets are validated strictly; otherwise every
 // enabled asset whose partitioning accepts the window's kind and granularity is chosen
 // (unpartitioned ones only without a window). With `need_window` (backfills, which run one

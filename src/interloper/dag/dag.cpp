@@ -12,15 +12,12 @@
 #include <utility>
 
 #include "interloper/dataset.hpp"
+#include "interloper/mapping.hpp"
 
 namespace interloper {
 
 bool edge_allowed(const PartitionConfig& upstream, const PartitionConfig& downstream) {
-  // Any two time granularities map by overlapping bounds.
-  if (upstream.kind() == "time" && downstream.kind() == "time") return true;
-  // Other kinds map partition to partition, so both ends must accept the same windows.
-  return upstream.kind() == downstream.kind() && upstream.column() == downstream.column() &&
-         upstream.compatible(downstream) && downstream.compatible(upstream);
+  return !PartitionMapping::refusal(upstream, downstream);
 }
 
 namespace {
@@ -69,12 +66,13 @@ std::vector<const Asset*> declared_assets(const std::vector<Source>& sources,
 void check_edge(const Asset& asset, const Asset& upstream, const std::string& dep) {
   const PartitionConfig* up = upstream.partitioning();
   const PartitionConfig* down = asset.partitioning();
-  if (up == nullptr || down == nullptr || edge_allowed(*up, *down)) return;
+  if (up == nullptr || down == nullptr) return;
+  const std::optional<std::string> refused = PartitionMapping::refusal(*up, *down);
+  if (!refused) return;
   throw DagError(
       fmt::format("asset '{}' (partitioned {}) depends on asset '{}' (partitioned {}): {}",
                   asset.name(), down->to_definition(), upstream.name(), up->to_definition(),
-                  up->kind() == down->kind() ? "the two partitionings differ"
-                                             : "time and list partitionings cannot be mapped"),
+                  *refused),
       asset.name(), dep);
 }
 

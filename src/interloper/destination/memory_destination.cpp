@@ -172,7 +172,7 @@ void replace_everything(StoredDataset& stored, const DatasetRef& dataset, Table&
     throw DestinationError(fmt::format("dataset '{}': the rows lack the partition column '{}'",
                                        detail::dataset_name(dataset), column));
   }
-  const bool by_time = dataset.partitioning->kind() == "time";
+  const bool by_time = dataset.partitioning->time_axis().has_value();
   std::optional<TimePoint> first, last;
   std::map<std::string, std::vector<std::size_t>> by_value;
   for (std::size_t r = 0; c && r < rows.num_rows(); ++r) {
@@ -315,8 +315,9 @@ Table MemoryDestination::read(const DatasetRef& dataset, const PartitionWindow* 
   const std::string& column = dataset.partitioning->column();
   if (window == nullptr) {
     for (const auto& [start, slot] : stored->time) pieces.push_back(&slot.rows);
-    if (const auto* list = dynamic_cast<const ListPartitionConfig*>(dataset.partitioning)) {
-      for (const std::string& value : list->values()) {
+    // A kind that declares its partitions reads in their order; others in key order.
+    if (const auto declared = dataset.partitioning->declared_window()) {
+      for (const std::string& value : declared->keys()) {
         auto it = stored->keyed.find(value);
         if (it != stored->keyed.end()) pieces.push_back(&it->second);
       }

@@ -78,8 +78,8 @@ inline Schema with_partition_column(const DatasetRef& dataset, const Schema& inc
 // window filter compares with it: date for time partitions of a day or longer, timestamp for
 // hours, text otherwise.
 inline DataType untyped_partition_column(const PartitionConfig& partitioning) {
-  if (const auto* time = dynamic_cast<const TimePartitionConfig*>(&partitioning)) {
-    return time->granularity() == TimeGranularity::HOUR ? DataType::timestamp : DataType::date;
+  if (const std::optional<TimeAxis> axis = partitioning.time_axis()) {
+    return axis->granularity == TimeGranularity::HOUR ? DataType::timestamp : DataType::date;
   }
   return DataType::string;
 }

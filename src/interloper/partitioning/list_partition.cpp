@@ -2,6 +2,8 @@
 //
 // A kind needs three classes (config, partition, window), a kind name, and a factory registered
 // for from_definition (see registry.cpp). Everything else comes from the base classes.
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "interloper/data.hpp"
@@ -21,6 +23,16 @@ std::string brief(const std::vector<std::string>& values) {
   }
   if (values.size() > kShown) out += ", ... (" + std::to_string(values.size()) + " values)";
   return out;
+}
+
+// A value on one line, shortened, for error messages: control characters become spaces.
+std::string excerpt(std::string_view value) {
+  constexpr std::size_t kMax = 60;
+  std::string out(value.substr(0, kMax));
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  return value.size() > kMax ? out + "..." : out;
 }
 
 }  // namespace
@@ -98,6 +110,11 @@ ListPartitionConfig::ListPartitionConfig(std::string column, std::vector<std::st
       throw PartitionError("list partitioning of column '" + this->column() +
                            "' declares an empty value");
     }
+    try {
+      check_value(values[i]);
+    } catch (const PartitionError& e) {
+      throw PartitionError("list partitioning of column '" + this->column() + "': " + e.what());
+    }
     if (std::find(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(i), values[i]) !=
         values.begin() + static_cast<std::ptrdiff_t>(i)) {
       throw PartitionError("list partitioning of column '" + this->column() + "' declares value '" +
@@ -105,6 +122,30 @@ ListPartitionConfig::ListPartitionConfig(std::string column, std::vector<std::st
     }
   }
   values_ = std::make_shared<const std::vector<std::string>>(std::move(values));
+}
+
+void ListPartitionConfig::check_value(std::string_view value) {
+  if (value.empty()) throw PartitionError("a list value must not be empty");
+  for (char c : value) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      throw PartitionError(
+          fmt::format("list value '{}' holds the control character 0x{:02x} (values are keys: "
+                      "printable text only)",
+                      excerpt(value), u));
+    }
+  }
+  if (value.find("..") != std::string_view::npos) {
+    throw PartitionError(fmt::format(
+        "list value '{}' contains '..', which separates the ends of a window (--window a..b)",
+        excerpt(value)));
+  }
+  if (value.front() == '.' || value.back() == '.') {
+    throw PartitionError(
+        fmt::format("list value '{}' begins or ends with '.', which would blur the '..' between "
+                    "the ends of a window (--window a..b)",
+                    excerpt(value)));
+  }
 }
 
 std::size_t ListPartitionConfig::index_of(std::string_view key) const {
@@ -177,6 +218,10 @@ std::string ListPartitionConfig::to_definition() const {
 }
 
 std::unique_ptr<PartitionWindow> ListPartitionConfig::default_window(TimePoint, std::size_t) const {
+  return declared_window();
+}
+
+std::unique_ptr<PartitionWindow> ListPartitionConfig::declared_window() const {
   return std::make_unique<ListPartitionWindow>(values_, 0, values_->size() - 1);
 }
 

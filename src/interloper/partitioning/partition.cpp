@@ -21,7 +21,26 @@ std::unique_ptr<PartitionWindow> PartitionConfig::parse_window(std::string_view 
   return make_window(text.substr(0, dots), text.substr(dots + 2));
 }
 
+std::unique_ptr<PartitionWindow> PartitionConfig::read_window(std::string_view text,
+                                                              TextForm form) const {
+  if (form == TextForm::key) return make_partition(text)->as_window();
+  return parse_window(text);
+}
+
+std::unique_ptr<PartitionWindow> PartitionConfig::select_window(std::string_view text,
+                                                                TextForm form) const {
+  return share(*read_window(text, form));
+}
+
+std::optional<TimeAxis> PartitionConfig::time_axis() const { return std::nullopt; }
+
+std::unique_ptr<PartitionWindow> PartitionConfig::declared_window() const { return nullptr; }
+
 std::optional<TimePartitionWindow> PartitionWindow::as_time_window() const { return std::nullopt; }
+
+bool PartitionWindow::same_partitions(const PartitionWindow& other) const {
+  return kind() == other.kind() && size() == other.size() && keys() == other.keys();
+}
 
 std::unique_ptr<PartitionWindow> PartitionConfig::default_window(TimePoint, std::size_t) const {
   return nullptr;

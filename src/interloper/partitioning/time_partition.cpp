@@ -129,6 +129,11 @@ std::unique_ptr<PartitionWindow> TimePartitionWindow::clone() const {
   return std::make_unique<TimePartitionWindow>(*this);
 }
 
+bool TimePartitionWindow::same_partitions(const PartitionWindow& other) const {
+  const std::optional<TimePartitionWindow> time = other.as_time_window();
+  return time && *time == *this;
+}
+
 // ---- TimePartitionConfig ----
 
 namespace {
@@ -210,6 +215,22 @@ std::unique_ptr<PartitionWindow> TimePartitionConfig::default_window(TimePoint n
   const TimePoint start =
       start_ ? granularity_.truncate(*start_) : granularity_.advance(end, -back);
   return std::make_unique<TimePartitionWindow>(start, std::max(start, end), granularity_);
+}
+
+std::unique_ptr<PartitionWindow> TimePartitionConfig::read_window(std::string_view text,
+                                                                  TextForm form) const {
+  if (form == TextForm::key) {
+    // A key of another shape is read in this granularity, for the error it gives.
+    if (!TimeGranularity::infer(text)) return make_partition(text)->as_window();
+    return TimePartition::from_key(text).as_window();
+  }
+  const std::string_view first = text.substr(0, text.find(".."));
+  if (!TimeGranularity::infer(first)) return parse_window(text);
+  return TimePartitionWindow::parse(text).clone();
+}
+
+std::optional<TimeAxis> TimePartitionConfig::time_axis() const {
+  return TimeAxis{column(), granularity_, start_};
 }
 
 std::unique_ptr<PartitionConfig> TimePartitionConfig::clone() const {

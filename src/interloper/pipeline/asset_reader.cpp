@@ -200,7 +200,7 @@ std::string Loader::command_argument(const yaml::Node& arg, const AssetSpec& spe
                           text, def.name));
   }
   if (text.find("{bounds.") != std::string::npos && spec.partitioning &&
-      spec.partitioning->kind() != "time") {
+      !spec.partitioning->time_axis()) {
     fail(arg, fmt::format("argument '{}' uses {{bounds.*}} but asset '{}' is not "
                           "time-partitioned",
                           text, def.name));

@@ -93,8 +93,8 @@ json entry_json(const CatalogEntry& entry) {
 
 std::string partitioning_text(const PartitionConfig* config) {
   if (config == nullptr) return "unpartitioned";
-  if (const auto* time = dynamic_cast<const TimePartitionConfig*>(config)) {
-    return fmt::format("{} by {}", time->granularity().name(), config->column());
+  if (const std::optional<TimeAxis> axis = config->time_axis()) {
+    return fmt::format("{} by {}", axis->granularity.name(), axis->column);
   }
   return fmt::format("{} by {}", config->kind(), config->column());
 }

@@ -270,30 +270,13 @@ nlohmann::ordered_json Loader::time_definition(const yaml::Node& node) const {
   return definition;
 }
 
-// The definition of a list partitioning, its values checked where the file spells them.
-// A list value is a key that commands receive one per line (IL_PARTITION_VALUES), that a
-// window names as "a..b" and that storage escapes: it must be non-empty, hold no control
-// character (NUL, newline...) and no ".." (nor begin or end with '.').
+// The definition of a list partitioning, each value checked where the file spells them, by the
+// rules ListPartitionConfig itself enforces (ListPartitionConfig::check_value).
 void Loader::check_list_value(const yaml::Node& node, const std::string& value) const {
-  if (value.empty()) fail(node, "a list value must not be empty");
-  for (char c : value) {
-    const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      fail(node, fmt::format("list value '{}' holds the control character 0x{:02x} (values are "
-                             "keys: printable text only)",
-                             one_line_excerpt(value), u));
-    }
-  }
-  if (value.find("..") != std::string::npos) {
-    fail(node, fmt::format("list value '{}' contains '..', which separates the ends of a window "
-                           "(--window a..b)",
-                           value));
-  }
-  // "a." and "b" would make the window "a...b", which reads as "a" to ".b".
-  if (value.front() == '.' || value.back() == '.') {
-    fail(node, fmt::format("list value '{}' begins or ends with '.', which would blur the '..' "
-                           "between the ends of a window (--window a..b)",
-                           value));
+  try {
+    ListPartitionConfig::check_value(value);
+  } catch (const PartitionError& e) {
+    fail(node, e.what());
   }
 }
 
@@ -385,8 +368,9 @@ Schema Loader::declared_schema(const yaml::Node& node, const PartitionConfig* pa
       fail(it->second, fmt::format("unknown type '{}' for column '{}' (expected {})", name, column,
                                    kColumnTypes));
     }
-    if (partitioning != nullptr && partitioning->kind() == "time" &&
-        partitioning->column() == column && field.type != DataType::date &&
+    const std::optional<TimeAxis> axis =
+        partitioning != nullptr ? partitioning->time_axis() : std::nullopt;
+    if (axis && axis->column == column && field.type != DataType::date &&
         field.type != DataType::timestamp) {
       fail(it->second, fmt::format("column '{}' is the time partition column: declare it date "
                                    "or timestamp, not {}",

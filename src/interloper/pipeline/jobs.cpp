@@ -177,17 +177,18 @@ class JobReader {
     bool mixed = false;
     std::vector<std::pair<std::string, TimeGranularity>> granularities;
     for (const std::string& asset : job.assets) {
-      const auto* config =
-          dynamic_cast<const TimePartitionConfig*>(dag_.asset(asset).partitioning());
-      if (config == nullptr) {
+      const PartitionConfig* config = dag_.asset(asset).partitioning();
+      const std::optional<TimeAxis> axis =
+          config != nullptr ? config->time_axis() : std::nullopt;
+      if (!axis) {
         fail(node["assets"], fmt::format("job '{}' runs asset '{}', which is not time-partitioned",
                                          job.name, asset));
       }
-      granularities.emplace_back(asset, config->granularity());
-      if (shared && *shared != config->granularity()) mixed = true;
-      shared = config->granularity();
-      if (config->start()) {
-        const TimePoint s = config->granularity().truncate(*config->start());
+      granularities.emplace_back(asset, axis->granularity);
+      if (shared && *shared != axis->granularity) mixed = true;
+      shared = axis->granularity;
+      if (axis->start) {
+        const TimePoint s = axis->granularity.truncate(*axis->start);
         job.start = job.start ? std::max(*job.start, s) : s;
       }
       if (job.mode == Job::Mode::materialize && !config->allow_window() && job.lookback > 1) {

@@ -224,8 +224,10 @@ ComputeFn Loader::compute(AssetSpec& spec, const AssetDefinition& def) const {
                                    .inputs = def.deps,
                                    .read = {.schema = def.schema}};
     // Only the time partition column turns date-shaped text into dates by default.
-    if (spec.partitioning && spec.partitioning->kind() == "time") {
-      command.read.time_column = spec.partitioning->column();
+    if (spec.partitioning) {
+      if (const std::optional<TimeAxis> axis = spec.partitioning->time_axis()) {
+        command.read.time_column = axis->column;
+      }
     }
     return pipeline::command_compute(std::move(command));
   }

@@ -16,16 +16,7 @@ std::string window_text_shape(const std::string& window_text) {
 
 std::unique_ptr<PartitionWindow> window_share(const PartitionConfig& config,
                                               const std::string& window_text) {
-  if (config.kind() != "time" || window_text_shape(window_text) == "list") {
-    return config.parse_window(window_text);
-  }
-  const TimePartitionWindow requested = TimePartitionWindow::parse(window_text);
-  std::unique_ptr<PartitionWindow> own = overlapping_window(config, requested);
-  if (own == nullptr) {
-    throw PartitionError(
-        fmt::format("window {} lies before the partitioning's start", requested.to_string()));
-  }
-  return own;
+  return config.select_window(window_text);
 }
 
 std::unique_ptr<PartitionWindow> status_window(const Asset& asset, const std::string& window_text,

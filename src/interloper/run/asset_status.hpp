@@ -23,7 +23,8 @@ inline constexpr std::size_t kStatusRecentPeriods = 30;
 // An asset's own partitions covered by a window text: a time window of any granularity gives a
 // time-partitioned asset its partitions overlapping the window's bounds, clamped to its start
 // (a day window gives an hourly asset 24 hours, a monthly one its month); other windows are
-// parsed by the partitioning. The one place the status model reads a window text. Throws
+// read by the partitioning (PartitionConfig::select_window). The one place the status model
+// reads a window text. Throws
 // std::invalid_argument or PartitionError naming the problem.
 std::unique_ptr<PartitionWindow> window_share(const PartitionConfig& config,
                                               const std::string& window_text);

@@ -14,42 +14,6 @@
 
 namespace interloper {
 
-namespace {
-
-// A time partitioning's own settings (granularity, start) decide how much of a time window it
-// shares; that is the config's data, not a capability, so the config is read as what it is.
-const TimePartitionConfig* as_time(const PartitionConfig* config) {
-  return dynamic_cast<const TimePartitionConfig*>(config);
-}
-
-// The last instant inside half-open bounds, so that truncating it finds the last period.
-TimePoint last_instant(const Bounds& bounds) {
-  return TimePoint::from_epoch_seconds(bounds.end.epoch_seconds() - 1);
-}
-
-// The partitions of `config` overlapping `bounds`, clamped to its start; nullopt when none.
-std::optional<TimePartitionWindow> time_share(const TimePartitionConfig& config,
-                                              const Bounds& bounds) {
-  const TimeGranularity g = config.granularity();
-  TimePoint first = g.truncate(bounds.start);
-  const TimePoint last = g.truncate(last_instant(bounds));
-  if (config.start()) first = std::max(first, g.truncate(*config.start()));
-  if (last < first) return std::nullopt;
-  return TimePartitionWindow(first, last, g);
-}
-
-}  // namespace
-
-std::unique_ptr<PartitionWindow> overlapping_window(const PartitionConfig& upstream,
-                                                    const PartitionWindow& window) {
-  const TimePartitionConfig* config = as_time(&upstream);
-  const std::optional<TimePartitionWindow> time = window.as_time_window();
-  if (config == nullptr || !time) return window.clone();
-  std::optional<TimePartitionWindow> share = time_share(*config, time->bounds());
-  if (!share) return nullptr;
-  return std::make_unique<TimePartitionWindow>(*share);
-}
-
 Plan plan(const DAG& dag, const PartitionWindow* request, const PlanOptions& options) {
   if (options.missing_only && options.store == nullptr) {
     throw RunError("plan: missing_only needs a materialization store (options.store)");
@@ -68,19 +32,20 @@ Plan plan(const DAG& dag, const PartitionWindow* request, const PlanOptions& opt
     Plan::Step step;
     step.asset = asset;
     step.request = result.request_;
-    Plan::Shape shape;
+    PartitionSpan span;
     try {
-      shape =
-          Plan::share(step, request == nullptr ? nullptr : result.request_.get(), per_partition);
+      span = Plan::share(step, request == nullptr ? nullptr : result.request_.get(), per_partition);
     } catch (const PartitionError& e) {
       failures += (failures.empty() ? "" : "\n") + std::string(e.what());
       continue;
     }
-    step.tasks = asset->partitioning() == nullptr ? 1 : per_partition ? shape.partitions : 1;
+    // A partitioned asset planned without a window has no task in a backfill.
+    const std::size_t partitions = span.window() == nullptr ? 0 : span.size();
+    step.tasks = asset->partitioning() == nullptr ? 1 : per_partition ? partitions : 1;
     step.first_task = result.tasks_;
     result.tasks_ += step.tasks;
     result.steps_.push_back(std::move(step));
-    result.shapes_.push_back(shape);
+    result.spans_.push_back(std::move(span));
   }
   if (!failures.empty()) throw PartitionError(failures);
   result.link_steps();
@@ -88,43 +53,30 @@ Plan plan(const DAG& dag, const PartitionWindow* request, const PlanOptions& opt
   return result;
 }
 
-Plan::Shape Plan::share(Step& step, const PartitionWindow* request, bool per_partition) {
+PartitionSpan Plan::share(Step& step, const PartitionWindow* request, bool per_partition) {
   const Asset& asset = *step.asset;
   const PartitionConfig* config = asset.partitioning();
-  Shape shape;
-  if (config == nullptr) return shape;
+  if (config == nullptr) return PartitionSpan();
   if (request == nullptr) {
     asset.check(nullptr);  // throws: a partitioned asset needs a window
-    return shape;
+    return PartitionSpan();
   }
-  const TimePartitionConfig* time = as_time(config);
-  const std::optional<TimePartitionWindow> request_time = request->as_time_window();
-  if (time != nullptr && request_time) {
-    std::optional<TimePartitionWindow> share = time_share(*time, request_time->bounds());
-    if (!share) {
-      throw PartitionError(fmt::format("asset '{}': window {} lies entirely before start {}",
-                                       asset.name(), request->to_string(),
-                                       time->start()->to_string()));
-    }
-    if (!per_partition) asset.check(&*share);
-    shape.kind = Shape::Kind::time;
-    shape.granularity = time->granularity();
-    shape.first = share->start();
-    shape.partitions = share->size();
-    step.share = std::make_shared<TimePartitionWindow>(*share);
-    return shape;
+  std::shared_ptr<const PartitionWindow> own;
+  try {
+    own = config->share(*request);
+  } catch (const PartitionError& e) {
+    throw PartitionError(fmt::format("asset '{}': {}", asset.name(), e.what()));
   }
   if (per_partition) {
     // Each task is one partition: allow_window does not matter; kind and shape do.
-    asset.check(request->partition_at(0)->as_window().get());
-    asset.check(request->partition_at(request->size() - 1)->as_window().get());
+    asset.check(own->partition_at(0)->as_window().get());
+    asset.check(own->partition_at(own->size() - 1)->as_window().get());
   } else {
-    asset.check(request);
+    asset.check(own.get());
   }
-  shape.kind = Shape::Kind::other;
-  shape.partitions = request->size();
-  step.share = step.request;
-  return shape;
+  // A share that is the request itself is kept as the request, so tasks see the same window.
+  step.share = own->same_partitions(*request) ? step.request : std::move(own);
+  return PartitionSpan(step.share);
 }
 
 void Plan::link_steps() {
@@ -142,6 +94,13 @@ void Plan::link_steps() {
     std::sort(upstream.begin(), upstream.end());
   }
   for (Step& step : steps_) std::sort(step.downstream.begin(), step.downstream.end());
+  reads_.resize(steps_.size());
+  for (std::size_t s = 0; s < steps_.size(); ++s) {
+    for (std::size_t up : steps_[s].upstream) {
+      reads_[s].push_back(PartitionMapping::between(steps_[up].asset->partitioning(),
+                                                    steps_[s].asset->partitioning()));
+    }
+  }
 }
 
 namespace {
@@ -229,66 +188,31 @@ std::shared_ptr<const PartitionWindow> Plan::window(std::size_t task) const {
   const Step& step = steps_[s];
   if (step.share == nullptr) return step.request;
   if (scope_ == TaskScope::per_asset) return step.share;
-  const std::size_t index = task - step.first_task;
-  if (shapes_[s].kind == Shape::Kind::time) {
-    const Shape& shape = shapes_[s];
-    const TimePoint start =
-        shape.granularity.advance(shape.first, static_cast<std::int64_t>(index));
-    return std::make_shared<TimePartitionWindow>(start, start, shape.granularity);
-  }
-  return step.share->partition_at(index)->as_window();
-}
-
-Bounds Plan::bounds(std::size_t step, std::size_t index) const {
-  const Shape& shape = shapes_[step];
-  if (scope_ == TaskScope::per_asset) {
-    return {shape.first,
-            shape.granularity.advance(shape.first, static_cast<std::int64_t>(shape.partitions))};
-  }
-  switch (shape.granularity.unit()) {
-    case TimeGranularity::Unit::hour:
-    case TimeGranularity::Unit::day: {
-      const std::int64_t length =
-          shape.granularity.unit() == TimeGranularity::Unit::hour ? 3600 : 86400;
-      const std::int64_t start =
-          shape.first.epoch_seconds() + static_cast<std::int64_t>(index) * length;
-      return {TimePoint::from_epoch_seconds(start), TimePoint::from_epoch_seconds(start + length)};
-    }
-    default: {
-      const TimePoint start =
-          shape.granularity.advance(shape.first, static_cast<std::int64_t>(index));
-      return {start, shape.granularity.advance(start, 1)};
-    }
-  }
-}
-
-std::optional<PartitionRange> Plan::overlapping(std::size_t step, Bounds b) const {
-  const Shape& shape = shapes_[step];
-  const std::int64_t n = static_cast<std::int64_t>(shape.partitions);
-  std::int64_t lo = shape.granularity.periods_between(shape.first, b.start);
-  std::int64_t hi = shape.granularity.periods_between(shape.first, last_instant(b));
-  lo = std::max<std::int64_t>(lo, 0);
-  hi = std::min<std::int64_t>(hi, n - 1);
-  if (lo > hi) return std::nullopt;
-  if (scope_ == TaskScope::per_asset) return PartitionRange{0, 0};
-  return PartitionRange{static_cast<std::size_t>(lo), static_cast<std::size_t>(hi)};
+  return spans_[s].partition_window(task - step.first_task);
 }
 
 std::optional<PartitionRange> Plan::related_index(std::size_t step, std::size_t index,
                                                   std::size_t other) const {
-  const Shape& from = shapes_[step];
-  const Shape& to = shapes_[other];
   const std::size_t other_tasks = steps_[other].tasks;
   if (other_tasks == 0) return std::nullopt;
-  if (to.kind == Shape::Kind::none || from.kind == Shape::Kind::none) {
-    return PartitionRange{0, other_tasks - 1};
+  const PartitionSpan& own = spans_[step];
+  const PartitionSpan& theirs = spans_[other];
+  // A task covers one partition of its span (per_partition) or the whole span (per_asset).
+  const bool whole = scope_ == TaskScope::per_asset;
+  const PartitionRange range = whole ? own.all() : PartitionRange{index, index};
+  std::optional<PartitionRange> found;
+  const std::vector<std::size_t>& ups = steps_[step].upstream;
+  if (auto it = std::lower_bound(ups.begin(), ups.end(), other); it != ups.end() && *it == other) {
+    found = reads_[step][static_cast<std::size_t>(it - ups.begin())].upstream_of(own, range, theirs);
+  } else {
+    const std::vector<std::size_t>& theirs_up = steps_[other].upstream;
+    auto at = std::lower_bound(theirs_up.begin(), theirs_up.end(), step);
+    if (at == theirs_up.end() || *at != step) return std::nullopt;  // not an edge
+    found = reads_[other][static_cast<std::size_t>(at - theirs_up.begin())].downstream_of(
+        own, range, theirs);
   }
-  if (from.kind == Shape::Kind::time && to.kind == Shape::Kind::time) {
-    return overlapping(other, bounds(step, index));
-  }
-  // The same list (or another kind the DAG accepted as the same shape): the same partition.
-  if (index >= other_tasks) return std::nullopt;
-  return PartitionRange{index, index};
+  if (!found || whole) return found ? std::optional<PartitionRange>(PartitionRange{0, 0}) : found;
+  return found;
 }
 
 std::optional<PartitionRange> Plan::related(std::size_t task, std::size_t other) const {
@@ -298,14 +222,17 @@ std::optional<PartitionRange> Plan::related(std::size_t task, std::size_t other)
 
 std::int64_t Plan::recency(std::size_t task) const {
   const std::size_t s = step_of(task);
-  if (shapes_[s].kind != Shape::Kind::time) {
-    if (shapes_[s].kind == Shape::Kind::other && scope_ == TaskScope::per_partition) {
-      // Declared order: the last value counts as the newest.
-      return static_cast<std::int64_t>(task - steps_[s].first_task);
-    }
-    return std::numeric_limits<std::int64_t>::max();
+  const PartitionSpan& span = spans_[s];
+  const std::size_t index = task - steps_[s].first_task;
+  if (span.timed()) {
+    const PartitionRange range = scope_ == TaskScope::per_asset ? span.all() : PartitionRange{index, index};
+    return span.bounds(range).start.epoch_seconds();
   }
-  return bounds(s, task - steps_[s].first_task).start.epoch_seconds();
+  if (span.window() != nullptr && scope_ == TaskScope::per_partition) {
+    // Declared order: the last value counts as the newest.
+    return static_cast<std::int64_t>(index);
+  }
+  return std::numeric_limits<std::int64_t>::max();
 }
 
 std::vector<PartitionRange> Plan::running(std::size_t step) const {

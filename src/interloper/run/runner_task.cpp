@@ -11,6 +11,7 @@
 #include "interloper/destination.hpp"
 #include "interloper/plan.hpp"
 #include "interloper/run.hpp"
+#include "interloper/mapping.hpp"
 #include "interloper/run/engine.hpp"
 #include "interloper/store.hpp"
 
@@ -206,9 +207,11 @@ Engine::Reads Engine::reads_of(const Asset& asset, const PartitionWindow* window
                                upstream_name));
   }
   result.reads.dataset = upstream->dataset();
-  if (upstream->partitioning() != nullptr && asset.partitioning() != nullptr && window != nullptr) {
+  const PartitionMapping mapping =
+      PartitionMapping::between(upstream->partitioning(), asset.partitioning());
+  if (!mapping.reads_whole() && window != nullptr) {
     result.reads.whole = false;
-    result.reads.window = overlapping_window(*upstream->partitioning(), *window);
+    result.reads.window = mapping.upstream_window(*window);
   }
   return result;
 }
