@@ -27,24 +27,25 @@ class ListWindows : public ::testing::Test {
     // `periods` is a list whose values look like a year, quarters and a month; `totals` reads
     // it partition by partition and takes windows; `events` is daily, so a year-shaped text
     // means the year to it.
-    temp_.write("pipeline.yaml",
-                "sources:\n"
-                "  - name: plan\n"
-                "    assets:\n"
-                "      - name: periods\n"
-                "        partitioning: {kind: list, column: period, values: [\"2026\", emea, Q1, "
-                "Q2, Q3, Q4, \"2026-11\", us]}\n"
-                "        command: [/bin/sh, -c, 'for v in $IL_PARTITION_VALUES; do echo "
-                "\"{\\\"period\\\":\\\"$v\\\",\\\"n\\\":1}\"; done']\n"
-                "      - name: totals\n"
-                "        deps: [periods]\n"
-                "        partitioning: {kind: list, column: period, values: [\"2026\", emea, Q1, "
-                "Q2, Q3, Q4, \"2026-11\", us], allow_window: true}\n"
-                "        sql: SELECT period, SUM(n) AS n FROM periods GROUP BY period\n"
-                "      - name: events\n"
-                "        partitioning: {kind: time, column: date, granularity: day, start: "
-                "2026-11-01}\n"
-                "        command: [/bin/sh, -c, 'echo \"{\\\"date\\\":\\\"$IL_PARTITION_KEY\\\"}\"']\n");
+    temp_.write(
+        "pipeline.yaml",
+        "sources:\n"
+        "  - name: plan\n"
+        "    assets:\n"
+        "      - name: periods\n"
+        "        partitioning: {kind: list, column: period, values: [\"2026\", emea, Q1, "
+        "Q2, Q3, Q4, \"2026-11\", us]}\n"
+        "        command: [/bin/sh, -c, 'for v in $IL_PARTITION_VALUES; do echo "
+        "\"{\\\"period\\\":\\\"$v\\\",\\\"n\\\":1}\"; done']\n"
+        "      - name: totals\n"
+        "        deps: [periods]\n"
+        "        partitioning: {kind: list, column: period, values: [\"2026\", emea, Q1, "
+        "Q2, Q3, Q4, \"2026-11\", us], allow_window: true}\n"
+        "        sql: SELECT period, SUM(n) AS n FROM periods GROUP BY period\n"
+        "      - name: events\n"
+        "        partitioning: {kind: time, column: date, granularity: day, start: "
+        "2026-11-01}\n"
+        "        command: [/bin/sh, -c, 'echo \"{\\\"date\\\":\\\"$IL_PARTITION_KEY\\\"}\"']\n");
   }
 
   Outcome run(std::vector<std::string> args) const {
@@ -122,7 +123,8 @@ TEST_F(ListWindows, StatusReportsTheListsOwnValues) {
   }
   EXPECT_TRUE(seen) << status.out;
 
-  Outcome year = run({"--json", "status", "pipeline.yaml", "--window", "2026", "--asset", "periods"});
+  Outcome year =
+      run({"--json", "status", "pipeline.yaml", "--window", "2026", "--asset", "periods"});
   ASSERT_EQ(year.code, 0) << year.err;
   const json one = json::parse(year.out);
   EXPECT_EQ(one[0]["window"], "2026") << year.out;

@@ -493,8 +493,8 @@ TEST_F(QueueCli, AWorkersSummaryCountsTasksAsTheQueueDoes) {
       << all;
 }
 
-// A list whose values look like time keys, enqueued by a range and by one value: the workers
-// read each backfill's window as the list's values.
+// A list whose values look like time keys, enqueued by a range and by one value ("2026", not
+// the year): the workers read each backfill's window as the list's values.
 TEST_F(QueueCli, ListValuesShapedLikeTimeKeysAreQueuedAsValues) {
   if (queue_.empty()) return;
   std::ofstream(dir_.path() / "periods.yaml")
@@ -508,7 +508,7 @@ TEST_F(QueueCli, ListValuesShapedLikeTimeKeysAreQueuedAsValues) {
          "Q3, us]}\n"
          "        command: [/bin/sh, -c, 'echo \"{\\\"period\\\":\\\"$IL_PARTITION_KEY\\\"}\"']\n";
   for (std::vector<std::string> window : {std::vector<std::string>{"--window", "Q1..Q3"},
-                                          std::vector<std::string>{"--partition", "2026"}}) {
+                                          std::vector<std::string>{"--window", "2026"}}) {
     std::vector<std::string> args = {"backfill", "periods.yaml", "--queue", queue_};
     args.insert(args.end(), window.begin(), window.end());
     Outcome enqueued = interloper::testing::run_interloper(args, dir_.path().string());

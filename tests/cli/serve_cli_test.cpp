@@ -937,14 +937,15 @@ TEST_F(Serve, PageRunsStartWithoutFork) {
 
 // A list whose values look like time keys: serve's --window is read by the list as its values.
 TEST_F(Serve, AListWindowOfTimeShapedValuesIsReadAsValues) {
-  temp_.write("periods.yaml",
-              "sources:\n"
-              "  - name: plan\n"
-              "    assets:\n"
-              "      - name: periods\n"
-              "        partitioning: {kind: list, column: period, values: [\"2026\", emea, Q1, "
-              "Q2, Q3, us]}\n"
-              "        command: [/bin/sh, -c, 'echo \"{\\\"period\\\":\\\"$IL_PARTITION_KEY\\\"}\"']\n");
+  temp_.write(
+      "periods.yaml",
+      "sources:\n"
+      "  - name: plan\n"
+      "    assets:\n"
+      "      - name: periods\n"
+      "        partitioning: {kind: list, column: period, values: [\"2026\", emea, Q1, "
+      "Q2, Q3, us]}\n"
+      "        command: [/bin/sh, -c, 'echo \"{\\\"period\\\":\\\"$IL_PARTITION_KEY\\\"}\"']\n");
   auto o = interloper::testing::run_interloper({"materialize", "periods.yaml", "--partition", "Q2"},
                                                dir_.string());
   ASSERT_EQ(o.code, 0) << o.err;

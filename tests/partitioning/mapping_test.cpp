@@ -145,8 +145,7 @@ TEST(ReadWindow, ThePartitioningDecidesNotTheShapeOfTheText) {
   EXPECT_EQ(kDaily.read_window("2026")->as_time_window()->granularity(), il::TimeGranularity::YEAR);
   EXPECT_EQ(kRegions.read_window("2026")->keys(), std::vector<std::string>{"2026"});
   EXPECT_EQ(kRegions.read_window("2026", Form::key)->keys(), std::vector<std::string>{"2026"});
-  EXPECT_EQ(kRegions.read_window("Q1..Q3")->keys(),
-            (std::vector<std::string>{"Q1", "Q2", "Q3"}));
+  EXPECT_EQ(kRegions.read_window("Q1..Q3")->keys(), (std::vector<std::string>{"Q1", "Q2", "Q3"}));
   EXPECT_EQ(kRegions.read_window("emea..us")->size(), 5u);
   EXPECT_EQ(kDaily.read_window("2026-11-03", Form::key)->to_string(), "2026-11-03");
   EXPECT_THROW(kDaily.read_window("emea"), std::invalid_argument);

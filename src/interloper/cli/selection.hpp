@@ -56,10 +56,10 @@ struct WindowArgument {
 };
 
 // Picks the assets and reads the window with their partitioning (a text is read by each
-// partitioning, PartitionConfig::read_window; a computed time window is taken by time partitionings as it is and refused by
-// the others). With `explicit_assets`, those assets are validated strictly; otherwise every
-// enabled asset whose partitioning accepts the window's kind and granularity is chosen
-// (unpartitioned ones only without a window). With `need_window` (backfills, which run one
+// partitioning, PartitionConfig::read_window; a computed time window is taken by time partitionings
+// as it is and refused by the others). With `explicit_assets`, those assets are validated strictly;
+// otherwise every enabled asset whose partitioning accepts the window's kind and granularity is
+// chosen (unpartitioned ones only without a window). With `need_window` (backfills, which run one
 // partition at a time) the window is validated partition by partition rather than as one run.
 // Throws UsageError naming the problem, and
 // PartitionError (from validation) listing every asset that cannot serve the window.

@@ -178,8 +178,7 @@ class JobReader {
     std::vector<std::pair<std::string, TimeGranularity>> granularities;
     for (const std::string& asset : job.assets) {
       const PartitionConfig* config = dag_.asset(asset).partitioning();
-      const std::optional<TimeAxis> axis =
-          config != nullptr ? config->time_axis() : std::nullopt;
+      const std::optional<TimeAxis> axis = config != nullptr ? config->time_axis() : std::nullopt;
       if (!axis) {
         fail(node["assets"], fmt::format("job '{}' runs asset '{}', which is not time-partitioned",
                                          job.name, asset));

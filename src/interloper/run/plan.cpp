@@ -203,7 +203,8 @@ std::optional<PartitionRange> Plan::related_index(std::size_t step, std::size_t 
   std::optional<PartitionRange> found;
   const std::vector<std::size_t>& ups = steps_[step].upstream;
   if (auto it = std::lower_bound(ups.begin(), ups.end(), other); it != ups.end() && *it == other) {
-    found = reads_[step][static_cast<std::size_t>(it - ups.begin())].upstream_of(own, range, theirs);
+    found =
+        reads_[step][static_cast<std::size_t>(it - ups.begin())].upstream_of(own, range, theirs);
   } else {
     const std::vector<std::size_t>& theirs_up = steps_[other].upstream;
     auto at = std::lower_bound(theirs_up.begin(), theirs_up.end(), step);
@@ -225,7 +226,8 @@ std::int64_t Plan::recency(std::size_t task) const {
   const PartitionSpan& span = spans_[s];
   const std::size_t index = task - steps_[s].first_task;
   if (span.timed()) {
-    const PartitionRange range = scope_ == TaskScope::per_asset ? span.all() : PartitionRange{index, index};
+    const PartitionRange range =
+        scope_ == TaskScope::per_asset ? span.all() : PartitionRange{index, index};
     return span.bounds(range).start.epoch_seconds();
   }
   if (span.window() != nullptr && scope_ == TaskScope::per_partition) {

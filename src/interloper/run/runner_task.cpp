@@ -9,9 +9,9 @@
 #include <optional>
 
 #include "interloper/destination.hpp"
+#include "interloper/mapping.hpp"
 #include "interloper/plan.hpp"
 #include "interloper/run.hpp"
-#include "interloper/mapping.hpp"
 #include "interloper/run/engine.hpp"
 #include "interloper/store.hpp"
 
