@@ -156,11 +156,11 @@ std::string plan_fingerprint(const Plan& plan) {
 namespace {
 
 // A legacy request's text, read as `backfill` read it when it was enqueued: by the partitioning
-// of the first partitioned asset, or as a time window of the keys' own granularity (a request
-// for a month over daily assets).
+// of the first partitioned asset (PartitionConfig::read_window), or as a time window of the
+// keys' own granularity.
 std::unique_ptr<PartitionWindow> read_text(const PartitionConfig& config, std::string_view text) {
   try {
-    return config.parse_window(text);
+    return config.read_window(text);
   } catch (const std::exception&) {
     return TimePartitionWindow::parse(text).clone();
   }
