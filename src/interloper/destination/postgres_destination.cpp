@@ -45,27 +45,6 @@ Table fetch(postgres::Connection& conn, const Schema& schema, const std::string&
   return out;
 }
 
-// The rows of a window in window order: partition by partition, storage order inside each.
-Table in_window_order(Table rows, const PartitionWindow& window, const std::string& column) {
-  detail::WindowIndex index(window, column);
-  std::vector<std::vector<std::size_t>> parts(index.size());
-  const auto& cells = rows.column(column);
-  bool ordered = true;
-  std::size_t last = 0;
-  for (std::size_t r = 0; r < cells.size(); ++r) {
-    std::size_t i = cells[r].is_null() ? detail::WindowIndex::npos : index.locate(cells[r]);
-    if (i == detail::WindowIndex::npos) continue;
-    ordered = ordered && i >= last;
-    last = i;
-    parts[i].push_back(r);
-  }
-  std::vector<std::size_t> order;
-  order.reserve(rows.num_rows());
-  for (const auto& part : parts) order.insert(order.end(), part.begin(), part.end());
-  if (ordered && order.size() == rows.num_rows()) return rows;
-  return rows.select_rows(order);
-}
-
 // Deletes the rows of `window`'s partitions from the table of `dataset`.
 void drop_window(detail::PostgresState& state, postgres::Connection& conn,
                  const DatasetRef& dataset, const PartitionWindow& window) {
@@ -76,15 +55,8 @@ void drop_window(detail::PostgresState& state, postgres::Connection& conn,
   auto c = schema.find(column);
   if (!c) return;
   const DataType type = schema.field(*c).type;
-  std::vector<Filter> filters;
-  if (window.as_time_window()) {
-    filters.push_back(window.filter(column));
-  } else {
-    for (std::size_t i = 0; i < window.size(); ++i) {
-      filters.push_back(window.partition_at(i)->filter(column));
-    }
-  }
-  for (const Filter& filter : filters) {
+  for (const Filter& filter :
+       detail::window_filters(window, column, window.as_time_window().has_value())) {
     detail::pg::Where where = detail::pg::where_of(filter, type, stored_as[*c]);
     conn.exec("DELETE FROM " + state.table(conn, dataset) + " WHERE " + where.sql, where.params);
   }
@@ -125,7 +97,7 @@ Table PostgresDestination::read(const DatasetRef& dataset, const PartitionWindow
       detail::pg::where_of(window->filter(column), schema.field(*c).type, stored_as[*c]);
   Table rows =
       fetch(*conn, schema, select + " WHERE " + where.sql + " ORDER BY ctid", where.params);
-  return in_window_order(std::move(rows), *window, column);
+  return detail::in_window_order(std::move(rows), *window, column);
 }
 
 std::int64_t PostgresDestination::row_count(const DatasetRef& dataset, const Partition* partition) {

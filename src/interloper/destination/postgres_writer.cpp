@@ -1,6 +1,8 @@
 // PostgresDestination's window writer: a transaction holding the window's partition locks and
 // rows streamed through binary COPY.
 #include "interloper/destination/postgres_state.hpp"
+#include "interloper/destination/session_hook.hpp"
+#include "interloper/sqlsession/postgres_session.hpp"
 
 namespace interloper {
 
@@ -8,9 +10,6 @@ namespace {
 
 using detail::pg::qualified;
 constexpr auto quote = sql::quote_identifier;
-
-// Bytes of COPY data gathered before they are handed to libpq.
-constexpr std::size_t kCopyChunk = std::size_t{1} << 20;
 
 // The replace of one window in progress: a transaction holding the window's partition locks,
 // and, once rows arrive, a COPY that stays open across batches. A batch that brings new columns
@@ -26,8 +25,10 @@ class PostgresWindowWriter final : public WindowWriter {
         partitioned_(window != nullptr && dataset.partitioning != nullptr),
         column_(dataset.partitioning ? dataset.partitioning->column() : ""),
         name_(detail::PostgresState::record_name(dataset)),
-        conn_(state.pool.acquire()),
-        tx_(*conn_) {
+        session_(state.pool.acquire()),
+        s_(detail::wrap_session(session_)),
+        conn_(&session_.connection()) {
+    s_.begin();
     if (partitioned_) {
       index_.emplace(*window, column_);
       counts_.assign(window->size(), 0);
@@ -71,23 +72,16 @@ class PostgresWindowWriter final : public WindowWriter {
     record_partitions();
     // A write without columns changes no list (see retired_columns): it waits for no lock.
     if (dataset_.partitioning != nullptr && !written_.empty()) record_retired();
-    tx_.commit();
+    s_.commit();
     return rows_;
   }
 
  private:
-  // Same-partition writers serialize on these locks; taken in key order so that two windows
-  // overlapping in several partitions never wait on each other in a cycle.
+  // Same-partition writers serialize on these locks (taken in key order).
   void lock_partitions() {
-    std::vector<std::string> keys = partitioned_ ? window_->keys() : std::vector<std::string>{""};
-    std::sort(keys.begin(), keys.end());
-    postgres::Params params;
-    params.text(name_);
-    params.text(detail::pg::text_array(keys));
-    conn_->exec(
-        "SELECT pg_advisory_xact_lock(hashtext($1), hashtext(k)) "
-        "FROM unnest($2::text[]) WITH ORDINALITY AS u(k, n) ORDER BY n",
-        params);
+    const std::vector<std::string> keys =
+        partitioned_ ? window_->keys() : std::vector<std::string>{""};
+    s_.lock(name_, keys);
   }
 
   void append_batch(const Table& batch) {
@@ -104,17 +98,13 @@ class PostgresWindowWriter final : public WindowWriter {
     const std::size_t n = batch.num_columns();
     std::vector<const std::vector<Value>*> cells(n);
     for (std::size_t c = 0; c < n; ++c) cells[c] = &batch.column(c);
-    auto put = [&](std::size_t r) {
-      detail::pg::CopyEncoder::row(buffer_, cells, copy_types_, r);
-      if (buffer_.size() >= kCopyChunk) flush();
-    };
     if (partitioned_) {
       for (std::size_t i = 0; i < parts.size(); ++i) {
-        for (std::size_t r : parts[i]) put(r);
+        appender_->add(cells, parts[i]);
         counts_[i] += static_cast<std::int64_t>(parts[i].size());
       }
     } else {
-      for (std::size_t r = 0; r < batch.num_rows(); ++r) put(r);
+      appender_->add(cells, 0, batch.num_rows());
     }
     rows_ += static_cast<std::int64_t>(batch.num_rows());
   }
@@ -210,21 +200,14 @@ class PostgresWindowWriter final : public WindowWriter {
     cleared_ = true;
     if (stored_.empty()) return;  // no table yet
     if (!partitioned_) {
-      conn_->exec("DELETE FROM " + table_);
+      s_.run("DELETE FROM " + table_);
       return;
     }
     auto c = stored_.find(column_);
     if (!c) return;
     DataType type = stored_.field(*c).type;
-    std::vector<Filter> filters;
-    if (index_->is_time() || index_->is_list()) {
-      filters.push_back(window_->filter(column_));  // the union of the partitions
-    } else {
-      for (std::size_t i = 0; i < window_->size(); ++i) {
-        filters.push_back(window_->partition_at(i)->filter(column_));
-      }
-    }
-    for (const Filter& filter : filters) {
+    for (const Filter& filter :
+         detail::window_filters(*window_, column_, index_->is_time() || index_->is_list())) {
       detail::pg::Where where = detail::pg::where_of(filter, type, stored_as_[*c]);
       conn_->exec("DELETE FROM " + table_ + " WHERE " + where.sql, where.params);
     }
@@ -232,31 +215,22 @@ class PostgresWindowWriter final : public WindowWriter {
 
   void start_copy(const Schema& columns) {
     if (copying_) end_copy();
-    std::string sql = "COPY " + table_ + " (";
-    copy_types_.clear();
-    for (std::size_t c = 0; c < columns.size(); ++c) {
-      const Field& f = columns.field(c);
+    std::vector<std::string> names;
+    std::vector<DataType> types;
+    for (const Field& f : columns.fields()) {
       const std::size_t at = *stored_.find(f.name);
-      sql += (c ? ", " : "") + quote(stored_as_[at]);
-      copy_types_.push_back(stored_.field(at).type);
+      names.push_back(stored_as_[at]);
+      types.push_back(stored_.field(at).type);
     }
-    sql += ") FROM STDIN (FORMAT binary)";
-    conn_->copy_start(sql);
+    appender_ = s_.append(state_.schema, table_name_, names, types);
     copying_ = true;
     copy_columns_ = columns.fields();
-    detail::pg::CopyEncoder::header(buffer_);
-  }
-
-  void flush() {
-    conn_->copy_put(buffer_.data(), buffer_.size());
-    buffer_.clear();
   }
 
   void end_copy() {
-    detail::pg::CopyEncoder::trailer(buffer_);
-    flush();
     copying_ = false;
-    conn_->copy_end();
+    appender_->finish();
+    appender_.reset();
   }
 
   // Which stored columns this write did not produce; writers of the dataset take turns.
@@ -272,11 +246,9 @@ class PostgresWindowWriter final : public WindowWriter {
 
   // The registry tells an empty written partition from a missing one.
   void record_partitions() {
-    postgres::Params params;
-    params.text(name_);
     if (!partitioned_) {
-      conn_->exec("DELETE FROM " + state_.catalog("_interloper_partitions") + " WHERE dataset = $1",
-                  params);
+      s_.run("DELETE FROM " + state_.catalog("_interloper_partitions") + " WHERE dataset = $1",
+             {{Value(name_)}});
       if (dataset_.partitioning) return;
     }
     std::vector<std::string> keys = partitioned_ ? window_->keys() : std::vector<std::string>{""};
@@ -286,15 +258,15 @@ class PostgresWindowWriter final : public WindowWriter {
     } else {
       rows.push_back(std::to_string(rows_));
     }
-    params.text(detail::pg::text_array(keys));
-    params.text(detail::pg::text_array(rows));
-    conn_->exec("INSERT INTO " + state_.catalog("_interloper_partitions") +
-                    " (dataset, key, rows, written_at) "
-                    "SELECT $1, k, r::bigint, now() AT TIME ZONE 'UTC' "
-                    "FROM unnest($2::text[], $3::text[]) AS u(k, r) "
-                    "ON CONFLICT (dataset, key) DO UPDATE SET rows = excluded.rows, "
-                    "written_at = excluded.written_at",
-                params);
+    const std::vector<Value> params{Value(name_), Value(detail::pg::text_array(keys)),
+                                    Value(detail::pg::text_array(rows))};
+    s_.run("INSERT INTO " + state_.catalog("_interloper_partitions") +
+               " (dataset, key, rows, written_at) "
+               "SELECT $1, k, r::bigint, now() AT TIME ZONE 'UTC' "
+               "FROM unnest($2::text[], $3::text[]) AS u(k, r) "
+               "ON CONFLICT (dataset, key) DO UPDATE SET rows = excluded.rows, "
+               "written_at = excluded.written_at",
+           params);
   }
 
   detail::PostgresState& state_;
@@ -305,8 +277,9 @@ class PostgresWindowWriter final : public WindowWriter {
   std::string name_;        // the key of the dataset's records
   std::string table_name_;  // its table, unqualified
   std::string table_;       // its table, qualified and quoted
-  postgres::Pool::Lease conn_;
-  postgres::Transaction tx_;
+  sql::PostgresSession session_;
+  sql::SqlSession& s_;          // session_, or what a fault sweep wraps it in
+  postgres::Connection* conn_;  // session_'s connection, for the catalog's own statements
   std::optional<detail::WindowIndex> index_;
   std::vector<std::int64_t> counts_;
   Schema stored_;
@@ -316,8 +289,7 @@ class PostgresWindowWriter final : public WindowWriter {
   bool copying_ = false;
   bool broken_ = false;
   std::vector<Field> copy_columns_;
-  std::vector<DataType> copy_types_;
-  std::string buffer_;
+  std::unique_ptr<sql::Appender> appender_;
   std::int64_t rows_ = 0;
 };
 

@@ -36,24 +36,18 @@ std::string SqliteDestination::table_name(const DatasetRef& dataset) {
   return dataset.source.empty() ? dataset.asset : dataset.source + "__" + dataset.asset;
 }
 // The registry tells an empty written partition from a missing one.
-void SqliteDestination::State::register_partitions(const std::string& name,
+void SqliteDestination::State::register_partitions(sql::SqlSession& s, const std::string& name,
                                                    const DatasetRef& dataset,
                                                    const PartitionWindow* window,
                                                    const std::vector<std::int64_t>& rows) {
   if (window == nullptr) {
-    auto clear = db.cached("DELETE FROM _interloper_partitions WHERE dataset = ?");
-    clear->bind_text(1, name, false);
-    clear->step();
+    s.run("DELETE FROM _interloper_partitions WHERE dataset = ?", {{Value(name)}});
   }
-  auto upsert = db.cached(
+  const std::string upsert =
       "INSERT OR REPLACE INTO _interloper_partitions (dataset, key, rows, written_at) "
-      "VALUES (?, ?, ?, strftime('%Y-%m-%dT%H:%M:%S', 'now'))");
+      "VALUES (?, ?, ?, strftime('%Y-%m-%dT%H:%M:%S', 'now'))";
   auto put = [&](const std::string& key, std::int64_t count) {
-    upsert->reset();
-    upsert->bind_text(1, name, false);
-    upsert->bind_text(2, key, false);
-    upsert->bind_int(3, count);
-    upsert->step();
+    s.run(upsert, {{Value(name), Value(key), Value(static_cast<long long>(count))}});
   };
   if (window != nullptr) {
     std::vector<std::string> keys = window->keys();
@@ -122,25 +116,7 @@ Table SqliteDestination::read(const DatasetRef& dataset, const PartitionWindow* 
   const std::string& column = dataset.partitioning->column();
   if (!schema.find(column)) return Table(schema);
   Where where = where_of(window->filter(column));
-  Table rows = state_->select(name, schema, &where);
-  // Window order: partition by partition, storage order inside each.
-  detail::WindowIndex index(*window, column);
-  std::vector<std::vector<std::size_t>> parts(index.size());
-  const auto& cells = rows.column(column);
-  bool ordered = true;
-  std::size_t last = 0;
-  for (std::size_t r = 0; r < cells.size(); ++r) {
-    std::size_t i = cells[r].is_null() ? detail::WindowIndex::npos : index.locate(cells[r]);
-    if (i == detail::WindowIndex::npos) continue;
-    ordered = ordered && i >= last;
-    last = i;
-    parts[i].push_back(r);
-  }
-  std::vector<std::size_t> order;
-  order.reserve(rows.num_rows());
-  for (const auto& part : parts) order.insert(order.end(), part.begin(), part.end());
-  if (ordered && order.size() == rows.num_rows()) return rows;
-  return rows.select_rows(order);
+  return detail::in_window_order(state_->select(name, schema, &where), *window, column);
 }
 
 std::int64_t SqliteDestination::row_count(const DatasetRef& dataset, const Partition* partition) {
@@ -227,7 +203,7 @@ void SqliteDestination::drop(const DatasetRef& dataset, const PartitionWindow* w
     } else {
       const Schema schema = state_->columns(name);
       if (!schema.empty()) {
-        state_->clear(name, schema, window, dataset.partitioning->column(),
+        state_->clear(state_->session, name, schema, window, dataset.partitioning->column(),
                       window->as_time_window().has_value());
       }
       auto forget =

@@ -18,6 +18,7 @@
 #include "interloper/sqlite/sqlite.hpp"
 #include "interloper/sqlsession/sqlite_codec.hpp"
 #include "interloper/sqlsession/sqlite_guard.hpp"
+#include "interloper/sqlsession/sqlite_session.hpp"
 
 namespace interloper::detail::sqlite_store {
 
@@ -48,7 +49,7 @@ namespace interloper {
 using namespace detail::sqlite_store;
 
 struct SqliteDestination::State {
-  explicit State(std::string p) : path(std::move(p)), db(path) {
+  explicit State(std::string p) : path(std::move(p)), session(path), db(session.database()) {
     db.exec(
         "CREATE TABLE IF NOT EXISTS _interloper_columns (dataset TEXT NOT NULL, "
         "\"column\" TEXT NOT NULL, type TEXT NOT NULL, position INTEGER NOT NULL, "
@@ -61,7 +62,8 @@ struct SqliteDestination::State {
   }
 
   std::string path;
-  sqlite::Database db;
+  sql::SqliteSession session;
+  sqlite::Database& db;  // the session's connection
   std::mutex mutex;
   // What this connection knows of the stored schemas and partition-column indexes, valid while
   // no other connection has committed (PRAGMA data_version unchanged). Own writes keep it up to
@@ -139,8 +141,8 @@ struct SqliteDestination::State {
   // Creates the table or adds the columns `incoming` brings (a partitioned dataset's table has
   // at least its partition column, see with_partition_column); widens remembered types; records
   // which stored columns `incoming` lacks.
-  Schema ensure_table(const DatasetRef& dataset, const std::string& table, const Schema& incoming,
-                      const std::string& partition_column) {
+  Schema ensure_table(sql::SqlSession& s, const DatasetRef& dataset, const std::string& table,
+                      const Schema& incoming, const std::string& partition_column) {
     Schema stored = columns(table);
     const Schema written = detail::with_partition_column(dataset, incoming);
     if (written.empty() && stored.empty()) return stored;
@@ -157,13 +159,12 @@ struct SqliteDestination::State {
         sql += fmt::format("{}{} {}", i ? ", " : "", quote(f.name), sql_type(f.type));
       }
       sql += ")";
-      db.exec(sql.c_str());
+      s.execute(sql);
     } else {
       for (std::size_t i = stored.size(); i < merged.size(); ++i) {
         const Field& f = merged.field(i);
-        std::string sql = fmt::format("ALTER TABLE {} ADD COLUMN {} {}", quote(table),
-                                      quote(f.name), sql_type(f.type));
-        db.exec(sql.c_str());
+        s.execute(fmt::format("ALTER TABLE {} ADD COLUMN {} {}", quote(table), quote(f.name),
+                              sql_type(f.type)));
       }
     }
     std::string index_key = table + '\0' + partition_column;
@@ -172,20 +173,17 @@ struct SqliteDestination::State {
       std::string sql = fmt::format("CREATE INDEX IF NOT EXISTS {} ON {} ({})",
                                     quote(table + "__" + partition_column), quote(table),
                                     quote(partition_column));
-      db.exec(sql.c_str());
+      s.execute(sql);
       known_indexes.insert(std::move(index_key));
     }
     if (!(merged == stored)) {
-      auto upsert = db.cached(
-          "INSERT OR REPLACE INTO _interloper_columns (dataset, \"column\", type, position) "
-          "VALUES (?, ?, ?, ?)");
+      const std::string upsert =
+          s.dialect().upsert("_interloper_columns", {"dataset", "column", "type", "position"}, 2);
       for (std::size_t i = 0; i < merged.size(); ++i) {
-        upsert->reset();
-        upsert->bind_text(1, table, false);
-        upsert->bind_text(2, merged.field(i).name, false);
-        upsert->bind_text(3, type_text(merged.field(i)));  // a temporary: copied
-        upsert->bind_int(4, static_cast<std::int64_t>(i));
-        upsert->step();
+        const std::vector<Value> row{Value(table), Value(merged.field(i).name),
+                                     Value(type_text(merged.field(i))),
+                                     Value(static_cast<long long>(i))};
+        s.run(upsert, row);
       }
     }
     known_schemas[table] = merged;
@@ -277,10 +275,10 @@ struct SqliteDestination::State {
   }
 
   // Deletes the rows a replace of `window` removes (all of them when null).
-  void clear(const std::string& name, const Schema& schema, const PartitionWindow* window,
-             const std::string& column, bool by_union);
+  void clear(sql::SqlSession& s, const std::string& name, const Schema& schema,
+             const PartitionWindow* window, const std::string& column, bool by_union);
   // Records each partition of `window` (or the whole dataset) as written with `rows`.
-  void register_partitions(const std::string& name, const DatasetRef& dataset,
+  void register_partitions(sql::SqlSession& s, const std::string& name, const DatasetRef& dataset,
                            const PartitionWindow* window, const std::vector<std::int64_t>& rows);
 
   // Whether `table` exists in the database but this destination did not create it: it has no

@@ -8,6 +8,7 @@
 
 #include "interloper/destination.hpp"
 #include "interloper/destination/schema_change.hpp"
+#include "interloper/destination/session_hook.hpp"
 #include "interloper/destination/sqlite_state.hpp"
 #include "interloper/destination/window_index.hpp"
 #include "interloper/sqlite/sqlite.hpp"
@@ -15,39 +16,9 @@
 
 namespace interloper {
 
+using sql::Appender;
+
 namespace {
-
-// Binds row `r` of `cells` to `stmt` (one parameter per column, in order). Dates and
-// timestamps are bound as their ISO text from `buffers`, which outlive the step that reads them.
-void bind_row(sqlite::Database& db, sqlite3_stmt* stmt,
-              const std::vector<const std::vector<Value>*>& cells, std::size_t r,
-              std::vector<std::array<char, detail::kMaxIsoChars>>& buffers) {
-  for (std::size_t c = 0; c < cells.size(); ++c) {
-    if (bind_value(stmt, static_cast<int>(c) + 1, (*cells[c])[r], buffers[c].data()) != SQLITE_OK) {
-      db.fail("cannot bind a value");
-    }
-  }
-}
-
-// BEGIN (deferred) ... COMMIT for statements that touch only the connection's temporary tables:
-// unlike BEGIN IMMEDIATE it takes no lock on the database file.
-class TempTransaction {
- public:
-  explicit TempTransaction(sqlite::Database& db) : db_(db) { db_.run("BEGIN"); }
-  ~TempTransaction() {
-    if (!done_) sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-  TempTransaction(const TempTransaction&) = delete;
-  TempTransaction& operator=(const TempTransaction&) = delete;
-  void commit() {
-    db_.run("COMMIT");
-    done_ = true;
-  }
-
- private:
-  sqlite::Database& db_;
-  bool done_ = false;
-};
 
 std::atomic<std::uint64_t> stage_counter{0};
 
@@ -65,7 +36,8 @@ class SqliteDestination::Writer final : public WindowWriter {
         window_(window),
         name_(table_name(dataset_)),
         column_(dataset_.partitioning ? dataset_.partitioning->column() : ""),
-        stage_(fmt::format("_interloper_stage_{}", ++stage_counter)) {
+        stage_(fmt::format("_interloper_stage_{}", ++stage_counter)),
+        session_(detail::wrap_session(state.session)) {
     if (window_ != nullptr && dataset_.partitioning != nullptr) {
       index_.emplace(*window_, column_);
       rows_.assign(index_->size(), 0);
@@ -157,39 +129,31 @@ class SqliteDestination::Writer final : public WindowWriter {
     staged_columns_ = unified.size();
 
     const std::size_t n = batch.num_columns();
-    std::string sql = "INSERT INTO " + stage + " (";
-    std::string values;
-    std::vector<const std::vector<Value>*> cells(n);
+    std::vector<std::string> names(n);
+    std::vector<DataType> types(n);
+    Appender::Columns cells(n);
     for (std::size_t c = 0; c < n; ++c) {
-      sql += (c ? ", " : "") + quote(batch.schema().field(c).name);
-      values += c ? ", ?" : "?";
+      names[c] = batch.schema().field(c).name;
+      types[c] = batch.schema().field(c).type;
       cells[c] = &batch.column(c);
     }
-    auto insert = db.cached(sql + ") VALUES (" + values + ")");
-    sqlite3_stmt* stmt = insert->get();
-    std::vector<std::array<char, detail::kMaxIsoChars>> buffers(n);
-    TempTransaction transaction(db);
-    for (std::size_t r = 0; r < batch.num_rows(); ++r) {
-      bind_row(db, stmt, cells, r, buffers);
-      if (sqlite3_step(stmt) != SQLITE_DONE) {
-        db.fail(fmt::format("cannot stage rows of table '{}'", name_));
-      }
-      sqlite3_reset(stmt);
-    }
-    transaction.commit();
+    // Outside a transaction, the append is one of its own on the temporary table: it takes no
+    // lock on the database file.
+    auto append = session_.append("temp", stage_, names, types);
+    append->add(cells, 0, batch.num_rows());
+    append->finish();
   }
 
   void swap_in() {
-    auto& db = state_.db;
-    sqlite::Transaction transaction(db);
+    sql::Transaction transaction(session_);
     // Replaced whole, an unpartitioned dataset's table goes (inside this transaction) and is
     // built anew from the write's columns and types.
     state_.adopt_foreign(dataset_, name_);
     if (dataset_.partitioning == nullptr) state_.drop_table(name_);
-    const Schema schema = state_.ensure_table(dataset_, name_, schema_, column_);
+    const Schema schema = state_.ensure_table(session_, dataset_, name_, schema_, column_);
     if (!schema.empty()) {
       const bool by_union = !index_ || index_->is_time() || index_->is_list();
-      state_.clear(name_, schema, index_ ? window_ : nullptr, column_, by_union);
+      state_.clear(session_, name_, schema, index_ ? window_ : nullptr, column_, by_union);
     }
     if (staged_columns_ > 0) {
       // A column that widened from date to timestamp holds bare dates from earlier batches:
@@ -205,11 +169,10 @@ class SqliteDestination::Writer final : public WindowWriter {
                 ? fmt::format("CASE WHEN length({0}) = 10 THEN {0} || 'T00:00:00' ELSE {0} END", q)
                 : q;
       }
-      db.exec(fmt::format("INSERT INTO main.{} ({}) SELECT {} FROM temp.{} ORDER BY rowid",
-                          quote(name_), columns, select, quote(stage_))
-                  .c_str());
+      session_.execute(fmt::format("INSERT INTO main.{} ({}) SELECT {} FROM temp.{} ORDER BY rowid",
+                                   quote(name_), columns, select, quote(stage_)));
     }
-    state_.register_partitions(name_, dataset_, index_ ? window_ : nullptr, rows_);
+    state_.register_partitions(session_, name_, dataset_, index_ ? window_ : nullptr, rows_);
     transaction.commit();
   }
 
@@ -222,6 +185,7 @@ class SqliteDestination::Writer final : public WindowWriter {
   std::optional<detail::WindowIndex> index_;
   std::vector<std::int64_t> rows_;  // per partition of the window, or one for the whole
   Schema schema_;
+  sql::SqlSession& session_;  // the state's session, or what a fault sweep wraps it in
   std::size_t staged_columns_ = 0;
   bool started_ = false;
   bool unusable_ = false;
@@ -232,27 +196,18 @@ std::unique_ptr<WindowWriter> SqliteDestination::open_writer(const DatasetRef& d
   return std::make_unique<Writer>(*state_, dataset, window);
 }
 
-void SqliteDestination::State::clear(const std::string& name, const Schema& schema,
-                                     const PartitionWindow* window, const std::string& column,
-                                     bool by_union) {
+void SqliteDestination::State::clear(sql::SqlSession& s, const std::string& name,
+                                     const Schema& schema, const PartitionWindow* window,
+                                     const std::string& column, bool by_union) {
   if (window == nullptr) {
-    db.run("DELETE FROM " + quote(name));
+    s.run("DELETE FROM " + quote(name));
     return;
   }
   if (!schema.find(column)) return;
-  std::vector<Filter> filters;
-  if (by_union) {
-    filters.push_back(window->filter(column));  // the union of the partitions
-  } else {
-    for (std::size_t i = 0; i < window->size(); ++i) {
-      filters.push_back(window->partition_at(i)->filter(column));
-    }
-  }
-  for (const Filter& filter : filters) {
+  for (const Filter& filter : detail::window_filters(*window, column, by_union)) {
     Where where = where_of(filter);
-    auto del = db.cached("DELETE FROM " + quote(name) + " WHERE " + where.sql);
-    bind_all(*del, where.params);
-    del->step();
+    std::vector<Value> params(where.params.begin(), where.params.end());
+    s.run("DELETE FROM " + quote(name) + " WHERE " + where.sql, params);
   }
 }
 

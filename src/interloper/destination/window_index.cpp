@@ -259,4 +259,37 @@ bool drop_covers(const PartitionWindow& window, const std::string& key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
+std::vector<Filter> window_filters(const PartitionWindow& window, const std::string& column,
+                                   bool by_union) {
+  std::vector<Filter> filters;
+  if (by_union) {
+    filters.push_back(window.filter(column));
+  } else {
+    for (std::size_t i = 0; i < window.size(); ++i) {
+      filters.push_back(window.partition_at(i)->filter(column));
+    }
+  }
+  return filters;
+}
+
+Table in_window_order(Table rows, const PartitionWindow& window, const std::string& column) {
+  WindowIndex index(window, column);
+  std::vector<std::vector<std::size_t>> parts(index.size());
+  const auto& cells = rows.column(column);
+  bool ordered = true;
+  std::size_t last = 0;
+  for (std::size_t r = 0; r < cells.size(); ++r) {
+    std::size_t i = cells[r].is_null() ? WindowIndex::npos : index.locate(cells[r]);
+    if (i == WindowIndex::npos) continue;
+    ordered = ordered && i >= last;
+    last = i;
+    parts[i].push_back(r);
+  }
+  std::vector<std::size_t> order;
+  order.reserve(rows.num_rows());
+  for (const auto& part : parts) order.insert(order.end(), part.begin(), part.end());
+  if (ordered && order.size() == rows.num_rows()) return rows;
+  return rows.select_rows(order);
+}
+
 }  // namespace interloper::detail

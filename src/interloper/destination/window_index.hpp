@@ -147,4 +147,13 @@ class WindowRowsBuilder {
   std::vector<bool> written_;
 };
 
+// The filters that select the rows of `window`'s partitions in `column`: the window's own (the
+// union of its partitions) when `by_union`, otherwise one per partition.
+std::vector<Filter> window_filters(const PartitionWindow& window, const std::string& column,
+                                   bool by_union);
+
+// The rows of a window in window order: partition by partition, storage order inside each;
+// rows of no partition of the window are left out.
+Table in_window_order(Table rows, const PartitionWindow& window, const std::string& column);
+
 }  // namespace interloper::detail
