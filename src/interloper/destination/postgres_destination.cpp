@@ -9,37 +9,38 @@ namespace {
 using detail::pg::qualified;
 constexpr auto quote = sql::quote_identifier;
 
-using detail::pg::kFetchRows;
-
 }  // namespace
 
 namespace {
 
-// Rows of `select` (a SELECT of `schema`'s columns, in that order) through a binary cursor,
-// decoded straight into the table a chunk at a time.
+// Rows of `select` (a SELECT of `schema`'s columns, in that order) as one binary result,
+// decoded straight into the table, in storage order. The order comes from the
+// plan rather than from ORDER BY ctid, whose sort cost as much as the read itself: a
+// sequential or bitmap heap scan returns rows in ctid order, so the read runs with index scans,
+// parallel workers and synchronized sequential scans (which start mid-table) turned off.
 Table fetch(postgres::Connection& conn, const Schema& schema, const std::string& select,
             const postgres::Params& params) {
   Table out(schema);
   postgres::Transaction tx(conn, "READ ONLY");
-  conn.exec("DECLARE il_read BINARY NO SCROLL CURSOR FOR " + select, params);
+  conn.exec(
+      "SET LOCAL enable_indexscan = off; SET LOCAL enable_indexonlyscan = off; "
+      "SET LOCAL max_parallel_workers_per_gather = 0; SET LOCAL synchronize_seqscans = off");
+  // One binary result: a cursor's FETCHes cost more round trips than the rows take.
+  postgres::Result result = conn.exec(select, params, true);
   std::vector<DataType> types;
   for (const Field& f : schema.fields()) types.push_back(f.type);
-  const std::string fetch_sql = fmt::format("FETCH FORWARD {} FROM il_read", kFetchRows);
-  for (;;) {
-    postgres::Result chunk = conn.exec(fetch_sql);
-    const int rows = chunk.rows();
-    for (int r = 0; r < rows; ++r) {
-      std::vector<Value> row;
-      row.reserve(types.size());
-      for (std::size_t c = 0; c < types.size(); ++c) {
-        int ic = static_cast<int>(c);
-        row.push_back(chunk.is_null(r, ic) ? Value()
-                                           : detail::pg::decode_binary(chunk.value(r, ic), types[c],
-                                                                       schema.field(c).name));
-      }
-      out.append_row(std::move(row));
+  const int rows = result.rows();
+  out.reserve(static_cast<std::size_t>(rows));
+  for (int r = 0; r < rows; ++r) {
+    std::vector<Value> row;
+    row.reserve(types.size());
+    for (std::size_t c = 0; c < types.size(); ++c) {
+      int ic = static_cast<int>(c);
+      row.push_back(result.is_null(r, ic) ? Value()
+                                          : detail::pg::decode_binary(result.value(r, ic), types[c],
+                                                                      schema.field(c).name));
     }
-    if (rows < kFetchRows) break;
+    out.append_row(std::move(row));
   }
   tx.commit();
   return out;
@@ -88,15 +89,14 @@ Table PostgresDestination::read(const DatasetRef& dataset, const PartitionWindow
   for (std::size_t i = 0; i < schema.size(); ++i) select += (i ? ", " : "") + quote(stored_as[i]);
   select += " FROM " + state_->table(*conn, dataset);
   if (!window || !dataset.partitioning) {
-    return fetch(*conn, schema, select + " ORDER BY ctid", {});
+    return fetch(*conn, schema, select, {});
   }
   const std::string& column = dataset.partitioning->column();
   auto c = schema.find(column);
   if (!c) return Table(schema);
   detail::pg::Where where =
       detail::pg::where_of(window->filter(column), schema.field(*c).type, stored_as[*c]);
-  Table rows =
-      fetch(*conn, schema, select + " WHERE " + where.sql + " ORDER BY ctid", where.params);
+  Table rows = fetch(*conn, schema, select + " WHERE " + where.sql, where.params);
   return detail::in_window_order(std::move(rows), *window, column);
 }
 
