@@ -157,13 +157,12 @@ std::vector<PartitionCount> SqliteDestination::partition_counts(const DatasetRef
   auto c = schema.find(column);
   if (!c) return counts;
   Where where = where_of(window.filter(column));
-  Statement stmt(state_->db,
-                 "SELECT " + quote(column) + " FROM " + quote(name) + " WHERE " + where.sql);
-  bind_all(stmt, where.params);
+  const std::vector<Value> params(where.params.begin(), where.params.end());
+  const Table cells = state_->session.query(
+      "SELECT " + quote(column) + " FROM " + quote(name) + " WHERE " + where.sql, params,
+      Schema({{column, schema.field(*c).type}}));
   detail::WindowIndex index(window, column);
-  DataType type = schema.field(*c).type;
-  while (stmt.step()) {
-    Value v = state_->read_cell(stmt.get(), 0, type, name, column);
+  for (const Value& v : cells.column(0)) {
     if (v.is_null()) continue;
     std::size_t i = index.locate(v);
     if (i == detail::WindowIndex::npos) continue;

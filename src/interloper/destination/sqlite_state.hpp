@@ -71,19 +71,6 @@ struct SqliteDestination::State {
   std::unordered_map<std::string, Schema> known_schemas;
   std::unordered_set<std::string> known_indexes;
   std::int64_t data_version = -1;
-  // Queries run on a read-only connection of their own, under a guard (see sqlite_guard.hpp),
-  // so that nothing a query does reaches the connection that writes.
-  std::unique_ptr<sqlite::Database> query_db;
-  std::unique_ptr<detail::QueryGuard> query_guard;
-
-  detail::QueryGuard& guard() {
-    if (!query_guard) {
-      query_db = std::make_unique<sqlite::Database>(path, sqlite::Database::Mode::read_only);
-      query_guard = std::make_unique<detail::QueryGuard>(*query_db);
-    }
-    return *query_guard;
-  }
-
   void forget() {
     known_schemas.clear();
     known_indexes.clear();
@@ -198,65 +185,18 @@ struct SqliteDestination::State {
 
   // Reads every row matching `where` (all rows when empty) in storage order.
   Table select(const std::string& table, const Schema& schema, const Where* where) {
-    Table out(schema);
-    if (schema.empty()) return out;
+    if (schema.empty()) return Table(schema);
     std::string sql = "SELECT ";
     for (std::size_t i = 0; i < schema.size(); ++i) {
       sql += (i ? ", " : "") + quote(schema.field(i).name);
     }
     sql += " FROM " + quote(table);
-    if (where) sql += " WHERE " + where->sql;
-    sql += " ORDER BY rowid";
-    Statement stmt(db, sql);
-    if (where) bind_all(stmt, where->params);
-    std::vector<DataType> types;
-    for (const Field& f : schema.fields()) types.push_back(f.type);
-    while (stmt.step()) {
-      std::vector<Value> row;
-      row.reserve(types.size());
-      for (std::size_t c = 0; c < types.size(); ++c) {
-        row.push_back(
-            read_cell(stmt.get(), static_cast<int>(c), types[c], table, schema.field(c).name));
-      }
-      out.append_row(std::move(row));
+    std::vector<Value> params;
+    if (where) {
+      sql += " WHERE " + where->sql;
+      params.assign(where->params.begin(), where->params.end());
     }
-    return out;
-  }
-
-  // The declared type of each result column of `stmt` that comes straight from a dataset's
-  // column (nullopt for the others: expressions, or tables interloper does not know).
-  std::vector<std::optional<DataType>> declared_types(Statement& stmt);
-  // The rows of a prepared query, typed as declared_types() says. `who` starts its errors.
-  Table read_query(Statement& stmt, const std::string& who);
-
-  Value read_cell(sqlite3_stmt* stmt, int c, DataType type, const std::string& table,
-                  const std::string& column) {
-    int storage = sqlite3_column_type(stmt, c);
-    if (storage == SQLITE_NULL) return Value();
-    switch (type) {
-      case DataType::null:
-        return Value();
-      case DataType::boolean:
-        return Value(sqlite3_column_int64(stmt, c) != 0);
-      case DataType::int64:
-        return Value(static_cast<long long>(sqlite3_column_int64(stmt, c)));
-      case DataType::float64:
-        return Value(sqlite3_column_double(stmt, c));
-      case DataType::string:
-        break;
-      case DataType::date:
-      case DataType::timestamp:
-      case DataType::decimal:
-      case DataType::json: {
-        std::string_view text(reinterpret_cast<const char*>(sqlite3_column_text(stmt, c)),
-                              static_cast<std::size_t>(sqlite3_column_bytes(stmt, c)));
-        if (std::optional<Value> v = stored_value(text, type)) return *v;
-        throw DestinationError(fmt::format("sqlite '{}': table '{}' column '{}': '{}' is not a {}",
-                                           path, table, column, text, type_name(type)));
-      }
-    }
-    return Value(std::string(reinterpret_cast<const char*>(sqlite3_column_text(stmt, c)),
-                             static_cast<std::size_t>(sqlite3_column_bytes(stmt, c))));
+    return session.query(sql + " ORDER BY rowid", params, schema);
   }
 
   // Drops the table and what is remembered of it: an unpartitioned dataset is replaced whole,

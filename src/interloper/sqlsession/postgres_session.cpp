@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "interloper/sql/identifier.hpp"
+#include "interloper/sqlsession/internal.hpp"
 #include "interloper/sqlsession/postgres_rows.hpp"
 #include "interloper/sqlsession/postgres_sql.hpp"
 
@@ -105,15 +106,7 @@ PostgresSession::~PostgresSession() {
   if (in_transaction()) rollback();
 }
 
-void PostgresSession::rethrow() const {
-  try {
-    throw;
-  } catch (const SqlError&) {
-    throw;
-  } catch (const DestinationError& e) {
-    throw SqlError(e.what(), kind_of(conn_->last_sqlstate()));
-  }
-}
+void PostgresSession::rethrow() const { rethrow_as_sql_error(kind_of(conn_->last_sqlstate())); }
 
 postgres::Result PostgresSession::exec(std::string_view sql, std::span<const Value> params,
                                        bool binary) {
@@ -279,14 +272,10 @@ class PostgresSession::Copier final : public Appender {
 std::unique_ptr<Appender> PostgresSession::append(std::string_view schema, std::string_view table,
                                                   const std::vector<std::string>& columns,
                                                   const std::vector<DataType>& types) {
-  std::string sql = "COPY ";
-  if (!schema.empty()) sql += dialect_.quote(schema) + ".";
-  sql += dialect_.quote(table) + " (";
-  for (std::size_t c = 0; c < columns.size(); ++c) {
-    sql += (c ? ", " : "") + dialect_.quote(columns[c]);
-  }
-  sql += ") FROM STDIN (FORMAT binary)";
-  return std::make_unique<Copier>(*this, sql, types);
+  return std::make_unique<Copier>(
+      *this,
+      "COPY " + append_target(dialect_, schema, table, columns) + " FROM STDIN (FORMAT binary)",
+      types);
 }
 
 Table PostgresSession::guarded_query(const GuardedQuery& query, const DeclaredType&) {

@@ -1,6 +1,7 @@
 #include "interloper/sqlsession/session.hpp"
 
 #include "interloper/sql/identifier.hpp"
+#include "interloper/sqlsession/internal.hpp"
 
 namespace interloper::sql {
 
@@ -22,6 +23,26 @@ std::string Dialect::upsert(std::string_view table, const std::vector<std::strin
   std::string sql = "INSERT INTO " + std::string(table) + " (" + names + ") VALUES (" + values +
                     ") ON CONFLICT (" + key_names + ") DO ";
   return sql + (updates.empty() ? "NOTHING" : "UPDATE SET " + updates);
+}
+
+void rethrow_as_sql_error(SqlError::Kind kind) {
+  try {
+    throw;
+  } catch (const SqlError&) {
+    throw;
+  } catch (const DestinationError& e) {
+    throw SqlError(e.what(), kind);
+  }
+}
+
+std::string append_target(const Dialect& dialect, std::string_view schema, std::string_view table,
+                          const std::vector<std::string>& columns) {
+  std::string sql = schema.empty() ? "" : dialect.quote(schema) + ".";
+  sql += dialect.quote(table) + " (";
+  for (std::size_t c = 0; c < columns.size(); ++c) {
+    sql += (c ? ", " : "") + dialect.quote(columns[c]);
+  }
+  return sql + ")";
 }
 
 Table SqlSession::query(std::string_view sql, std::span<const Value> params,

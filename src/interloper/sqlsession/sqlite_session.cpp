@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "interloper/data/format.hpp"
+#include "interloper/sqlsession/internal.hpp"
 #include "interloper/sqlsession/sqlite_codec.hpp"
 #include "interloper/sqlsession/sqlite_guard.hpp"
 #include "interloper/time/civil.hpp"
@@ -166,13 +167,7 @@ SqliteSession::SqliteSession(std::string path, sqlite::Database::Mode mode)
 SqliteSession::~SqliteSession() = default;
 
 void SqliteSession::rethrow() const {
-  try {
-    throw;
-  } catch (const SqlError&) {
-    throw;
-  } catch (const DestinationError& e) {
-    throw SqlError(e.what(), kind_of(sqlite3_extended_errcode(db_.get())));
-  }
+  rethrow_as_sql_error(kind_of(sqlite3_extended_errcode(db_.get())));
 }
 
 void SqliteSession::execute(std::string_view sql) {
@@ -276,15 +271,10 @@ class SqliteSession::Inserter final : public Appender {
 std::unique_ptr<Appender> SqliteSession::append(std::string_view schema, std::string_view table,
                                                 const std::vector<std::string>& columns,
                                                 const std::vector<DataType>& types) {
-  std::string sql = "INSERT INTO ";
-  if (!schema.empty()) sql += dialect_.quote(schema) + ".";
-  sql += dialect_.quote(table) + " (";
   std::string values;
-  for (std::size_t c = 0; c < columns.size(); ++c) {
-    sql += (c ? ", " : "") + dialect_.quote(columns[c]);
-    values += c ? ", ?" : "?";
-  }
-  sql += ") VALUES (" + values + ")";
+  for (std::size_t c = 0; c < columns.size(); ++c) values += c ? ", ?" : "?";
+  std::string sql =
+      "INSERT INTO " + append_target(dialect_, schema, table, columns) + " VALUES (" + values + ")";
   try {
     return std::make_unique<Inserter>(*this, std::move(sql), types);
   } catch (const DestinationError&) {
