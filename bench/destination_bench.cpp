@@ -294,6 +294,44 @@ void BM_FileJsonlReadPartition(benchmark::State& state) {
   });
 }
 
+// A backfill's shape: 2,000 day partitions of 10 rows, each one write (one window, one commit).
+// Reports the time per partition.
+void BM_SqliteSmallPartitions(benchmark::State& state) {
+  constexpr int kPartitions = 2000;
+  const il::Table& table = rows();
+  for (auto _ : state) {
+    state.PauseTiming();
+    fs::path dir = fresh_dir("small");
+    {
+      il::SqliteDestination destination((dir / "s.db").string());
+      std::vector<il::Table> parts;
+      std::vector<il::TimePartitionWindow> windows;
+      const sys_days first = year{2020} / 1 / 1;
+      for (int p = 0; p < kPartitions; ++p) {
+        il::Table t(table.schema());
+        for (std::size_t r = 0; r < 10; ++r) {
+          auto row = table.row(static_cast<std::size_t>(p) * 10 + r);
+          row[0] = il::Value(first + days(p));
+          t.append_row(std::move(row));
+        }
+        parts.push_back(std::move(t));
+        windows.emplace_back(first + days(p), first + days(p));
+      }
+      state.ResumeTiming();
+      for (int p = 0; p < kPartitions; ++p) {
+        destination.write(kDataset, &windows[static_cast<std::size_t>(p)],
+                          parts[static_cast<std::size_t>(p)]);
+      }
+      state.PauseTiming();
+    }
+    fs::remove_all(dir);
+    state.ResumeTiming();
+  }
+  state.counters["us/partition"] = benchmark::Counter(
+      kPartitions / 1e6, benchmark::Counter::kIsIterationInvariantRate |
+                             benchmark::Counter::kInvert);
+}
+
 // "Which hours are missing?" over 10^6 hours after 1000 scattered recorded ranges.
 void BM_StoreMissingMillionHours(benchmark::State& state) {
   fs::path dir = fresh_dir("store");
@@ -337,6 +375,7 @@ BENCHMARK(BM_RawJsonlWrite)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_SqliteReadPartition)->Unit(benchmark::kMillisecond)->Iterations(10);
 BENCHMARK(BM_RawSqliteReadPartition)->Unit(benchmark::kMillisecond)->Iterations(10);
 BENCHMARK(BM_FileJsonlReadPartition)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SqliteSmallPartitions)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_StoreMissingMillionHours)->Unit(benchmark::kMillisecond);
 
 // Remembers each run's real time so that main can print the ratios.

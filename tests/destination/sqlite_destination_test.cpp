@@ -431,3 +431,48 @@ TEST_F(SqlIsolationTest, RecursiveQueriesReadTheirOwnTables) {
 
 }  // namespace
 }  // namespace interloper
+
+namespace interloper {
+namespace {
+
+// A write past the memory bound is staged: the rows kept so far and every later batch go through
+// the staging table, a column added and a date widened to a timestamp on the way, in order; the
+// next write of the connection reuses the staging table.
+TEST_F(SqliteDestinationTest, WritesPastTheMemoryBoundAreStagedInOrder) {
+  TimePartitionWindow window(day(2026, 2, 1), day(2026, 2, 2));
+  const std::string pad(1000, 'x');
+  auto batch = [&](int first, bool widened) {
+    Table t;
+    for (int i = first; i < first + 600; ++i) {
+      if (widened) {
+        t.append({{"date", day(2026, 2, 2)},
+                  {"when", at(2026, 2, 2, 6)},
+                  {"pad", pad},
+                  {"n", i},
+                  {"extra", i}});
+      } else {
+        t.append({{"date", day(2026, 2, 1)}, {"when", day(2026, 2, 1)}, {"pad", pad}, {"n", i}});
+      }
+    }
+    return t;
+  };
+  for (int round = 0; round < 2; ++round) {
+    auto writer = destination.open_writer(stats, &window);
+    writer->append(batch(0, false));     // kept in memory
+    writer->append(batch(600, false));   // past the bound: both staged
+    writer->append(batch(1200, true));   // staged, with a new column and a wider type
+    EXPECT_EQ(writer->commit(), 1800);
+    Table back = destination.read(stats, &window);
+    ASSERT_EQ(back.num_rows(), 1800u);
+    EXPECT_EQ(back.schema().field(*back.schema().find("when")).type, DataType::timestamp);
+    for (std::size_t r = 0; r < back.num_rows(); ++r) {
+      ASSERT_EQ(back.at(r, "n"), Value(static_cast<int>(r)));
+    }
+    EXPECT_EQ(back.at(0, "when"), Value(at(2026, 2, 1, 0)));
+    EXPECT_TRUE(back.at(0, "extra").is_null());
+    EXPECT_EQ(back.at(1799, "extra"), Value(1799));
+  }
+}
+
+}  // namespace
+}  // namespace interloper

@@ -71,6 +71,8 @@ struct SqliteDestination::State {
   std::unordered_map<std::string, Schema> known_schemas;
   std::unordered_set<std::string> known_indexes;
   std::int64_t data_version = -1;
+  // Which of the connection's staging tables (_interloper_stage_N) a writer holds.
+  std::vector<bool> stage_slots;
   void forget() {
     known_schemas.clear();
     known_indexes.clear();

@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <atomic>
 #include <mutex>
 #include <optional>
 
@@ -20,14 +19,31 @@ using sql::Appender;
 
 namespace {
 
-std::atomic<std::uint64_t> stage_counter{0};
+// How much of a write is kept in memory before it goes to a staging table.
+constexpr std::size_t kMemoryBound = std::size_t{1} << 20;
+
+// About what a batch takes in memory.
+std::size_t approximate_bytes(const Table& batch) {
+  std::size_t bytes = batch.num_rows() * batch.num_columns() * sizeof(Value);
+  for (std::size_t c = 0; c < batch.num_columns(); ++c) {
+    const DataType type = batch.schema().field(c).type;
+    if (type != DataType::string && type != DataType::json && type != DataType::null) continue;
+    for (const Value& v : batch.column(c)) {
+      if (v.type() == DataType::string) bytes += v.as_string().size();
+      if (v.type() == DataType::json) bytes += 64;
+    }
+  }
+  return bytes;
+}
 
 }  // namespace
 
-// Batches are validated as they arrive and staged in a temporary table of the connection (the
-// temporary database spills to a file, so memory stays bounded and the database file is not
-// locked while the rows are produced). commit() swaps them in with one short transaction:
-// delete the window, copy the staged rows, record the partitions.
+// Batches are validated as they arrive. The first MiB of a write stays in memory and goes
+// straight into the table at commit, through the connection's cached INSERT; a larger write is
+// staged in a temporary table of the connection (the temporary database spills to a file, so
+// memory stays bounded and the database file is not locked while the rows are produced), drawn
+// from a few the connection reuses. commit() swaps the rows in with one short transaction:
+// delete the window, insert the rows, record the partitions.
 class SqliteDestination::Writer final : public WindowWriter {
  public:
   Writer(State& state, DatasetRef dataset, const PartitionWindow* window)
@@ -36,7 +52,6 @@ class SqliteDestination::Writer final : public WindowWriter {
         window_(window),
         name_(table_name(dataset_)),
         column_(dataset_.partitioning ? dataset_.partitioning->column() : ""),
-        stage_(fmt::format("_interloper_stage_{}", ++stage_counter)),
         session_(detail::wrap_session(state.session)) {
     if (window_ != nullptr && dataset_.partitioning != nullptr) {
       index_.emplace(*window_, column_);
@@ -50,10 +65,11 @@ class SqliteDestination::Writer final : public WindowWriter {
   }
 
   ~Writer() override {
-    if (staged_columns_ == 0) return;
+    if (stage_slot_ < 0) return;
     std::lock_guard lock(state_.mutex);
     const std::string sql = "DROP TABLE IF EXISTS temp." + quote(stage_);
     sqlite3_exec(state_.db.get(), sql.c_str(), nullptr, nullptr, nullptr);
+    state_.stage_slots[static_cast<std::size_t>(stage_slot_)] = false;
   }
 
   void append(const Table& batch) override {
@@ -69,7 +85,7 @@ class SqliteDestination::Writer final : public WindowWriter {
       throw DestinationError(
           fmt::format("sqlite '{}': table '{}': {}", state_.path, name_, e.what()));
     }
-    if (batch.num_rows() > 0) stage(batch, next);
+    if (batch.num_rows() > 0) keep(batch, next);
     if (index_) {
       for (std::size_t i = 0; i < parts.size(); ++i) {
         rows_[i] += static_cast<std::int64_t>(parts[i].size());
@@ -107,13 +123,48 @@ class SqliteDestination::Writer final : public WindowWriter {
     }
   }
 
-  // Inserts the batch into the staging table, adding the columns it is missing.
-  void stage(const Table& batch, const Schema& unified) {
+  // Keeps the batch in memory while the write stays under the bound; past it, stages what was
+  // kept and every batch after.
+  void keep(const Table& batch, const Schema& unified) {
+    if (staged_columns_ == 0) {
+      const std::size_t bytes = approximate_bytes(batch);
+      if (kept_bytes_ + bytes <= kMemoryBound) {
+        kept_.push_back(batch);
+        kept_bytes_ += bytes;
+        return;
+      }
+      std::lock_guard lock(state_.mutex);
+      take_stage();
+      for (const Table& earlier : kept_) stage(earlier, unified);
+      kept_.clear();
+      kept_bytes_ = 0;
+      stage(batch, unified);
+      return;
+    }
     std::lock_guard lock(state_.mutex);
+    stage(batch, unified);
+  }
+
+  // Takes the first staging table no other writer of the connection holds, so the names (and
+  // the statements cached for them) stay as few as the writers open at once.
+  void take_stage() {
+    auto& slots = state_.stage_slots;
+    std::size_t slot = 0;
+    while (slot < slots.size() && slots[slot]) ++slot;
+    if (slot == slots.size()) slots.push_back(false);
+    slots[slot] = true;
+    stage_slot_ = static_cast<int>(slot);
+    stage_ = fmt::format("_interloper_stage_{}", slot);
+  }
+
+  // Inserts the batch into the staging table, adding the columns it is missing. Holds the
+  // state's mutex.
+  void stage(const Table& batch, const Schema& unified) {
     auto& db = state_.db;
     const std::string stage = "temp." + quote(stage_);
     if (staged_columns_ == 0) {
       // Untyped columns keep every value as it was bound until the copy at commit.
+      db.exec(("DROP TABLE IF EXISTS temp." + quote(stage_)).c_str());
       std::string sql = "CREATE TEMP TABLE " + quote(stage_) + " (";
       for (std::size_t i = 0; i < unified.size(); ++i) {
         sql += (i ? ", " : "") + quote(unified.field(i).name);
@@ -155,6 +206,7 @@ class SqliteDestination::Writer final : public WindowWriter {
       const bool by_union = !index_ || index_->is_time() || index_->is_list();
       state_.clear(session_, name_, schema, index_ ? window_ : nullptr, column_, by_union);
     }
+    for (const Table& batch : kept_) insert(batch);
     if (staged_columns_ > 0) {
       // A column that widened from date to timestamp holds bare dates from earlier batches:
       // they are stored as their midnight, as a timestamp column's values always are.
@@ -176,12 +228,33 @@ class SqliteDestination::Writer final : public WindowWriter {
     transaction.commit();
   }
 
+  // Inserts a kept batch into the table, each value as the column's type of the write stores
+  // it (a date into a widened timestamp column as its midnight).
+  void insert(const Table& batch) {
+    const std::size_t n = batch.num_columns();
+    std::vector<std::string> names(n);
+    std::vector<DataType> types(n);
+    Appender::Columns cells(n);
+    for (std::size_t c = 0; c < n; ++c) {
+      names[c] = batch.schema().field(c).name;
+      const std::optional<std::size_t> at = schema_.find(names[c]);
+      types[c] = at ? schema_.field(*at).type : batch.schema().field(c).type;
+      cells[c] = &batch.column(c);
+    }
+    auto append = session_.append("main", name_, names, types);
+    append->add(cells, 0, batch.num_rows());
+    append->finish();
+  }
+
   State& state_;
   DatasetRef dataset_;
   const PartitionWindow* window_;
   const std::string name_;
   const std::string column_;
-  const std::string stage_;
+  std::string stage_;
+  int stage_slot_ = -1;  // the staging table held, when the write went past the bound
+  std::vector<Table> kept_;
+  std::size_t kept_bytes_ = 0;
   std::optional<detail::WindowIndex> index_;
   std::vector<std::int64_t> rows_;  // per partition of the window, or one for the whole
   Schema schema_;
