@@ -93,6 +93,28 @@ TEST_P(SessionTest, QueriesComeInBatchesAndAnEmptyResultIsOneEmptyTable) {
   EXPECT_EQ(sizes, (std::vector<std::size_t>{0}));
 }
 
+// The same text asked again (a session may keep it prepared), inside its own sink, and after
+// the table changed, answers as a fresh statement would.
+TEST_P(SessionTest, TheSameQueryAgainSeesTheTableAsItIsNow) {
+  const sql::Dialect& d = db().dialect();
+  db().execute("CREATE TABLE q (v " + d.type_name(DataType::int64) + ")");
+  const std::string insert = "INSERT INTO q (v) VALUES (" + d.placeholder(1) + ")";
+  const std::string count = "SELECT count(*) FROM q WHERE v >= " + d.placeholder(1);
+  const Schema n({{"n", DataType::int64}});
+  for (int i = 0; i < 3; ++i) {
+    db().run(insert, {{Value(i)}});
+    EXPECT_EQ(db().query(count, {{Value(0)}}, n).at(0, "n"), Value(i + 1));
+  }
+  db().query(count, {{Value(1)}}, n, [&](Table&& outer) {
+    EXPECT_EQ(outer.at(0, "n"), Value(2));
+    EXPECT_EQ(db().query(count, {{Value(0)}}, n).at(0, "n"), Value(3));
+  });
+  db().execute("ALTER TABLE q ADD COLUMN w " + d.type_name(DataType::int64));
+  EXPECT_EQ(db().query("SELECT * FROM q").num_columns(), 2u);
+  db().execute("ALTER TABLE q ADD COLUMN x " + d.type_name(DataType::int64));
+  EXPECT_EQ(db().query("SELECT * FROM q").num_columns(), 3u);
+}
+
 TEST_P(SessionTest, ARolledBackTransactionLeavesNothingAndACommittedOneStays) {
   db().execute("CREATE TABLE n (v " + db().dialect().type_name(DataType::int64) + ")");
   const std::string insert = "INSERT INTO n (v) VALUES (" + db().dialect().placeholder(1) + ")";

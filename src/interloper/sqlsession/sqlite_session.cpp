@@ -195,10 +195,11 @@ void SqliteSession::query(std::string_view sql, std::span<const Value> params,
                           const Schema& columns, const std::function<void(Table&&)>& sink,
                           std::size_t batch_rows) {
   try {
-    sqlite::Statement stmt(db_, sql);
+    // Prepared once per connection: the store and the destination ask the same questions again.
+    auto stmt = db_.cached(sql);
     std::vector<IsoBuffer> iso;
-    bind_params(db_, stmt, params, iso);
-    read_rows(stmt, columns, sink, batch_rows);
+    bind_params(db_, *stmt, params, iso);
+    read_rows(*stmt, columns, sink, batch_rows);
   } catch (const DataError& e) {
     throw SqlError(fmt::format("sqlite '{}': {}", db_.path(), e.what()));
   } catch (const DestinationError&) {
