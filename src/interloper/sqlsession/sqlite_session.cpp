@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <unordered_set>
 
 #include "interloper/data/format.hpp"
+#include "interloper/data/table_columns.hpp"
 #include "interloper/sqlsession/internal.hpp"
 #include "interloper/sqlsession/sqlite_codec.hpp"
 #include "interloper/sqlsession/sqlite_guard.hpp"
@@ -88,19 +90,40 @@ void read_rows(sqlite::Statement& stmt, const Schema& columns,
   }
   std::vector<DataType> types;
   for (const Field& f : schema.fields()) types.push_back(f.type);
+  // Every column typed: each cell is of its column's type or null, and goes straight into its
+  // column. An untyped column takes whatever the engine stored, so its rows go through
+  // append_row, which widens the column's type.
+  const bool typed = std::none_of(types.begin(), types.end(),
+                                  [](DataType type) { return type == DataType::null; });
   Table out(schema);
+  if (batch_rows != 0) out.reserve(batch_rows);
+  detail::TableColumns cells(out);
   bool handed = false;
   while (stmt.step()) {
-    std::vector<Value> row;
-    row.reserve(types.size());
-    for (std::size_t c = 0; c < types.size(); ++c) {
-      row.push_back(read_cell(stmt.get(), static_cast<int>(c), types[c], schema.field(c)));
+    if (typed) {
+      try {
+        for (std::size_t c = 0; c < types.size(); ++c) {
+          cells.set(c, read_cell(stmt.get(), static_cast<int>(c), types[c], schema.field(c)));
+        }
+      } catch (...) {
+        cells.abandon_row();
+        throw;
+      }
+      cells.end_row();
+    } else {
+      std::vector<Value> row;
+      row.reserve(types.size());
+      for (std::size_t c = 0; c < types.size(); ++c) {
+        row.push_back(read_cell(stmt.get(), static_cast<int>(c), types[c], schema.field(c)));
+      }
+      out.append_row(std::move(row));
     }
-    out.append_row(std::move(row));
     if (batch_rows != 0 && out.num_rows() >= batch_rows) {
       sink(std::move(out));
       handed = true;
       out = Table(schema);
+      out.reserve(batch_rows);
+      cells = detail::TableColumns(out);
     }
   }
   if (!handed || out.num_rows() > 0) sink(std::move(out));
