@@ -179,20 +179,9 @@ class SqliteDestination::Writer final : public WindowWriter {
     }
     staged_columns_ = unified.size();
 
-    const std::size_t n = batch.num_columns();
-    std::vector<std::string> names(n);
-    std::vector<DataType> types(n);
-    Appender::Columns cells(n);
-    for (std::size_t c = 0; c < n; ++c) {
-      names[c] = batch.schema().field(c).name;
-      types[c] = batch.schema().field(c).type;
-      cells[c] = &batch.column(c);
-    }
     // Outside a transaction, the append is one of its own on the temporary table: it takes no
     // lock on the database file.
-    auto append = session_.append("temp", stage_, names, types);
-    append->add(cells, 0, batch.num_rows());
-    append->finish();
+    put(batch, "temp", stage_, nullptr);
   }
 
   void swap_in() {
@@ -206,7 +195,7 @@ class SqliteDestination::Writer final : public WindowWriter {
       const bool by_union = !index_ || index_->is_time() || index_->is_list();
       state_.clear(session_, name_, schema, index_ ? window_ : nullptr, column_, by_union);
     }
-    for (const Table& batch : kept_) insert(batch);
+    for (const Table& batch : kept_) put(batch, "main", name_, &schema_);
     if (staged_columns_ > 0) {
       // A column that widened from date to timestamp holds bare dates from earlier batches:
       // they are stored as their midnight, as a timestamp column's values always are.
@@ -228,20 +217,21 @@ class SqliteDestination::Writer final : public WindowWriter {
     transaction.commit();
   }
 
-  // Inserts a kept batch into the table, each value as the column's type of the write stores
-  // it (a date into a widened timestamp column as its midnight).
-  void insert(const Table& batch) {
+  // Appends the batch to `schema`.`table`, each value as `as` types its column (a date into a
+  // widened timestamp column as its midnight), or as the batch does when `as` is null.
+  void put(const Table& batch, std::string_view schema, const std::string& table,
+           const Schema* as) {
     const std::size_t n = batch.num_columns();
     std::vector<std::string> names(n);
     std::vector<DataType> types(n);
     Appender::Columns cells(n);
     for (std::size_t c = 0; c < n; ++c) {
       names[c] = batch.schema().field(c).name;
-      const std::optional<std::size_t> at = schema_.find(names[c]);
-      types[c] = at ? schema_.field(*at).type : batch.schema().field(c).type;
+      const std::optional<std::size_t> at = as ? as->find(names[c]) : std::nullopt;
+      types[c] = at ? as->field(*at).type : batch.schema().field(c).type;
       cells[c] = &batch.column(c);
     }
-    auto append = session_.append("main", name_, names, types);
+    auto append = session_.append(schema, table, names, types);
     append->add(cells, 0, batch.num_rows());
     append->finish();
   }
