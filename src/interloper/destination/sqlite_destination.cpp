@@ -131,10 +131,9 @@ std::int64_t SqliteDestination::row_count(const DatasetRef& dataset, const Parti
     where = where_of(partition->filter(dataset.partitioning->column()));
     sql += " WHERE " + where.sql;
   }
-  Statement stmt(state_->db, sql);
-  bind_all(stmt, where.params);
-  stmt.step();
-  return stmt.column_int(0);
+  const std::vector<Value> params(where.params.begin(), where.params.end());
+  const Table n = state_->session.query(sql, params, Schema({{"n", DataType::int64}}));
+  return n.at(0, "n").as_int();
 }
 
 std::vector<PartitionCount> SqliteDestination::partition_counts(const DatasetRef& dataset,
@@ -145,10 +144,12 @@ std::vector<PartitionCount> SqliteDestination::partition_counts(const DatasetRef
   for (std::size_t i = 0; i < keys.size(); ++i) counts[i].key = keys[i];
   std::lock_guard lock(state_->mutex);
   {
-    Statement stmt(state_->db, "SELECT key FROM _interloper_partitions WHERE dataset = ?");
-    stmt.bind_text(1, name, false);
+    const Value dataset_name(name);
+    const Table keys_written =
+        state_->session.query("SELECT key FROM _interloper_partitions WHERE dataset = ?",
+                              {&dataset_name, 1}, Schema({{"key", DataType::string}}));
     std::unordered_set<std::string> written;
-    while (stmt.step()) written.insert(stmt.column_text(0));
+    for (const Value& key : keys_written.column(0)) written.insert(key.as_string());
     for (auto& count : counts) count.written = written.count(count.key) > 0;
   }
   Schema schema = state_->columns(name);
@@ -177,9 +178,12 @@ std::optional<Schema> SqliteDestination::schema(const DatasetRef& dataset) {
   std::lock_guard lock(state_->mutex);
   Schema schema = state_->columns(name);
   if (!schema.empty()) return schema;
-  Statement stmt(state_->db, "SELECT 1 FROM _interloper_partitions WHERE dataset = ? LIMIT 1");
-  stmt.bind_text(1, name, false);
-  if (stmt.step()) return schema;
+  const Value dataset_name(name);
+  if (state_->session.query("SELECT 1 FROM _interloper_partitions WHERE dataset = ? LIMIT 1",
+                            {&dataset_name, 1})
+          .num_rows() > 0) {
+    return schema;
+  }
   return std::nullopt;
 }
 
