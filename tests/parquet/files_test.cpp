@@ -131,6 +131,7 @@ TEST(ParquetFiles, ValuesAColumnCannotHoldAreRefusedNamingRowAndColumn) {
     bad.append_row({2, Decimal(1, 0)});
     bad.append_row({3, Decimal(1234567, 2)});
     IL_EXPECT_THROW_WITH(writer.append(bad), DataError, "row 3");
+    IL_EXPECT_THROW_WITH(writer.finish(), DestinationError, "finished or failed");
   }
   {
     Writer writer(dir / "x.parquet", schema);

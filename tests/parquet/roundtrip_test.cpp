@@ -162,7 +162,6 @@ TEST(ParquetRoundTrip, StreamsBatchesInAndOut) {
     }
     writer.append(batch);
   }
-  EXPECT_FALSE(std::filesystem::exists(path));  // nothing at the path before finish()
   EXPECT_EQ(writer.finish(), 7u * 3001u);
   std::vector<std::size_t> sizes;
   Table back(schema);
@@ -193,6 +192,33 @@ TEST(ParquetRoundTrip, BatchesMayLackColumnsAndListThemInAnyOrder) {
   expected.append_row({nullptr, "x"});
   expected.append_row({2, "y"});
   EXPECT_EQ(read_file(path, &schema), expected);
+}
+
+TEST(ParquetRoundTrip, AWriterDroppedWithoutFinishLeavesNoFile) {
+  TempDir dir("il-parquet");
+  Schema schema{{"n", DataType::int64}};
+  for (bool with_rows : {false, true}) {
+    const std::string path = dir / "dropped.parquet";
+    {
+      Writer writer(path, schema);
+      Table batch(schema);
+      for (int i = 0; i < 5000 && with_rows; ++i) batch.append_row({i});
+      writer.append(batch);
+    }
+    EXPECT_FALSE(std::filesystem::exists(path)) << with_rows;
+  }
+}
+
+TEST(ParquetRoundTrip, AFileThereIsReplaced) {
+  TempDir dir("il-parquet");
+  const std::string path = dir / "again.parquet";
+  Table first;
+  for (int i = 0; i < 1000; ++i) first.append({{"i", i}});
+  write_file(path, first);
+  Table second;
+  second.append({{"s", "only row"}});
+  write_file(path, second);
+  EXPECT_EQ(read_file(path), second);
 }
 
 TEST(ParquetRoundTrip, AnEmptyTableIsAFileWithColumnsAndNoRows) {
@@ -226,39 +252,47 @@ TEST(ParquetRoundTrip, NaNAndInfinityAreDoublesLikeAnyOther) {
 namespace interloper::parquet {
 namespace {
 
-// More rows than the writer's memory limit holds: DuckDB spills them to the given directory.
-TEST(ParquetRoundTrip, APartitionLargerThanTheMemoryLimitSpills) {
-  TempDir dir("il-parquet");
-  Schema schema{{"n", DataType::int64}, {"text", DataType::string}};
-  const std::string path = dir / "big.parquet";
-  std::filesystem::create_directories(dir / "spill");
-  WriteOptions options{.temp_directory = dir / "spill", .memory_limit = "32MB", .threads = 1};
-  constexpr std::int64_t kRows = 600'000;
-  {
-    Writer writer(path, schema, options);
-    for (std::int64_t first = 0; first < kRows; first += 10'000) {
-      Table batch(schema);
-      for (std::int64_t n = first; n < first + 10'000; ++n) {
-        batch.append_row({n, "a string long enough not to be inlined " + std::to_string(n)});
+// More rows than the writer's memory limit holds: streamed, and staged (an undeclared decimal
+// column), where DuckDB spills them to the given directory.
+TEST(ParquetRoundTrip, APartitionLargerThanTheMemoryLimitIsWritten) {
+  for (bool staged : {false, true}) {
+    TempDir dir("il-parquet");
+    Schema schema{{"n", DataType::int64}, {"text", DataType::string}};
+    if (staged) schema.add({"loose", DataType::decimal});
+    const std::string path = dir / "big.parquet";
+    std::filesystem::create_directories(dir / "spill");
+    WriteOptions options{.temp_directory = dir / "spill", .memory_limit = "32MB", .threads = 1};
+    constexpr std::int64_t kRows = 600'000;
+    {
+      Writer writer(path, schema, options);
+      for (std::int64_t first = 0; first < kRows; first += 10'000) {
+        Table batch(schema);
+        for (std::int64_t n = first; n < first + 10'000; ++n) {
+          std::vector<Value> row{n, "a string long enough not to be inlined " + std::to_string(n)};
+          if (staged) row.emplace_back(Decimal(n, 2));
+          batch.append_row(std::move(row));
+        }
+        writer.append(batch);
       }
-      writer.append(batch);
+      EXPECT_EQ(writer.finish(), static_cast<std::uint64_t>(kRows));
     }
-    EXPECT_EQ(writer.finish(), static_cast<std::uint64_t>(kRows));
+    std::int64_t rows = 0;
+    std::int64_t sum = 0;
+    bool ordered = true;
+    read_file(path, [&](Table&& batch) {
+      for (std::size_t r = 0; r < batch.num_rows(); ++r) {
+        const std::int64_t n = batch.at(r, "n").as_int();
+        ordered = ordered && n == rows;
+        if (staged) ordered = ordered && batch.at(r, "loose") == Value(Decimal(n, 2));
+        sum += n;
+        ++rows;
+      }
+    });
+    EXPECT_EQ(rows, kRows) << staged;
+    EXPECT_EQ(sum, kRows * (kRows - 1) / 2) << staged;
+    EXPECT_TRUE(ordered) << staged;
+    EXPECT_TRUE(std::filesystem::exists(dir / "spill"));  // the caller's directory is kept
   }
-  std::int64_t rows = 0;
-  std::int64_t sum = 0;
-  bool ordered = true;
-  read_file(path, [&](Table&& batch) {
-    for (const Value& v : batch.column(0)) {
-      ordered = ordered && v.as_int() == rows;
-      sum += v.as_int();
-      ++rows;
-    }
-  });
-  EXPECT_EQ(rows, kRows);
-  EXPECT_EQ(sum, kRows * (kRows - 1) / 2);
-  EXPECT_TRUE(ordered);
-  EXPECT_TRUE(std::filesystem::exists(dir / "spill"));  // the caller's directory is kept
 }
 
 TEST(ParquetRoundTrip, TheWritersOwnTemporaryDirectoryGoesWithIt) {

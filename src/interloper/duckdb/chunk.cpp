@@ -13,13 +13,14 @@ Chunk::Chunk(const std::vector<LogicalType>& types) {
 }
 
 Chunk::~Chunk() {
-  if (chunk_ != nullptr) duckdb_destroy_data_chunk(&chunk_);
+  if (chunk_ != nullptr && owned_) duckdb_destroy_data_chunk(&chunk_);
 }
 
 Chunk& Chunk::operator=(Chunk&& other) noexcept {
   if (this != &other) {
-    if (chunk_ != nullptr) duckdb_destroy_data_chunk(&chunk_);
+    if (chunk_ != nullptr && owned_) duckdb_destroy_data_chunk(&chunk_);
     chunk_ = std::exchange(other.chunk_, nullptr);
+    owned_ = other.owned_;
   }
   return *this;
 }

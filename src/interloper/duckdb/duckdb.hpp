@@ -211,8 +211,15 @@ class Chunk {
  public:
   // An empty chunk with these column types, to fill and append.
   explicit Chunk(const std::vector<LogicalType>& types);
+  // A chunk DuckDB owns (a table function's output), used in place and never destroyed.
+  static Chunk borrow(duckdb_data_chunk chunk) noexcept {
+    Chunk out(chunk);
+    out.owned_ = false;
+    return out;
+  }
   ~Chunk();
-  Chunk(Chunk&& other) noexcept : chunk_(std::exchange(other.chunk_, nullptr)) {}
+  Chunk(Chunk&& other) noexcept
+      : chunk_(std::exchange(other.chunk_, nullptr)), owned_(other.owned_) {}
   Chunk& operator=(Chunk&& other) noexcept;
   Chunk(const Chunk&) = delete;
   Chunk& operator=(const Chunk&) = delete;
@@ -252,6 +259,7 @@ class Chunk {
   friend class Result;
   explicit Chunk(duckdb_data_chunk chunk) noexcept : chunk_(chunk) {}
   duckdb_data_chunk chunk_ = nullptr;
+  bool owned_ = true;
 };
 
 // Appends rows to one table, a chunk at a time (DuckDB's fastest way in). Rows become visible

@@ -11,10 +11,11 @@
 //   json -> JSON text (the canonical JSON; one column may hold objects, arrays and scalars)
 //   null (a column without values) -> UTF8 text, every cell null
 //
-// Nulls are Parquet nulls. Writing is streaming: batches are appended to a temporary table of an
-// in-memory DuckDB database that spills to a temporary directory beyond its memory limit, and
-// finish() copies that table into the file (COPY ... TO ... (FORMAT parquet)), so a file larger
-// than memory is written in bounded memory.
+// Nulls are Parquet nulls. Writing is streaming: DuckDB runs COPY ... TO ... (FORMAT parquet)
+// on a thread of its own over a table function that hands it the chunks append() fills, so a
+// file larger than memory is written in bounded memory. A schema with an undeclared decimal
+// column (whose scale is known only at the end) is staged in a temporary DuckDB table that
+// spills past the memory limit, and copied out at finish().
 //
 //   parquet::Writer writer("/data/part.parquet.tmp", schema);
 //   for (const Table& batch : batches) writer.append(batch);
@@ -31,6 +32,7 @@
 #include <interloper/data.hpp>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace interloper::parquet {
 
@@ -55,7 +57,7 @@ class Writer {
  public:
   // Throws DataError as check_schema does, and DestinationError when DuckDB cannot start.
   Writer(std::string path, Schema schema, WriteOptions options = {});
-  // Without finish(), nothing is written at `path`.
+  // Without finish(), whatever was begun at `path` is removed.
   ~Writer();
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
@@ -65,14 +67,16 @@ class Writer {
   // column's type cannot hold (converted as Table::conform converts, so an int enters a double
   // column), a decimal that does not fit its declared size, or a string that is not UTF-8. NaN
   // and infinities are doubles like any other and are written as such.
+  // After an append that failed on a value, the writer only refuses (finish() too); drop it.
   void append(const Table& batch);
   // Writes the file at `path` (replacing a file there) and returns its number of rows. Throws
   // DataError when an undeclared decimal column needs more than 38 digits, DestinationError when
-  // the file cannot be written. Call once.
+  // the file cannot be written (whatever the failure left at `path` is removed). Call once.
   std::uint64_t finish();
   std::uint64_t rows() const noexcept;
 
  private:
+  void append_rows(const Table& batch, const std::vector<std::size_t>& from);
   struct State;
   std::unique_ptr<State> state_;
 };

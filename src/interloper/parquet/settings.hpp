@@ -9,8 +9,9 @@
 namespace interloper::parquet {
 
 // DuckDB settings for a database that only reads and writes local files: the memory budget, the
-// spill directory ("" for DuckDB's default), the threads (0: one per core), and no extension
-// ever installed or loaded (Parquet and JSON are built into libduckdb; nothing is fetched).
+// spill directory ("": never spill, rather than DuckDB's default of `.tmp` in the working
+// directory), the threads (0: one per core), and no extension ever installed or loaded (Parquet
+// and JSON are built into libduckdb; nothing is fetched).
 inline std::vector<std::pair<std::string, std::string>> duckdb_settings(std::string memory_limit,
                                                                         std::string temp_directory,
                                                                         unsigned threads) {
@@ -20,7 +21,7 @@ inline std::vector<std::pair<std::string, std::string>> duckdb_settings(std::str
       {"autoload_known_extensions", "false"},
       {"preserve_insertion_order", "true"},
   };
-  if (!temp_directory.empty()) out.emplace_back("temp_directory", std::move(temp_directory));
+  out.emplace_back("temp_directory", std::move(temp_directory));
   if (threads > 0) out.emplace_back("threads", std::to_string(threads));
   return out;
 }

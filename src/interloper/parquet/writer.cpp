@@ -13,6 +13,7 @@
 #include "interloper/duckdb/duckdb.hpp"
 #include "interloper/parquet/parquet.hpp"
 #include "interloper/parquet/settings.hpp"
+#include "interloper/parquet/writer_state.hpp"
 #include "interloper/sql/identifier.hpp"
 
 namespace interloper::parquet {
@@ -72,22 +73,6 @@ std::string sql_type(const Field& f) {
   }
 }
 
-duckdb_hugeint to_hugeint(__int128 v) noexcept {
-  const auto u = static_cast<unsigned __int128>(v);
-  return {static_cast<std::uint64_t>(u), static_cast<std::int64_t>(u >> 64)};
-}
-
-// A directory that is removed with the writer when the writer made it.
-struct TempDirectory {
-  std::string path;
-  bool owned = false;
-  ~TempDirectory() {
-    if (!owned) return;
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
-};
-
 }  // namespace
 
 void check_schema(const Schema& schema) {
@@ -109,36 +94,6 @@ void check_schema(const Schema& schema) {
     }
   }
 }
-
-struct Writer::State {
-  std::string path;
-  Schema schema;
-  TempDirectory temp;
-  std::optional<duckdb::Database> db;
-  std::optional<duckdb::Connection> con;
-  std::optional<duckdb::Appender> appender;
-  std::optional<duckdb::Chunk> chunk;
-  std::uint64_t rows = 0;
-  bool finished = false;
-  // Per undeclared decimal column: the largest scale and the most digits before the point.
-  std::vector<int> max_scale;
-  std::vector<int> max_whole;
-
-  // Per declared decimal column: 10^precision, the bound of its unscaled values.
-  std::vector<__int128> bounds;
-  std::uint64_t row_base = 0;  // the rows before the chunk being filled
-
-  void fill(const Table& batch, const std::vector<std::size_t>& from, std::size_t begin,
-            std::size_t count);
-  void fill_column(std::size_t c, const Value* cells, std::size_t count);
-  template <typename T, typename Get>
-  void fill_fixed(std::size_t c, const Value* cells, std::size_t count, DataType type, Get get);
-  void put_converted(std::size_t c, std::size_t row, const Value& v);
-  void put_decimal(std::size_t c, std::size_t row, const Decimal& d);
-  void put_string(std::size_t c, std::size_t row, const std::string& text);
-  [[noreturn]] void fail(std::size_t row, std::string_view what) const;
-  std::string copy_sql() const;
-};
 
 Writer::Writer(std::string path, Schema schema, WriteOptions options)
     : state_(std::make_unique<State>()) {
@@ -166,178 +121,38 @@ Writer::Writer(std::string path, Schema schema, WriteOptions options)
   }
   s.db.emplace(":memory:", duckdb_settings(options.memory_limit, s.temp.path, options.threads));
   s.con.emplace(*s.db);
+  std::vector<duckdb::LogicalType> types;
+  s.streamed = true;
+  for (const Field& f : s.schema.fields()) {
+    types.push_back(staging_type(f));
+    if (f.type == DataType::decimal && f.precision == 0) s.streamed = false;
+  }
+  if (s.streamed) {
+    s.types = std::move(types);
+    s.start_stream();
+    return;
+  }
   // A temporary table: DuckDB neither compresses nor checkpoints it, and spills it past the limit.
   std::string create = "CREATE TEMPORARY TABLE staging (";
-  std::vector<duckdb::LogicalType> types;
   for (std::size_t c = 0; c < s.schema.size(); ++c) {
-    const Field& f = s.schema.field(c);
-    create += fmt::format("{}c{} {}", c > 0 ? ", " : "", c, sql_type(f));
-    types.push_back(staging_type(f));
+    create += fmt::format("{}c{} {}", c > 0 ? ", " : "", c, sql_type(s.schema.field(c)));
   }
   create += ")";
   s.con->execute(create);
   s.appender.emplace(*s.con, "staging");
-  s.chunk.emplace(types);
+  s.staging_chunk.emplace(types);
+  s.chunk = &*s.staging_chunk;
 }
 
 Writer::~Writer() = default;
 
 std::uint64_t Writer::rows() const noexcept { return state_->rows; }
 
-[[noreturn]] void Writer::State::fail(std::size_t row, std::string_view what) const {
-  throw DataError(fmt::format("parquet '{}': row {}: {}", path, row_base + row + 1, what));
-}
-
-void Writer::State::put_decimal(std::size_t c, std::size_t row, const Decimal& d) {
-  if (schema.field(c).precision > 0) {  // declared_value has put it at the column's scale
-    chunk->data<duckdb_hugeint>(c)[row] = to_hugeint(d.unscaled());
-    return;
-  }
-  max_scale[c] = std::max(max_scale[c], d.scale());
-  max_whole[c] = std::max(max_whole[c], d.digits() - d.scale());
-  chunk->set_text(c, row, d.to_string());
-}
-
-void Writer::State::put_string(std::size_t c, std::size_t row, const std::string& text) {
-  if (!detail::valid_utf8(text)) {
-    fail(row, fmt::format("column '{}': the string is not valid UTF-8", schema.field(c).name));
-  }
-  chunk->set_text(c, row, text);
-}
-
-// The slow path of one cell: a null, or a value that must be converted to its column's type.
-void Writer::State::put_converted(std::size_t c, std::size_t row, const Value& v) {
-  if (v.is_null()) {
-    chunk->set_null(c, row);
-    return;
-  }
-  const Field& f = schema.field(c);
-  Value declared;
-  try {
-    declared = detail::declared_value(v, f);
-  } catch (const DataError& e) {
-    fail(row, e.what());
-  }
-  switch (f.type) {
-    case DataType::boolean:
-      chunk->data<bool>(c)[row] = declared.as_bool();
-      break;
-    case DataType::int64:
-      chunk->data<std::int64_t>(c)[row] = declared.as_int();
-      break;
-    case DataType::float64:
-      chunk->data<double>(c)[row] = declared.as_double();
-      break;
-    case DataType::date:
-      chunk->data<std::int32_t>(c)[row] =
-          static_cast<std::int32_t>(declared.as_date().time_since_epoch().count());
-      break;
-    case DataType::timestamp:
-      chunk->data<std::int64_t>(c)[row] = declared.as_timestamp().time_since_epoch().count();
-      break;
-    case DataType::decimal:
-      put_decimal(c, row, declared.as_decimal());
-      break;
-    case DataType::string:
-      put_string(c, row, declared.as_string());
-      break;
-    case DataType::json:
-      chunk->set_text(c, row, declared.as_json().text);
-      break;
-    case DataType::null:
-      chunk->set_null(c, row);
-      break;
-  }
-}
-
-// Values of the column's own type go straight into the chunk's vector; the rest take
-// put_converted.
-template <typename T, typename Get>
-void Writer::State::fill_fixed(std::size_t c, const Value* cells, std::size_t count, DataType type,
-                               Get get) {
-  T* out = chunk->data<T>(c);
-  for (std::size_t r = 0; r < count; ++r) {
-    const Value& v = cells[r];
-    if (v.type() == type) {
-      out[r] = get(v);
-    } else {
-      put_converted(c, r, v);
-    }
-  }
-}
-
-void Writer::State::fill_column(std::size_t c, const Value* cells, std::size_t count) {
-  const Field& f = schema.field(c);
-  switch (f.type) {
-    case DataType::boolean:
-      fill_fixed<bool>(c, cells, count, f.type, [](const Value& v) { return v.as_bool(); });
-      return;
-    case DataType::int64:
-      fill_fixed<std::int64_t>(c, cells, count, f.type, [](const Value& v) { return v.as_int(); });
-      return;
-    case DataType::float64:
-      fill_fixed<double>(c, cells, count, f.type, [](const Value& v) { return v.as_double(); });
-      return;
-    case DataType::date:
-      fill_fixed<std::int32_t>(c, cells, count, f.type, [](const Value& v) {
-        return static_cast<std::int32_t>(v.as_date().time_since_epoch().count());
-      });
-      return;
-    case DataType::timestamp:
-      fill_fixed<std::int64_t>(c, cells, count, f.type, [](const Value& v) {
-        return static_cast<std::int64_t>(v.as_timestamp().time_since_epoch().count());
-      });
-      return;
-    case DataType::decimal:
-      if (f.precision > 0) {
-        // A decimal at the column's scale with at most `precision` digits needs no conversion.
-        const __int128 bound = bounds[c];
-        auto* out = chunk->data<duckdb_hugeint>(c);
-        for (std::size_t r = 0; r < count; ++r) {
-          const Value& v = cells[r];
-          if (v.type() == DataType::decimal) {
-            const Decimal d = v.as_decimal();
-            if (d.scale() == f.scale && d.unscaled() < bound && -d.unscaled() < bound) {
-              out[r] = to_hugeint(d.unscaled());
-              continue;
-            }
-          }
-          put_converted(c, r, v);
-        }
-        return;
-      }
-      break;
-    case DataType::string:
-      for (std::size_t r = 0; r < count; ++r) {
-        const Value& v = cells[r];
-        if (v.type() == DataType::string) {
-          put_string(c, r, v.as_string());
-        } else {
-          put_converted(c, r, v);
-        }
-      }
-      return;
-    default:
-      break;
-  }
-  for (std::size_t r = 0; r < count; ++r) put_converted(c, r, cells[r]);
-}
-
-void Writer::State::fill(const Table& batch, const std::vector<std::size_t>& from,
-                         std::size_t begin, std::size_t count) {
-  row_base = rows + begin;
-  for (std::size_t c = 0; c < schema.size(); ++c) {
-    if (from[c] == Schema::npos) {
-      for (std::size_t r = 0; r < count; ++r) chunk->set_null(c, r);
-    } else {
-      fill_column(c, batch.column(from[c]).data() + begin, count);
-    }
-  }
-}
-
 void Writer::append(const Table& batch) {
   State& s = *state_;
-  if (s.finished) throw DestinationError(fmt::format("parquet '{}': written already", s.path));
+  if (s.finished || s.broken) {
+    throw DestinationError(fmt::format("parquet '{}': the writer is finished or failed", s.path));
+  }
   std::vector<std::size_t> from(s.schema.size(), Schema::npos);
   for (std::size_t b = 0; b < batch.num_columns(); ++b) {
     const std::string& name = batch.schema().field(b).name;
@@ -347,6 +162,21 @@ void Writer::append(const Table& batch) {
                                   name, s.schema.to_string()));
     }
     from[*c] = b;
+  }
+  try {
+    append_rows(batch, from);
+  } catch (...) {
+    s.broken = true;  // rows of the batch may be written: finish() must not end the file
+    throw;
+  }
+}
+
+void Writer::append_rows(const Table& batch, const std::vector<std::size_t>& from) {
+  State& s = *state_;
+  if (s.streamed) {
+    s.hand_over(batch, from);
+    s.rows += batch.num_rows();
+    return;
   }
   const std::size_t capacity = duckdb::Chunk::capacity();
   for (std::size_t begin = 0; begin < batch.num_rows(); begin += capacity) {
@@ -359,7 +189,7 @@ void Writer::append(const Table& batch) {
   s.rows += batch.num_rows();
 }
 
-std::string Writer::State::copy_sql() const {
+std::string Writer::State::copy_sql(std::string_view source) const {
   std::string select;
   for (std::size_t c = 0; c < schema.size(); ++c) {
     const Field& f = schema.field(c);
@@ -381,19 +211,32 @@ std::string Writer::State::copy_sql() const {
     select += fmt::format("{}{} AS {}", c > 0 ? ", " : "", column, sql::quote_identifier(f.name));
   }
   // COPY takes no parameter for its file: the path is a quoted string literal.
-  return fmt::format("COPY (SELECT {} FROM staging) TO {} (FORMAT parquet)", select,
+  return fmt::format("COPY (SELECT {} FROM {}) TO {} (FORMAT parquet)", select, source,
                      quote_literal(path));
 }
 
 std::uint64_t Writer::finish() {
   State& s = *state_;
-  if (s.finished) throw DestinationError(fmt::format("parquet '{}': written already", s.path));
+  if (s.finished || s.broken) {
+    throw DestinationError(fmt::format("parquet '{}': the writer is finished or failed", s.path));
+  }
   s.finished = true;
+  if (s.streamed) {
+    s.end_stream();
+    return s.rows;
+  }
   s.appender->close();
   s.appender.reset();
-  s.chunk.reset();
-  std::string copy = s.copy_sql();
-  s.con->execute(copy);
+  s.chunk = nullptr;
+  s.staging_chunk.reset();
+  std::string copy = s.copy_sql("staging");
+  try {
+    s.con->execute(copy);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(s.path, ec);  // no half-written file stays behind
+    throw;
+  }
   return s.rows;
 }
 
