@@ -119,6 +119,20 @@ TEST(ParquetFiles, AColumnNamedLikeAHiveDirectoryIsRefused) {
   EXPECT_FALSE(std::filesystem::exists(dir / "x.parquet"));
 }
 
+TEST(ParquetFiles, AFileThatCannotBeWrittenIsADestinationErrorNamingIt) {
+  TempDir dir("il-parquet");
+  const std::string path = dir / "no/such/dir/x.parquet";
+  Table t;
+  t.append({{"a", 1}});
+  IL_EXPECT_THROW_WITH(
+      {
+        Writer writer(path, t.schema());
+        writer.append(t);
+        writer.finish();
+      },
+      DestinationError, "no/such/dir/x.parquet");
+}
+
 TEST(ParquetFiles, ValuesAColumnCannotHoldAreRefusedNamingRowAndColumn) {
   TempDir dir("il-parquet");
   Schema schema{{"n", DataType::int64}, {"amount", DataType::decimal, 5, 2}};
