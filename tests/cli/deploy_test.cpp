@@ -112,6 +112,12 @@ TEST(Deploy, TheDockerfileShipsEveryLibraryTheBinaryLinks) {
       owner = output_of("dpkg -S '" + path + "' 2>/dev/null | cut -d: -f1");
       if (!owner.empty()) break;
     }
+    if (owner.empty() && m[2].str().rfind("/opt/interloper-duckdb/", 0) == 0) {
+      // DuckDB is no Debian package: the runtime image copies it from the build stage.
+      EXPECT_NE(dockerfile.find("COPY --from=build " + m[2].str()), std::string::npos)
+          << library << " is not copied into the runtime image";
+      continue;
+    }
     ASSERT_FALSE(owner.empty()) << "no package owns " << m[2];
     const std::string& package = owner.front();
     if (std::regex_match(package, exempt)) continue;
