@@ -18,69 +18,19 @@
 #include <utility>
 
 #include "interloper/pipeline/process.hpp"
+#include "support/background.hpp"
 #include "support/cli_process.hpp"
 #include "support/postgres.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using interloper::testing::BackgroundCli;
+using interloper::testing::number_in;
 using interloper::testing::Outcome;
 using interloper::testing::query;
 using interloper::testing::read_file;
 
 namespace {
-
-// The binary running on a thread of its own, in a process group of its own (as a terminal's
-// foreground job is), so that a signal can be sent to that group.
-class Background {
- public:
-  Background(std::vector<std::string> args, const fs::path& dir) {
-    thread_ = std::thread([this, args = std::move(args), dir] {
-      interloper::pipeline::ProcessSpec spec;
-      spec.argv = {interloper::testing::interloper_binary()};
-      spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-      spec.working_directory = dir.string();
-      spec.timeout_seconds = 120;  // a bound, should the interrupt not work
-      spec.on_started = [this](int pid) { pid_ = pid; };
-      spec.on_stderr_line = [this](std::string_view line) {
-        outcome_.err += line;
-        outcome_.err += '\n';
-      };
-      auto result = interloper::pipeline::run_process(spec);
-      outcome_.code = result.timed_out ? -1 : result.signal != 0 ? 128 + result.signal
-                                                                 : result.exit_code;
-      outcome_.out = result.out;
-    });
-  }
-  ~Background() {
-    if (thread_.joinable()) thread_.join();
-  }
-  int pid() const {
-    while (pid_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    return pid_;
-  }
-  Outcome join() {
-    thread_.join();
-    return outcome_;
-  }
-
- private:
-  std::atomic<int> pid_{0};
-  Outcome outcome_;
-  std::thread thread_;
-};
-
-// Waits (at most 60 s) for `file` to hold a number, and returns it.
-pid_t number_in(const fs::path& file) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < until) {
-    std::ifstream in(file);
-    pid_t value = 0;
-    if (in >> value && value > 0) return value;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ADD_FAILURE() << "no number appeared in " << file;
-  return 0;
-}
 
 // Whether every process of group `group` is gone, waiting at most 10 s. Orphans come to this
 // process (a subreaper), which reaps them: a zombie still answers kill(-group, 0).
@@ -150,7 +100,7 @@ class Interrupt : public ::testing::Test {
   std::pair<std::string, json> interrupted_backfill_runs(const std::string& store) {
     const std::string path = pipeline("", true, store);
     {
-      Background cli({"backfill", path, "--window", "2026-11-01..2026-11-04", "--concurrency", "2"},
+      BackgroundCli cli({"backfill", path, "--window", "2026-11-01..2026-11-04", "--concurrency", "2"},
                      dir_);
       number_in(dir_ / "pids" / "2026-11-04");
       number_in(dir_ / "pids" / "2026-11-03");
@@ -193,7 +143,7 @@ TEST_F(Interrupt, RunsShowsTheTasksAnInterruptedBackfillCanceledOnPostgres) {
 
 TEST_F(Interrupt, SigintStopsABackfillAndKillsEveryCommandGroup) {
   const std::string path = pipeline();
-  Background cli({"backfill", path, "--window", "2026-11-01..2026-11-04", "--concurrency", "2"},
+  BackgroundCli cli({"backfill", path, "--window", "2026-11-01..2026-11-04", "--concurrency", "2"},
                  dir_);
   // Newest first, two at a time: 11-04 and 11-03 run, 11-02 and 11-01 wait.
   const pid_t first = number_in(dir_ / "pids" / "2026-11-04");
@@ -234,7 +184,7 @@ TEST_F(Interrupt, SigtermDuringAWriteKeepsThePreviousDataAndRecordsNoMaterializa
   // The second run prints its row, then hangs while the partition's replace is open.
   std::ofstream(dir_ / "hang.txt") << "2026-11-03\n";
   ::setenv("RUN", "second", 1);
-  Background cli({"materialize", path, "--partition", "2026-11-03"}, dir_);
+  BackgroundCli cli({"materialize", path, "--partition", "2026-11-03"}, dir_);
   const pid_t group = number_in(dir_ / "pids" / "2026-11-03");
   ::kill(cli.pid(), SIGTERM);
   Outcome outcome = cli.join();
@@ -258,7 +208,7 @@ TEST_F(Interrupt, SecondSigintKillsACommandThatIgnoresTerm) {
   const std::string path =
       pipeline("trap 'echo $$ > got_term' TERM; echo $$ > pids/2026-11-03; "
                "while :; do sleep 1; done");
-  Background cli({"materialize", path, "--partition", "2026-11-03"}, dir_);
+  BackgroundCli cli({"materialize", path, "--partition", "2026-11-03"}, dir_);
   const pid_t group = number_in(dir_ / "pids" / "2026-11-03");
   ::kill(-cli.pid(), SIGINT);
   number_in(dir_ / "got_term");  // the first one arrived: the second is a second one
@@ -271,7 +221,7 @@ TEST_F(Interrupt, SecondSigintKillsACommandThatIgnoresTerm) {
 
 TEST_F(Interrupt, CommandIgnoringTermIsKilledAfterTheGrace) {
   const std::string path = pipeline("trap '' TERM");
-  Background cli({"materialize", path, "--partition", "2026-11-03"}, dir_);
+  BackgroundCli cli({"materialize", path, "--partition", "2026-11-03"}, dir_);
   const pid_t group = number_in(dir_ / "pids" / "2026-11-03");
   ::kill(cli.pid(), SIGTERM);
   Outcome outcome = cli.join();

@@ -15,10 +15,13 @@
 #include "destination/storage_fixtures.hpp"
 #include "interloper/postgres/postgres.hpp"
 #include "interloper/sql/identifier.hpp"
+#include "support/background.hpp"
 #include "support/cli_process.hpp"
 #include "support/postgres.hpp"
 
 namespace fs = std::filesystem;
+using interloper::testing::BackgroundCli;
+using interloper::testing::number_in;
 using interloper::testing::Outcome;
 
 namespace {
@@ -66,61 +69,6 @@ void write_pipeline(const fs::path& dir) {
          "             WHERE day >= :bounds_start AND day < :bounds_end\n";
 }
 
-// A worker process on a thread of its own, its pid known once started.
-class WorkerProcess {
- public:
-  WorkerProcess(std::vector<std::string> args, const fs::path& dir,
-                std::vector<std::string> env = {}) {
-    thread_ = std::thread([this, args = std::move(args), dir, env = std::move(env)] {
-      interloper::pipeline::ProcessSpec spec;
-      spec.argv = {"/usr/bin/env"};
-      spec.argv.insert(spec.argv.end(), env.begin(), env.end());
-      spec.argv.push_back(interloper::testing::interloper_binary());
-      spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-      spec.working_directory = dir.string();
-      spec.timeout_seconds = 120;
-      spec.on_started = [this](int pid) { pid_ = pid; };
-      spec.on_stderr_line = [this](std::string_view line) {
-        outcome_.err += line;
-        outcome_.err += '\n';
-      };
-      auto result = interloper::pipeline::run_process(spec);
-      outcome_.code = result.timed_out ? -1 : result.signal != 0 ? 128 + result.signal
-                                                                 : result.exit_code;
-      outcome_.out = result.out;
-    });
-  }
-  ~WorkerProcess() {
-    if (thread_.joinable()) thread_.join();
-  }
-  Outcome join() {
-    thread_.join();
-    return outcome_;
-  }
-  int pid() const {
-    while (pid_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    return pid_;
-  }
-
- private:
-  std::atomic<int> pid_{0};
-  Outcome outcome_;
-  std::thread thread_;
-};
-
-// Waits (at most 60 s) for `file` to hold a pid.
-int pid_in(const fs::path& file) {
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < until) {
-    std::ifstream in(file);
-    int value = 0;
-    if (in >> value && value > 0) return value;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  ADD_FAILURE() << "no pid appeared in " << file;
-  return 0;
-}
-
 class QueueCli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -143,19 +91,7 @@ class QueueCli : public ::testing::Test {
     auto url = std::make_shared<const interloper::postgres::Url>(
         interloper::postgres::parse_url(queue_, {"schema"}));
     interloper::postgres::Connection conn(url);
-    const std::string schema = interloper::sql::quote_identifier(url->get("schema"));
-    conn.exec("SET search_path TO " + schema);
-    interloper::postgres::Result r = conn.exec(query);
-    std::vector<std::string> rows;
-    for (int i = 0; i < r.rows(); ++i) {
-      std::string row;
-      for (int c = 0; c < r.columns(); ++c) {
-        if (c > 0) row += '|';
-        row += std::string(r.value(i, c));
-      }
-      rows.push_back(row);
-    }
-    return rows;
+    return interloper::testing::schema_rows(conn, url->get("schema"), query);
   }
   std::vector<std::string> warehouse(const std::string& query) const {
     return interloper::testing::query(dir_.path() / "warehouse.db", query);
@@ -173,13 +109,13 @@ TEST_F(QueueCli, AKilledWorkersTaskIsRunAgainByTheOthers) {
   EXPECT_NE(enqueued.out.find("301 tasks"), std::string::npos) << enqueued.out;
 
   const std::vector<std::string> slow = {"SLOW_HOUR=2026-11-12T23", "SLOW_SECONDS=10"};
-  std::vector<std::unique_ptr<WorkerProcess>> workers;
+  std::vector<std::unique_ptr<BackgroundCli>> workers;
   for (int i = 0; i < 3; ++i) {
     workers.push_back(
-        std::make_unique<WorkerProcess>(worker_args("3s"), dir_.path(), slow));
+        std::make_unique<BackgroundCli>(worker_args("3s"), dir_.path(), slow));
   }
   // The newest hour is claimed first; its worker is killed while the command sleeps.
-  const int victim = pid_in(dir_.path() / "slow.pid");
+  const int victim = number_in(dir_.path() / "slow.pid");
   ASSERT_GT(victim, 0);
   ASSERT_EQ(::kill(victim, SIGKILL), 0);
   int killed = 0;
@@ -240,9 +176,9 @@ TEST_F(QueueCli, ATaskLongerThanItsLeaseIsRenewedAndNotRunAgain) {
   // Leases of 3 s. The newest hour runs for 10 s on the worker that claims it; the other runs
   // the other hours, then, idle, takes back every expired lease it finds until that hour ends.
   const std::vector<std::string> slow = {"SLOW_HOUR=2026-11-12T23", "SLOW_SECONDS=10"};
-  WorkerProcess first(worker_args("3s"), dir_.path(), slow);
-  WorkerProcess second(worker_args("3s"), dir_.path(), slow);
-  ASSERT_GT(pid_in(dir_.path() / "slow.pid"), 0);
+  BackgroundCli first(worker_args("3s"), dir_.path(), slow);
+  BackgroundCli second(worker_args("3s"), dir_.path(), slow);
+  ASSERT_GT(number_in(dir_.path() / "slow.pid"), 0);
   std::this_thread::sleep_for(std::chrono::seconds(5));
   Outcome status = interloper::testing::run_interloper({"status", "shop.yaml", "--queue", queue_},
                                                        dir_.path().string());
@@ -252,7 +188,7 @@ TEST_F(QueueCli, ATaskLongerThanItsLeaseIsRenewedAndNotRunAgain) {
       << status.out;
   EXPECT_NE(status.out.find("s left  (attempt 1)"), std::string::npos) << status.out;
 
-  for (WorkerProcess* worker : {&first, &second}) {
+  for (BackgroundCli* worker : {&first, &second}) {
     Outcome done = worker->join();
     EXPECT_EQ(done.code, 0) << done.err;
   }
@@ -276,12 +212,12 @@ TEST_F(QueueCli, ALeaseExpiringOnTheLastAttemptFailsTheTaskAndCancelsItsDownstre
       dir_.path().string());
   ASSERT_EQ(enqueued.code, 0) << enqueued.err;
   const std::vector<std::string> slow = {"SLOW_HOUR=2026-11-12T23", "SLOW_SECONDS=10"};
-  WorkerProcess first(worker_args("3s"), dir_.path(), slow);
-  WorkerProcess second(worker_args("3s"), dir_.path(), slow);
-  const int victim = pid_in(dir_.path() / "slow.pid");
+  BackgroundCli first(worker_args("3s"), dir_.path(), slow);
+  BackgroundCli second(worker_args("3s"), dir_.path(), slow);
+  const int victim = number_in(dir_.path() / "slow.pid");
   ASSERT_GT(victim, 0);
   ASSERT_EQ(::kill(victim, SIGKILL), 0);
-  for (WorkerProcess* worker : {&first, &second}) {
+  for (BackgroundCli* worker : {&first, &second}) {
     const bool was_victim = worker->pid() == victim;
     Outcome done = worker->join();
     EXPECT_EQ(done.code, was_victim ? 128 + SIGKILL : 0) << done.err;
@@ -300,10 +236,10 @@ TEST_F(QueueCli, ALeaseExpiringOnTheLastAttemptFailsTheTaskAndCancelsItsDownstre
 
 TEST_F(QueueCli, ATaskThatAlwaysFailsFailsAfterItsAttemptsAndCancelsItsDownstream) {
   if (queue_.empty()) return;
-  WorkerProcess waiter({"backfill", "shop.yaml", "--window", "2026-11-01..2026-11-12", "--queue",
+  BackgroundCli waiter({"backfill", "shop.yaml", "--window", "2026-11-01..2026-11-12", "--queue",
                         queue_, "--max-attempts", "2", "--wait"},
                        dir_.path());
-  WorkerProcess worker({"worker", "shop.yaml", "--queue", queue_, "--concurrency", "2"},
+  BackgroundCli worker({"worker", "shop.yaml", "--queue", queue_, "--concurrency", "2"},
                        dir_.path(), {"BAD_HOUR=2026-11-05T07"});
   Outcome waited = waiter.join();
   EXPECT_EQ(waited.code, 1) << waited.err;
@@ -335,9 +271,9 @@ TEST_F(QueueCli, ATaskThatAlwaysFailsFailsAfterItsAttemptsAndCancelsItsDownstrea
 TEST_F(QueueCli, SigtermLetsTheRunningTaskFinishAndExitsZero) {
   if (queue_.empty()) return;
   ASSERT_EQ(enqueue().code, 0);
-  WorkerProcess worker({"worker", "shop.yaml", "--queue", queue_}, dir_.path(),
+  BackgroundCli worker({"worker", "shop.yaml", "--queue", queue_}, dir_.path(),
                        {"SLOW_HOUR=2026-11-12T23", "SLOW_SECONDS=2"});
-  const int pid = pid_in(dir_.path() / "slow.pid");
+  const int pid = number_in(dir_.path() / "slow.pid");
   ASSERT_EQ(pid, worker.pid());
   ASSERT_EQ(::kill(pid, SIGTERM), 0);
   Outcome done = worker.join();
@@ -353,9 +289,9 @@ TEST_F(QueueCli, SigtermLetsTheRunningTaskFinishAndExitsZero) {
 TEST_F(QueueCli, ASecondSignalGivesTheRunningTaskBackWithoutSpendingAnAttempt) {
   if (queue_.empty()) return;
   ASSERT_EQ(enqueue().code, 0);
-  WorkerProcess worker({"worker", "shop.yaml", "--queue", queue_}, dir_.path(),
+  BackgroundCli worker({"worker", "shop.yaml", "--queue", queue_}, dir_.path(),
                        {"SLOW_HOUR=2026-11-12T23", "SLOW_SECONDS=60"});
-  const int pid = pid_in(dir_.path() / "slow.pid");
+  const int pid = number_in(dir_.path() / "slow.pid");
   ASSERT_EQ(pid, worker.pid());
   const auto started = std::chrono::steady_clock::now();
   ASSERT_EQ(::kill(pid, SIGTERM), 0);
@@ -440,10 +376,10 @@ TEST_F(QueueCli, OverlappingBackfillsNeverRunOnePartitionAtOnce) {
   }
   std::vector<std::string> args = worker_args();
   args.insert(args.end(), {"--concurrency", "2"});
-  std::vector<std::unique_ptr<WorkerProcess>> workers;
+  std::vector<std::unique_ptr<BackgroundCli>> workers;
   for (int i = 0; i < 3; ++i) {
     workers.push_back(
-        std::make_unique<WorkerProcess>(args, dir_.path(), std::vector<std::string>{
+        std::make_unique<BackgroundCli>(args, dir_.path(), std::vector<std::string>{
                                                                "SPANS=1", "SPAN_SECONDS=0.02"}));
   }
   for (auto& worker : workers) {
@@ -479,7 +415,7 @@ TEST_F(QueueCli, AWorkersSummaryCountsTasksAsTheQueueDoes) {
       {"backfill", "shop.yaml", "--window", "2026-11-01", "--queue", queue_, "--max-attempts", "2"},
       dir_.path().string());
   ASSERT_EQ(enqueued.code, 0) << enqueued.err;
-  WorkerProcess worker(worker_args(), dir_.path(), {"FLAKY_HOUR=2026-11-01T05"});
+  BackgroundCli worker(worker_args(), dir_.path(), {"FLAKY_HOUR=2026-11-01T05"});
   Outcome done = worker.join();
   ASSERT_EQ(done.code, 0) << done.err;
   // 24 hours, a day and a month; the flaky hour failed once and then succeeded.
@@ -514,7 +450,7 @@ TEST_F(QueueCli, ListValuesShapedLikeTimeKeysAreQueuedAsValues) {
     Outcome enqueued = interloper::testing::run_interloper(args, dir_.path().string());
     ASSERT_EQ(enqueued.code, 0) << enqueued.err;
   }
-  WorkerProcess worker({"worker", "periods.yaml", "--queue", queue_, "--exit-when-idle"},
+  BackgroundCli worker({"worker", "periods.yaml", "--queue", queue_, "--exit-when-idle"},
                        dir_.path(), {});
   Outcome done = worker.join();
   ASSERT_EQ(done.code, 0) << done.err;

@@ -47,18 +47,7 @@ class LegacyQueue : public ::testing::Test {
   // One query's rows against the queue's schema, columns joined by '|'.
   std::vector<std::string> sql(const std::string& query) const {
     interloper::postgres::Connection conn = connection();
-    conn.exec("SET search_path TO " + interloper::sql::quote_identifier(schema_));
-    interloper::postgres::Result r = conn.exec(query);
-    std::vector<std::string> rows;
-    for (int i = 0; i < r.rows(); ++i) {
-      std::string row;
-      for (int c = 0; c < r.columns(); ++c) {
-        if (c > 0) row += '|';
-        row += std::string(r.value(i, c));
-      }
-      rows.push_back(row);
-    }
-    return rows;
+    return interloper::testing::schema_rows(conn, schema_, query);
   }
 
   Outcome run(const std::vector<std::string>& args) const {

@@ -12,6 +12,10 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "interloper/postgres/postgres.hpp"
+#include "interloper/sql/identifier.hpp"
 
 namespace interloper::testing {
 
@@ -46,6 +50,24 @@ inline std::string with_schema(const std::string& url, const std::string& schema
 inline bool postgres_required() {
   const char* ci = std::getenv("CI");
   return ci != nullptr && std::string(ci) == "true";
+}
+
+// Rows of `query` run with `schema` first on the search path, each row's columns joined by '|'
+// (NULL as an empty column).
+inline std::vector<std::string> schema_rows(postgres::Connection& connection,
+                                            const std::string& schema, const std::string& query) {
+  connection.exec("SET search_path TO " + sql::quote_identifier(schema));
+  postgres::Result result = connection.exec(query);
+  std::vector<std::string> rows;
+  for (int i = 0; i < result.rows(); ++i) {
+    std::string row;
+    for (int c = 0; c < result.columns(); ++c) {
+      if (c > 0) row += '|';
+      row += std::string(result.value(i, c));
+    }
+    rows.push_back(row);
+  }
+  return rows;
 }
 
 }  // namespace interloper::testing

@@ -173,7 +173,6 @@ int run_serve(const Project& project, const Args& args);
 int run_catalog(const Project& project, const Args& args);
 int run_reset(const Project& project, const Args& args);
 std::string history_name(const Args& args);
-json run_json(const RunRecord& r);
 // "run-YYYYMMDDTHHMMSS-PID": one run per process.
 std::string new_run_id();
 // Records a run as started in the history, with a new run id that the run's options get too.

@@ -1,5 +1,6 @@
 // `interloper runs` and `interloper catalog`.
 #include "interloper/cli/cli_internal.hpp"
+#include "interloper/run/report_json.hpp"
 
 namespace interloper::cli::detail {
 

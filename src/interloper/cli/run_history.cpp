@@ -1,5 +1,6 @@
 // The run history a materialize or backfill keeps in the store, and what an interrupt records.
 #include "interloper/cli/cli_internal.hpp"
+#include "interloper/run/report_json.hpp"
 
 namespace interloper::cli::detail {
 
@@ -35,21 +36,6 @@ RunRecord start_history(RunContext& run, const Args& args, const PartitionWindow
   run.options.run_id = record.run_id;
   run.store->record_run(record, static_cast<std::size_t>(args.keep_runs));
   return record;
-}
-
-json run_json(const RunRecord& r) {
-  return json{{"run_id", r.run_id},
-              {"pipeline", r.pipeline},
-              {"command_line", r.command_line},
-              {"window", r.window.empty() ? json(nullptr) : json(r.window)},
-              {"started", r.started.to_string()},
-              {"finished", r.finished.to_string()},
-              {"status", run_state_name(r.state)},
-              {"partitions", r.partitions},
-              {"succeeded", r.succeeded},
-              {"failed", r.failed},
-              {"canceled", r.canceled},
-              {"skipped", r.skipped}};
 }
 
 // Records the end of the run and, with --json, prints the summary as the last event.

@@ -9,6 +9,7 @@
 #include "interloper/data.hpp"
 #include "interloper/partitioning.hpp"
 #include "interloper/partitioning/definition.hpp"
+#include "interloper/partitioning/excerpt.hpp"
 
 namespace interloper {
 
@@ -25,17 +26,9 @@ std::string brief(const std::vector<std::string>& values) {
   return out;
 }
 
-// A value on one line, shortened, for error messages: control characters become spaces.
-std::string excerpt(std::string_view value) {
-  constexpr std::size_t kMax = 60;
-  std::string out(value.substr(0, kMax));
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
-  }
-  return value.size() > kMax ? out + "..." : out;
-}
-
 }  // namespace
+
+using detail::excerpt;
 
 // ---- ListPartition ----
 

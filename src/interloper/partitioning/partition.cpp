@@ -2,8 +2,11 @@
 #include <ostream>
 
 #include "interloper/partitioning.hpp"
+#include "interloper/partitioning/excerpt.hpp"
 
 namespace interloper {
+
+using detail::excerpt;
 
 std::ostream& operator<<(std::ostream& out, const Partition& partition) {
   return out << partition.key();
@@ -18,7 +21,18 @@ void PartitionConfig::check(const Partition& partition) const { check(*partition
 std::unique_ptr<PartitionWindow> PartitionConfig::parse_window(std::string_view text) const {
   const std::size_t dots = text.find("..");
   if (dots == std::string_view::npos) return make_window(text, text);
-  return make_window(text.substr(0, dots), text.substr(dots + 2));
+  const std::string_view start = text.substr(0, dots);
+  const std::string_view end = text.substr(dots + 2);
+  const std::string quoted = "window '" + excerpt(text) + "'";
+  if (start.empty() || end.empty()) {
+    throw PartitionError(quoted + " lacks its " + (start.empty() ? "start" : "end") +
+                         " (write START..END, or one key)");
+  }
+  try {
+    return make_window(start, end);
+  } catch (const PartitionError& e) {
+    throw PartitionError(quoted + ": " + e.what());
+  }
 }
 
 std::unique_ptr<PartitionWindow> PartitionConfig::read_window(std::string_view text,

@@ -50,21 +50,6 @@ std::string destination_text(const DAG& dag, const Asset& asset) {
   return destination != nullptr ? postgres::redact(destination->url()) : std::string();
 }
 
-json run_json(const RunRecord& r) {
-  return json{{"run_id", r.run_id},
-              {"command_line", r.command_line},
-              {"window", r.window.empty() ? json(nullptr) : json(r.window)},
-              {"started", r.started.to_string()},
-              {"finished", r.finished.to_string()},
-              {"status", run_state_name(r.state)},
-              {"partitions", r.partitions},
-              {"succeeded", r.succeeded},
-              {"failed", r.failed},
-              {"canceled", r.canceled},
-              {"skipped", r.skipped},
-              {"seconds", (r.finished.seconds() - r.started.seconds()).count()}};
-}
-
 // What last ran the asset, any partition, or null.
 json last_run_json(MaterializationStore& store, const Asset& asset) {
   const std::optional<MaterializationRecord> last = store.last_record(asset.dataset());
