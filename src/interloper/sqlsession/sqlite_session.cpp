@@ -59,7 +59,11 @@ Value read_cell(sqlite3_stmt* stmt, int c, DataType type, const Field& field) {
     case DataType::json: {
       std::string_view text(reinterpret_cast<const char*>(sqlite3_column_text(stmt, c)),
                             static_cast<std::size_t>(sqlite3_column_bytes(stmt, c)));
-      if (std::optional<Value> v = stored_value(text, type)) return *v;
+      if (type == DataType::date) {
+        if (const std::optional<Value::Date> d = parse_date(text)) return Value(*d);
+      } else if (std::optional<Value> v = stored_value(text, type)) {
+        return std::move(*v);
+      }
       throw DataError(
           fmt::format("column '{}': '{}' is not a {}", field.name, text, type_name(type)));
     }
@@ -100,6 +104,13 @@ void read_rows(sqlite::Statement& stmt, const Schema& columns,
   detail::TableColumns cells(out);
   bool handed = false;
   while (stmt.step()) {
+    if (batch_rows != 0 && out.num_rows() >= batch_rows) {  // a new table once a row needs it
+      sink(std::move(out));
+      handed = true;
+      out = Table(schema);
+      out.reserve(batch_rows);
+      cells = detail::TableColumns(out);
+    }
     if (typed) {
       try {
         for (std::size_t c = 0; c < types.size(); ++c) {
@@ -117,13 +128,6 @@ void read_rows(sqlite::Statement& stmt, const Schema& columns,
         row.push_back(read_cell(stmt.get(), static_cast<int>(c), types[c], schema.field(c)));
       }
       out.append_row(std::move(row));
-    }
-    if (batch_rows != 0 && out.num_rows() >= batch_rows) {
-      sink(std::move(out));
-      handed = true;
-      out = Table(schema);
-      out.reserve(batch_rows);
-      cells = detail::TableColumns(out);
     }
   }
   if (!handed || out.num_rows() > 0) sink(std::move(out));
