@@ -74,6 +74,7 @@ Value binary_value(std::string_view bytes, Oid type, const std::string& column) 
 // arrives as that type's own PostgreSQL type: each cell decoded straight into its column.
 void read_typed(const postgres::Result& result, const std::vector<DataType>& types, Table& out) {
   detail::TableColumns cells(out);
+  cells.reserve(static_cast<std::size_t>(result.rows()));
   const int columns = static_cast<int>(types.size());
   for (int r = 0; r < result.rows(); ++r) {
     try {
@@ -102,8 +103,8 @@ void read_result(const postgres::Result& result, bool binary, const std::vector<
     oids[i] = PQftype(result.get(), c);
     native = native && oids[i] == detail::pg::type_oid(types[i]);
   }
-  out.reserve(out.num_rows() + static_cast<std::size_t>(result.rows()));
   if (native) return read_typed(result, types, out);
+  out.reserve(out.num_rows() + static_cast<std::size_t>(result.rows()));
   for (int r = 0; r < result.rows(); ++r) {
     std::vector<Value> row;
     row.reserve(static_cast<std::size_t>(columns));
