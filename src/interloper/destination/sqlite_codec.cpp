@@ -34,12 +34,6 @@ Where where_of(const Filter& filter, Filter::Placeholder style, std::string_view
   return where;
 }
 
-void bind_all(Statement& stmt, const std::vector<std::string>& params, int first) {
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    stmt.bind_text(first + static_cast<int>(i), params[i], false);
-  }
-}
-
 }  // namespace detail::sqlite_store
 
 }  // namespace interloper

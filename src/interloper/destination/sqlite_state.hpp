@@ -37,8 +37,6 @@ struct Where {
 Where where_of(const Filter& filter, Filter::Placeholder style = Filter::Placeholder::question,
                std::string_view prefix = "p");
 
-void bind_all(Statement& stmt, const std::vector<std::string>& params, int first = 1);
-
 }  // namespace interloper::detail::sqlite_store
 
 namespace interloper {
