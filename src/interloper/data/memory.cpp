@@ -22,6 +22,20 @@ void advise_huge_pages(const void* data, std::size_t bytes) noexcept {
 #endif
 }
 
+void prefault(const void* data, std::size_t bytes) noexcept {
+#ifdef MADV_POPULATE_WRITE
+  constexpr std::uintptr_t page = 4096;
+  if (bytes < (std::size_t{1} << 20)) return;
+  const auto at = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t begin = (at + page - 1) & ~(page - 1);
+  const std::uintptr_t end = (at + bytes) & ~(page - 1);
+  if (begin < end) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+#else
+  (void)data;
+  (void)bytes;
+#endif
+}
+
 void reserve_text(std::string& s, std::size_t bytes) {
   if (bytes <= s.capacity()) return;
   s.reserve(bytes);

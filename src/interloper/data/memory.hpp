@@ -14,6 +14,11 @@ namespace interloper::detail {
 // are advised; elsewhere, or where the kernel declines, nothing changes.
 void advise_huge_pages(const void* data, std::size_t bytes) noexcept;
 
+// Maps the whole 4 KiB pages of [data, data + bytes) writable at once, for a buffer about to be
+// filled: one call instead of a fault per page (each a trap to the hypervisor on a virtual
+// machine). Only buffers of a MiB or more; where the kernel declines, the pages fault as usual.
+void prefault(const void* data, std::size_t bytes) noexcept;
+
 // s.reserve(bytes), advised as above.
 void reserve_text(std::string& s, std::size_t bytes);
 

@@ -9,12 +9,23 @@
 #include <interloper/data.hpp>
 #include <vector>
 
+#include "interloper/data/memory.hpp"
+
 namespace interloper::detail {
 
 class TableColumns {
  public:
   TableColumns() = default;  // fills nothing until assigned one over a table
   explicit TableColumns(Table& table) noexcept : table_(&table) {}
+
+  // Room for `rows` more rows, which the reader is about to fill (an exact count: their pages
+  // are mapped at once, see prefault).
+  void reserve(std::size_t rows) {
+    table_->reserve(table_->num_rows_ + rows);
+    for (const auto& col : table_->columns_) {
+      prefault(col.data() + col.size(), (col.capacity() - col.size()) * sizeof(Value));
+    }
+  }
 
   // Sets the cell of column c in the row being filled (a second value replaces the first).
   void set(std::size_t c, Value&& v) {

@@ -21,6 +21,8 @@ namespace interloper {
 namespace {
 
 constexpr auto quote = sql::quote_identifier;
+// Rows fetched from a cursor at a time: memory per round trip, not per read.
+constexpr int kFetchRows = 20000;
 
 // A query's time limit, kept by PostgreSQL: each statement of the query runs under a
 // statement_timeout of what is left of it (the cursor's rows come in several FETCHes).
@@ -57,7 +59,7 @@ class QueryDeadline {
 // The rows of the open cursor il_query, typed by the result's column types.
 Table fetch_query(postgres::Connection& conn, const QueryDeadline& deadline) {
   const std::string fetch_sql =
-      fmt::format("FETCH FORWARD {} FROM il_query", detail::pg::kFetchRows);
+      fmt::format("FETCH FORWARD {} FROM il_query", kFetchRows);
   Table out;
   std::vector<Oid> types;
   for (bool first = true;; first = false) {
@@ -86,7 +88,7 @@ Table fetch_query(postgres::Connection& conn, const QueryDeadline& deadline) {
     } catch (const DataError& e) {
       conn.fail(fmt::format("query result: {}", e.what()));
     }
-    if (chunk.rows() < detail::pg::kFetchRows) break;
+    if (chunk.rows() < kFetchRows) break;
   }
   return out;
 }
@@ -131,8 +133,9 @@ std::string reader_role(const postgres::Connection& conn, const std::string& sch
 // Gives each existing table of `tables` its reader role (created when missing, granted what it
 // lacks, in a transaction of its own under the catalog lock and the tables' change locks) and
 // returns the roles of the tables that exist.
-std::vector<std::string> ensure_readers(postgres::Connection& conn, const std::string& schema,
+std::vector<std::string> ensure_readers(sql::PostgresSession& s, const std::string& schema,
                                         const std::vector<std::string>& tables) {
+  postgres::Connection& conn = s.connection();
   std::vector<std::string> roles, names;
   for (const std::string& table : tables) {
     roles.push_back(reader_role(conn, schema, table));
@@ -162,7 +165,7 @@ std::vector<std::string> ensure_readers(postgres::Connection& conn, const std::s
             schema);  // as ensure_catalog: one grant on the schema at a time
   conn.exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
   for (std::size_t i : lacking) {
-    detail::pg::lock_table_changes(conn, schema, tables[i]);
+    detail::pg::lock_table_changes(s, schema, tables[i]);
     postgres::Params role;
     role.text(roles[i]);
     if (conn.exec("SELECT 1 FROM pg_roles WHERE rolname = $1", role).rows() == 0) {
@@ -293,10 +296,10 @@ Table PostgresDestination::query(std::string_view sql, const Params& params,
     BoundQuery bound = bind_named(sql, params, url());
     std::vector<std::string> tables;
     for (const DatasetRef& dataset : scope.datasets) tables.push_back(table_name_of(dataset));
-    auto conn = state_->pool.acquire();
-    check_can_create_roles(*conn, scope.asset);
-    const std::vector<std::string> readers = ensure_readers(*conn, state_->schema, tables);
-    return run_confined(*conn, state_->schema, bound, readers,
+    sql::PostgresSession s(state_->pool.acquire());
+    check_can_create_roles(s.connection(), scope.asset);
+    const std::vector<std::string> readers = ensure_readers(s, state_->schema, tables);
+    return run_confined(s.connection(), state_->schema, bound, readers,
                         QueryDeadline(scope.timeout_seconds));
   } catch (const DestinationError& e) {
     if (scope.asset.empty()) throw;
@@ -313,18 +316,19 @@ Table PostgresDestination::query(std::string_view sql, const Params& params,
 std::string PostgresDestination::table_name_of(const DatasetRef& dataset) const {
   const std::string name = State::record_name(dataset);
   if (name.size() <= detail::pg::kMaxName) return name;
-  auto conn = state_->pool.acquire();
-  return detail::pg::table_of(*conn, state_->schema, name);
+  sql::PostgresSession s(state_->pool.acquire());
+  return detail::pg::table_of(s, state_->schema, name);
 }
 
 QueryableDestination::Relation PostgresDestination::relation_of(const DatasetRef& dataset,
                                                                 const PartitionWindow* window,
                                                                 std::string_view prefix) const {
   Relation relation = QueryableDestination::relation_of(dataset, window, prefix);
-  auto conn = state_->pool.acquire();
   std::vector<std::string> stored_as;
-  const Schema schema =
-      detail::pg::stored_schema(*conn, state_->schema, State::record_name(dataset), &stored_as);
+  Schema schema;
+  state_->engine.with_session([&](sql::SqlSession& s) {
+    schema = state_->engine.recorded(s, State::record_name(dataset), &stored_as);
+  });
   bool renamed = false;
   std::string columns;
   for (std::size_t i = 0; i < schema.size(); ++i) {

@@ -28,8 +28,8 @@ namespace {
 // Tables of long dataset names, recorded once _interloper_tables exists: the tables PostgreSQL
 // truncated for datasets already on record keep the name they have (the first dataset in name
 // order keeps a table two of them shared; the other gets a table of its own).
-void record_truncated_tables(postgres::Connection& conn, const std::string& schema) {
-  conn.exec(fmt::format(
+void record_truncated_tables(sql::SqlSession& s, const std::string& schema) {
+  s.execute(fmt::format(
       "INSERT INTO {0}._interloper_tables (dataset, \"table\") SELECT d, d::name::text FROM "
       "(SELECT dataset FROM {0}._interloper_columns UNION SELECT dataset FROM "
       "{0}._interloper_partitions) AS u(d) WHERE octet_length(d) > {1} ORDER BY 1 "
@@ -39,15 +39,13 @@ void record_truncated_tables(postgres::Connection& conn, const std::string& sche
 
 }  // namespace
 
-std::string table_of(postgres::Connection& conn, const std::string& schema,
-                     const std::string& dataset) {
+std::string table_of(sql::SqlSession& s, const std::string& schema, const std::string& dataset) {
   if (dataset.size() <= kMaxName) return dataset;
-  postgres::Params params;
-  params.text(dataset);
-  postgres::Result found = conn.exec(
+  const Value key(dataset);
+  const Table found = s.query(
       "SELECT \"table\" FROM " + qualified(schema, "_interloper_tables") + " WHERE dataset = $1",
-      params);
-  return found.rows() > 0 ? std::string(found.value(0, 0)) : short_name(dataset);
+      {&key, 1}, Schema({{"table", DataType::string}}));
+  return found.num_rows() > 0 ? found.column(0)[0].as_string() : short_name(dataset);
 }
 
 void record_table(postgres::Connection& conn, const std::string& schema, const std::string& dataset,
@@ -70,22 +68,17 @@ void record_table(postgres::Connection& conn, const std::string& schema, const s
   }
 }
 
-void forget_table(postgres::Connection& conn, const std::string& schema,
-                  const std::string& dataset) {
-  postgres::Params params;
-  params.text(dataset);
-  conn.exec("DELETE FROM " + qualified(schema, "_interloper_tables") + " WHERE dataset = $1",
-            params);
+void forget_table(sql::SqlSession& s, const std::string& schema, const std::string& dataset) {
+  s.run("DELETE FROM " + qualified(schema, "_interloper_tables") + " WHERE dataset = $1",
+        {{Value(dataset)}});
 }
 
-void ensure_catalog(postgres::Connection& conn, const std::string& schema) {
-  postgres::Transaction tx(conn);
+void ensure_catalog(sql::SqlSession& s, const std::string& schema) {
+  sql::Transaction tx(s);
   // CREATE ... IF NOT EXISTS races with itself across sessions; one lock per schema settles it.
-  postgres::Params lock;
-  lock.text("interloper catalog " + schema);
-  conn.exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
-  const bool tables_recorded = table_exists(conn, schema, "_interloper_tables");
-  conn.exec(
+  s.run("SELECT pg_advisory_xact_lock(hashtext($1))", {{Value("interloper catalog " + schema)}});
+  const bool tables_recorded = table_exists(s, schema, "_interloper_tables");
+  s.execute(
       fmt::format("CREATE SCHEMA IF NOT EXISTS {0}; "
                   "CREATE TABLE IF NOT EXISTS {0}._interloper_columns (dataset text NOT NULL, "
                   "\"column\" text NOT NULL, type text NOT NULL, position integer NOT NULL, "
@@ -100,86 +93,40 @@ void ensure_catalog(postgres::Connection& conn, const std::string& schema) {
                   // Columns of long names are stored under short_name (NULL: the name itself).
                   "ALTER TABLE {0}._interloper_columns ADD COLUMN IF NOT EXISTS stored_as text",
                   quote(schema)));
-  if (!tables_recorded) record_truncated_tables(conn, schema);
+  if (!tables_recorded) record_truncated_tables(s, schema);
   tx.commit();
 }
 
-std::vector<std::string> retired_columns(postgres::Connection& conn, const std::string& schema,
-                                         const std::string& table) {
-  postgres::Params params;
-  params.text(table);
-  postgres::Result rows = conn.exec(
-      "SELECT r.\"column\" FROM " + qualified(schema, "_interloper_retired") + " r JOIN " +
-          qualified(schema, "_interloper_columns") +
-          " c ON c.dataset = r.dataset AND c.\"column\" = r.\"column\" WHERE r.dataset = $1 "
-          "ORDER BY c.position",
-      params);
-  std::vector<std::string> out;
-  for (int r = 0; r < rows.rows(); ++r) out.emplace_back(rows.value(r, 0));
-  return out;
+bool table_exists(sql::SqlSession& s, const std::string& schema, const std::string& table) {
+  const Value name(qualified(schema, table));
+  return s.query("SELECT to_regclass($1::text) IS NOT NULL", {&name, 1},
+                 Schema({{"exists", DataType::boolean}}))
+      .column(0)
+      .at(0)
+      .as_bool();
 }
 
-void record_retired(postgres::Connection& conn, const std::string& schema, const std::string& table,
-                    const std::vector<std::string>& columns) {
-  postgres::Params params;
-  params.text(table);
-  conn.exec("DELETE FROM " + qualified(schema, "_interloper_retired") + " WHERE dataset = $1",
-            params);
-  if (columns.empty()) return;
-  params.text(text_array(columns));
-  conn.exec("INSERT INTO " + qualified(schema, "_interloper_retired") +
-                " (dataset, \"column\") SELECT $1, c FROM unnest($2::text[]) AS u(c)",
-            params);
+void lock_table_changes(sql::SqlSession& s, const std::string& schema, const std::string& table) {
+  s.run("SELECT pg_advisory_xact_lock(hashtext($1))",
+        {{Value("interloper ddl " + schema + "." + table)}});
 }
 
-Schema stored_schema(postgres::Connection& conn, const std::string& schema,
-                     const std::string& dataset, std::vector<std::string>* stored_as) {
-  postgres::Params params;
-  params.text(dataset);
-  postgres::Result rows = conn.exec(
-      "SELECT \"column\", type, coalesce(stored_as, \"column\") FROM " +
-          qualified(schema, "_interloper_columns") + " WHERE dataset = $1 ORDER BY position",
-      params);
-  std::vector<Field> fields;
-  if (stored_as) stored_as->clear();
-  for (int r = 0; r < rows.rows(); ++r) {
-    fields.push_back(field_of_type(std::string(rows.value(r, 0)), rows.value(r, 1)));
-    if (stored_as) stored_as->emplace_back(rows.value(r, 2));
-  }
-  return Schema(std::move(fields));
-}
-
-bool table_exists(postgres::Connection& conn, const std::string& schema, const std::string& table) {
-  postgres::Params params;
-  params.text(qualified(schema, table));
-  postgres::Result exists = conn.exec("SELECT to_regclass($1::text) IS NOT NULL", params);
-  return exists.rows() > 0 && std::string_view(exists.value(0, 0)) == "t";
-}
-
-void lock_table_changes(postgres::Connection& conn, const std::string& schema,
-                        const std::string& table) {
-  postgres::Params lock;
-  lock.text("interloper ddl " + schema + "." + table);
-  conn.exec("SELECT pg_advisory_xact_lock(hashtext($1))", lock);
-}
-
-std::optional<Schema> foreign_schema(postgres::Connection& conn, const std::string& schema,
+std::optional<Schema> foreign_schema(sql::SqlSession& s, const std::string& schema,
                                      const std::string& table) {
-  if (!table_exists(conn, schema, table)) return std::nullopt;
-  postgres::Params params;
-  params.text(qualified(schema, table));
-  postgres::Result rows = conn.exec(
-      "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
+  if (!table_exists(s, schema, table)) return std::nullopt;
+  const Value name(qualified(schema, table));
+  const Table rows = s.query(
+      "SELECT attname::text, format_type(atttypid, atttypmod) FROM pg_attribute "
       "WHERE attrelid = to_regclass($1::text) AND attnum > 0 AND NOT attisdropped "
       "ORDER BY attnum",
-      params);
+      {&name, 1}, Schema({{"name", DataType::string}, {"type", DataType::string}}));
   static constexpr DataType kWritten[] = {DataType::boolean, DataType::int64,     DataType::float64,
                                           DataType::date,    DataType::timestamp, DataType::string,
                                           DataType::decimal, DataType::json};
   std::vector<Field> fields;
-  for (int r = 0; r < rows.rows(); ++r) {
-    const std::string name(rows.value(r, 0));
-    const std::string type(rows.value(r, 1));
+  for (std::size_t r = 0; r < rows.num_rows(); ++r) {
+    const std::string& name = rows.column(0)[r].as_string();
+    const std::string& type = rows.column(1)[r].as_string();
     auto written = std::find_if(std::begin(kWritten), std::end(kWritten),
                                 [&type](DataType t) { return type == sql_type(t); });
     if (written == std::end(kWritten)) {
@@ -293,34 +240,17 @@ void change_schema(postgres::Connection& conn, const std::string& schema,
   record_columns(conn, schema, dataset, merged, stored_as);
 }
 
-namespace {
-
-// SQLite-style ISO text for a bound compared with text columns: a midnight as the bare date.
-std::string bound_text(TimePoint t) {
-  char buffer[kMaxIsoChars];
-  char* end = t.is_midnight() ? put_date(buffer, floor_div(t.epoch_seconds(), kSecondsPerDay))
-                              : put_timestamp(buffer, t.epoch_seconds());
-  return std::string(buffer, end);
-}
-
-std::string timestamp_text(TimePoint t) {
-  char buffer[kMaxIsoChars];
-  return std::string(buffer, put_timestamp(buffer, t.epoch_seconds()));
-}
-
-}  // namespace
-
-Where where_of(const Filter& filter, DataType type, const std::string& stored_as) {
-  Where where;
+SqlWhere where_of(const Filter& filter, DataType type, const std::string& stored_as) {
+  SqlWhere where;
   const std::string column = quote(stored_as.empty() ? filter.column() : stored_as);
   if (filter.kind() == Filter::Kind::range) {
     where.sql = column + " >= $1 AND " + column + " < $2";
-    if (type == DataType::string) {
-      where.params.text(bound_text(filter.start()), postgres::oid::text);
-      where.params.text(bound_text(filter.end()), postgres::oid::text);
-    } else {
-      where.params.text(timestamp_text(filter.start()), postgres::oid::timestamp);
-      where.params.text(timestamp_text(filter.end()), postgres::oid::timestamp);
+    for (const TimePoint t : {filter.start(), filter.end()}) {
+      // A text column compares with the text it stores; others with a timestamp.
+      where.params.push_back(type == DataType::string
+                                 ? Value(bound_text(t))
+                                 : Value(std::chrono::sys_seconds(
+                                       std::chrono::seconds(t.epoch_seconds()))));
     }
     return where;
   }
@@ -329,9 +259,8 @@ Where where_of(const Filter& filter, DataType type, const std::string& stored_as
     return where;
   }
   where.sql = (type == DataType::string ? column : column + "::text") + " = ANY ($1::text[])";
-  where.params.text(text_array(filter.values()));
+  where.params.emplace_back(text_array(filter.values()));
   return where;
 }
-
 
 }  // namespace interloper::detail::pg

@@ -10,7 +10,9 @@
 #include "interloper/partitioning.hpp"
 #include "interloper/postgres/postgres.hpp"
 #include "interloper/sql/identifier.hpp"
+#include "interloper/destination/sql_destination.hpp"
 #include "interloper/sqlsession/postgres_rows.hpp"
+#include "interloper/sqlsession/session.hpp"
 
 namespace interloper::detail::pg {
 
@@ -27,48 +29,31 @@ std::string short_name(std::string_view name);
 // record): the name itself when it fits; otherwise the table recorded for it in
 // _interloper_tables (a table PostgreSQL truncated before names were shortened keeps its
 // name), or short_name(dataset) when none is recorded yet.
-std::string table_of(postgres::Connection& conn, const std::string& schema,
-                     const std::string& dataset);
+std::string table_of(sql::SqlSession& s, const std::string& schema, const std::string& dataset);
 // Records `table` as the table of a long `dataset` (nothing for a name that fits) inside the
 // caller's transaction. Throws DestinationError when another dataset holds that table.
 void record_table(postgres::Connection& conn, const std::string& schema, const std::string& dataset,
                   const std::string& table);
 // Forgets the table recorded for `dataset` (a dataset dropped whole).
-void forget_table(postgres::Connection& conn, const std::string& schema,
-                  const std::string& dataset);
+void forget_table(sql::SqlSession& s, const std::string& schema, const std::string& dataset);
 
 // Creates the schema and the catalog tables unless they exist (safe against other processes
 // doing the same at once).
-void ensure_catalog(postgres::Connection& conn, const std::string& schema);
+void ensure_catalog(sql::SqlSession& s, const std::string& schema);
 
 // Whether a table of that name exists in `schema` (ours or not).
-bool table_exists(postgres::Connection& conn, const std::string& schema, const std::string& table);
+bool table_exists(sql::SqlSession& s, const std::string& schema, const std::string& table);
 
 // Takes, until the transaction ends, the lock under which the table of a dataset and its record
 // change: writers, takers-over and drops of one dataset take turns.
-void lock_table_changes(postgres::Connection& conn, const std::string& schema,
-                        const std::string& table);
-
-// The stored schema of dataset `dataset` (empty when never written with columns). With
-// `stored_as`, also the name each column has in the table (short_name of a long name, or the
-// name itself), in the same order.
-Schema stored_schema(postgres::Connection& conn, const std::string& schema,
-                     const std::string& dataset, std::vector<std::string>* stored_as = nullptr);
+void lock_table_changes(sql::SqlSession& s, const std::string& schema, const std::string& table);
 
 // The columns of `table` when it exists but no columns of it are on record: a table this
 // destination did not create, as it would record them. nullopt when there is no such table.
 // Throws DestinationError naming a column whose type is not one this destination writes
 // (binary COPY sends each value in exactly the recorded type).
-std::optional<Schema> foreign_schema(postgres::Connection& conn, const std::string& schema,
+std::optional<Schema> foreign_schema(sql::SqlSession& s, const std::string& schema,
                                      const std::string& table);
-
-// The stored columns of `table` the latest write did not produce, in column order
-// (Destination::retired_columns).
-std::vector<std::string> retired_columns(postgres::Connection& conn, const std::string& schema,
-                                         const std::string& table);
-// Replaces that list.
-void record_retired(postgres::Connection& conn, const std::string& schema, const std::string& table,
-                    const std::vector<std::string>& columns);
 
 // Brings `table` (the table of dataset `dataset`) from `stored` to `merged` (create, add
 // columns, widen types), records the columns and indexes the partition column. `stored_as`
@@ -80,14 +65,9 @@ void change_schema(postgres::Connection& conn, const std::string& schema,
                    std::vector<std::string>& stored_as, const Schema& merged,
                    const std::string& partition_column, DataType untyped_partition);
 
-// A WHERE condition (without the keyword) and its parameters, numbered from `first`.
-struct Where {
-  std::string sql;
-  postgres::Params params;
-};
 // `filter` over a column stored as `type`: time bounds bound as timestamps (as ISO text for a
 // text column, in the order text sorts), list membership compared as text.
 // `stored_as`, when given, is the table's name of the filter's column.
-Where where_of(const Filter& filter, DataType type, const std::string& stored_as = "");
+SqlWhere where_of(const Filter& filter, DataType type, const std::string& stored_as = "");
 
 }  // namespace interloper::detail::pg

@@ -34,14 +34,14 @@ class PostgresWindowWriter final : public WindowWriter {
       counts_.assign(window->size(), 0);
     }
     lock_partitions();
-    table_name_ = state_.table_name(*conn_, dataset_);
+    table_name_ = state_.table_name(session_, dataset_);
     table_ = qualified(state_.schema, table_name_);
     // A long name's table is on record, so that readers find it (and no other dataset takes it).
     detail::pg::record_table(*conn_, state_.schema, name_, table_name_);
-    stored_ = detail::pg::stored_schema(*conn_, state_.schema, name_, &stored_as_);
+    stored_ = state_.engine.recorded(session_, name_, &stored_as_);
     // Columns on record for a table that is gone (another dataset kept the table both were
     // truncated to by an earlier version): the table is made anew.
-    if (!stored_.empty() && !detail::pg::table_exists(*conn_, state_.schema, table_name_)) {
+    if (!stored_.empty() && !detail::pg::table_exists(session_, state_.schema, table_name_)) {
       drop_table();
     }
     if (stored_.empty()) take_over();
@@ -112,15 +112,15 @@ class PostgresWindowWriter final : public WindowWriter {
   // A table of the dataset's name that this destination did not create is refused, or, when
   // the dataset adopts it, recorded with its columns as they are (and indexed like ours).
   void take_over() {
-    if (!detail::pg::table_exists(*conn_, state_.schema, table_name_)) return;
+    if (!detail::pg::table_exists(session_, state_.schema, table_name_)) return;
     // A concurrent writer of the dataset may have created it since the record was read: the
     // record is read again in line behind it.
-    detail::pg::lock_table_changes(*conn_, state_.schema, table_name_);
-    stored_ = detail::pg::stored_schema(*conn_, state_.schema, name_, &stored_as_);
+    detail::pg::lock_table_changes(session_, state_.schema, table_name_);
+    stored_ = state_.engine.recorded(session_, name_, &stored_as_);
     if (!stored_.empty()) return;
     std::optional<Schema> existing;
     try {
-      existing = detail::pg::foreign_schema(*conn_, state_.schema, table_name_);
+      existing = detail::pg::foreign_schema(session_, state_.schema, table_name_);
       if (!existing) return;
     } catch (const DestinationError& e) {
       if (dataset_.adopt) {
@@ -143,12 +143,8 @@ class PostgresWindowWriter final : public WindowWriter {
   }
 
   void drop_table() {
-    detail::pg::lock_table_changes(*conn_, state_.schema, table_name_);
-    conn_->exec("DROP TABLE IF EXISTS " + table_);
-    postgres::Params params;
-    params.text(name_);
-    conn_->exec("DELETE FROM " + state_.catalog("_interloper_columns") + " WHERE dataset = $1",
-                params);
+    detail::pg::lock_table_changes(session_, state_.schema, table_name_);
+    detail::drop_recorded_table(session_, state_.engine, name_, table_);
     stored_ = Schema();
     stored_as_.clear();
   }
@@ -177,8 +173,8 @@ class PostgresWindowWriter final : public WindowWriter {
     if (merged == stored_) return;
     if (copying_) end_copy();
     // Table changes by concurrent writers of one dataset take turns; re-read once in line.
-    detail::pg::lock_table_changes(*conn_, state_.schema, table_name_);
-    stored_ = detail::pg::stored_schema(*conn_, state_.schema, name_, &stored_as_);
+    detail::pg::lock_table_changes(session_, state_.schema, table_name_);
+    stored_ = state_.engine.recorded(session_, name_, &stored_as_);
     try {
       merged = Schema::unify(stored_, detail::keeping_stored_doubles(stored_, given));
     } catch (const DataError& e) {
@@ -203,14 +199,8 @@ class PostgresWindowWriter final : public WindowWriter {
       s_.run("DELETE FROM " + table_);
       return;
     }
-    auto c = stored_.find(column_);
-    if (!c) return;
-    DataType type = stored_.field(*c).type;
-    for (const Filter& filter :
-         detail::window_filters(*window_, column_, index_->is_time() || index_->is_list())) {
-      detail::pg::Where where = detail::pg::where_of(filter, type, stored_as_[*c]);
-      conn_->exec("DELETE FROM " + table_ + " WHERE " + where.sql, where.params);
-    }
+    detail::delete_window(session_, state_.engine, {stored_, stored_as_, table_}, *window_, column_,
+                          index_->is_time() || index_->is_list());
   }
 
   void start_copy(const Schema& columns) {
@@ -235,13 +225,12 @@ class PostgresWindowWriter final : public WindowWriter {
 
   // Which stored columns this write did not produce; writers of the dataset take turns.
   void record_retired() {
-    detail::pg::lock_table_changes(*conn_, state_.schema, table_name_);
-    const Schema stored = detail::pg::stored_schema(*conn_, state_.schema, name_);
-    const std::vector<std::string> before =
-        detail::pg::retired_columns(*conn_, state_.schema, name_);
+    detail::pg::lock_table_changes(session_, state_.schema, table_name_);
+    const Schema stored = state_.engine.recorded(session_, name_, nullptr);
+    const std::vector<std::string> before = detail::read_retired(session_, state_.engine, name_);
     const std::vector<std::string> after =
         detail::retired_columns(dataset_, stored, written_, before);
-    if (after != before) detail::pg::record_retired(*conn_, state_.schema, name_, after);
+    if (after != before) detail::write_retired(session_, state_.engine, name_, after);
   }
 
   // The registry tells an empty written partition from a missing one.

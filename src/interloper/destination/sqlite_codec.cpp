@@ -20,21 +20,6 @@ namespace interloper {
 
 namespace detail::sqlite_store {
 
-// The text a time bound is compared with. Stored dates are "YYYY-MM-DD" and timestamps
-// "YYYY-MM-DDTHH:MM:SS" (then ".ffffff" for a fraction, which sorts after the whole second and
-// before the next); as text, a date sorts before every timestamp of its own day, so a
-// midnight bound must be written as the bare date: then "2026-01-05" and every
-// "2026-01-05T..." compare >= it, and both compare < "2026-01-06". A bound inside a day
-// (hour partitions) is written in full, which also places a bare date (its midnight) right.
-std::string bound_text(TimePoint t) {
-  char buffer[detail::kMaxIsoChars];
-  char* end =
-      t.is_midnight()
-          ? detail::put_date(buffer, detail::floor_div(t.epoch_seconds(), detail::kSecondsPerDay))
-          : detail::put_timestamp(buffer, t.epoch_seconds());
-  return std::string(buffer, end);
-}
-
 Where where_of(const Filter& filter, Filter::Placeholder style, std::string_view prefix) {
   Filter::Sql sql = filter.to_sql(style, 1, prefix);
   Where where{std::move(sql.text), {}};
@@ -47,12 +32,6 @@ Where where_of(const Filter& filter, Filter::Placeholder style, std::string_view
     }
   }
   return where;
-}
-
-void bind_all(Statement& stmt, const std::vector<std::string>& params, int first) {
-  for (std::size_t i = 0; i < params.size(); ++i) {
-    stmt.bind_text(first + static_cast<int>(i), params[i], false);
-  }
 }
 
 }  // namespace detail::sqlite_store

@@ -5,6 +5,7 @@
 // back exactly the Value types that were written.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <unordered_map>
@@ -33,8 +34,9 @@ std::string SqliteDestination::url() const {
 const std::string& SqliteDestination::path() const { return state_->path; }
 
 std::string SqliteDestination::table_name(const DatasetRef& dataset) {
-  return dataset.source.empty() ? dataset.asset : dataset.source + "__" + dataset.asset;
+  return detail::record_name(dataset);
 }
+
 // The registry tells an empty written partition from a missing one.
 void SqliteDestination::State::register_partitions(sql::SqlSession& s, const std::string& name,
                                                    const DatasetRef& dataset,
@@ -107,122 +109,75 @@ void SqliteDestination::State::adopt_foreign(const DatasetRef& dataset, const st
   known_schemas[table] = Schema(std::move(fields));
 }
 
+void SqliteDestination::State::Engine::with_session(const std::function<void(sql::SqlSession&)>& work) {
+  std::lock_guard lock(state_.mutex);
+  work(state_.session);
+}
+
+Schema SqliteDestination::State::Engine::recorded(sql::SqlSession&, const std::string& record,
+                              std::vector<std::string>* names) {
+  Schema schema = state_.columns(record);
+  if (names) {
+    names->clear();
+    for (const Field& f : schema.fields()) names->push_back(f.name);
+  }
+  return schema;
+}
+
+detail::SqlWhere SqliteDestination::State::Engine::where_of(const Filter& filter, DataType,
+                                                           const std::string&) const {
+  Where where = detail::sqlite_store::where_of(filter);
+  return {std::move(where.sql), std::vector<Value>(where.params.begin(), where.params.end())};
+}
+
+// Counted first (on the partition column's index), so that the columns are allocated once at
+// their size: growing them as rows come cost more than the read itself.
+Table SqliteDestination::State::Engine::read_stored_order(sql::SqlSession& s,
+                                                          const std::string& select,
+                                                          std::span<const Value> params,
+                                                          const Schema& columns) {
+  const Table count =
+      s.query("SELECT count(*) FROM (" + select + ")", params, Schema({{"n", DataType::int64}}));
+  const auto rows = static_cast<std::size_t>(std::max<std::int64_t>(1, count.column(0)[0].as_int()));
+  Table out;
+  bool first = true;
+  s.query(
+      select + " ORDER BY rowid", params, columns,
+      [&](Table&& t) {
+        if (first) {
+          out = std::move(t);
+        } else {
+          out.append_table(std::move(t));  // rows another process added since the count
+        }
+        first = false;
+      },
+      rows);
+  return out;
+}
+
 Table SqliteDestination::read(const DatasetRef& dataset, const PartitionWindow* window) {
-  const std::string name = table_name(dataset);
-  std::lock_guard lock(state_->mutex);
-  Schema schema = state_->columns(name);
-  if (schema.empty()) return Table();
-  if (!window || !dataset.partitioning) return state_->select(name, schema, nullptr);
-  const std::string& column = dataset.partitioning->column();
-  if (!schema.find(column)) return Table(schema);
-  Where where = where_of(window->filter(column));
-  return detail::in_window_order(state_->select(name, schema, &where), *window, column);
+  return state_->reads.read(dataset, window);
 }
 
 std::int64_t SqliteDestination::row_count(const DatasetRef& dataset, const Partition* partition) {
-  const std::string name = table_name(dataset);
-  std::lock_guard lock(state_->mutex);
-  Schema schema = state_->columns(name);
-  if (schema.empty()) return 0;
-  std::string sql = "SELECT COUNT(*) FROM " + quote(name);
-  Where where;
-  if (partition && dataset.partitioning) {
-    if (!schema.find(dataset.partitioning->column())) return 0;
-    where = where_of(partition->filter(dataset.partitioning->column()));
-    sql += " WHERE " + where.sql;
-  }
-  const std::vector<Value> params(where.params.begin(), where.params.end());
-  const Table n = state_->session.query(sql, params, Schema({{"n", DataType::int64}}));
-  return n.at(0, "n").as_int();
+  return state_->reads.row_count(dataset, partition);
 }
 
 std::vector<PartitionCount> SqliteDestination::partition_counts(const DatasetRef& dataset,
                                                                 const PartitionWindow& window) {
-  const std::string name = table_name(dataset);
-  std::vector<std::string> keys = window.keys();
-  std::vector<PartitionCount> counts(keys.size());
-  for (std::size_t i = 0; i < keys.size(); ++i) counts[i].key = keys[i];
-  std::lock_guard lock(state_->mutex);
-  {
-    const Value dataset_name(name);
-    const Table keys_written =
-        state_->session.query("SELECT key FROM _interloper_partitions WHERE dataset = ?",
-                              {&dataset_name, 1}, Schema({{"key", DataType::string}}));
-    std::unordered_set<std::string> written;
-    for (const Value& key : keys_written.column(0)) written.insert(key.as_string());
-    for (auto& count : counts) count.written = written.count(count.key) > 0;
-  }
-  Schema schema = state_->columns(name);
-  if (!dataset.partitioning) return counts;
-  const std::string& column = dataset.partitioning->column();
-  auto c = schema.find(column);
-  if (!c) return counts;
-  Where where = where_of(window.filter(column));
-  const std::vector<Value> params(where.params.begin(), where.params.end());
-  const Table cells = state_->session.query(
-      "SELECT " + quote(column) + " FROM " + quote(name) + " WHERE " + where.sql, params,
-      Schema({{column, schema.field(*c).type}}));
-  detail::WindowIndex index(window, column);
-  for (const Value& v : cells.column(0)) {
-    if (v.is_null()) continue;
-    std::size_t i = index.locate(v);
-    if (i == detail::WindowIndex::npos) continue;
-    ++counts[i].rows;
-    counts[i].written = true;
-  }
-  return counts;
+  return state_->reads.partition_counts(dataset, window);
 }
 
 std::optional<Schema> SqliteDestination::schema(const DatasetRef& dataset) {
-  const std::string name = table_name(dataset);
-  std::lock_guard lock(state_->mutex);
-  Schema schema = state_->columns(name);
-  if (!schema.empty()) return schema;
-  const Value dataset_name(name);
-  if (state_->session.query("SELECT 1 FROM _interloper_partitions WHERE dataset = ? LIMIT 1",
-                            {&dataset_name, 1})
-          .num_rows() > 0) {
-    return schema;
-  }
-  return std::nullopt;
+  return state_->reads.schema(dataset);
 }
 
 std::vector<std::string> SqliteDestination::retired_columns(const DatasetRef& dataset) {
-  const std::string name = table_name(dataset);
-  std::lock_guard lock(state_->mutex);
-  return state_->retired(name);
+  return state_->reads.retired_columns(dataset);
 }
 
 void SqliteDestination::drop(const DatasetRef& dataset, const PartitionWindow* window) {
-  const std::string name = table_name(dataset);
-  std::lock_guard lock(state_->mutex);
-  try {
-    sqlite::Transaction transaction(state_->db);
-    auto unregister = state_->db.cached("DELETE FROM _interloper_partitions WHERE dataset = ?");
-    if (window == nullptr || dataset.partitioning == nullptr) {
-      state_->drop_table(name);
-      unregister->bind_text(1, name, false);
-      unregister->step();
-    } else {
-      const Schema schema = state_->columns(name);
-      if (!schema.empty()) {
-        state_->clear(state_->session, name, schema, window, dataset.partitioning->column(),
-                      window->as_time_window().has_value());
-      }
-      auto forget =
-          state_->db.cached("DELETE FROM _interloper_partitions WHERE dataset = ? AND key = ?");
-      for (const std::string& key : window->keys()) {
-        forget->reset();
-        forget->bind_text(1, name, false);
-        forget->bind_text(2, key, false);
-        forget->step();
-      }
-    }
-    transaction.commit();
-  } catch (...) {
-    state_->forget();  // the rollback undid what this connection remembered
-    throw;
-  }
+  state_->reads.drop(dataset, window);
 }
 
 }  // namespace interloper

@@ -14,6 +14,7 @@
 
 #include "interloper/destination.hpp"
 #include "interloper/destination/schema_change.hpp"
+#include "interloper/destination/sql_destination.hpp"
 #include "interloper/sql/identifier.hpp"
 #include "interloper/sqlite/sqlite.hpp"
 #include "interloper/sqlsession/sqlite_codec.hpp"
@@ -26,9 +27,6 @@ using sqlite::Statement;
 // Identifiers are quoted by the same rule as Filter::to_sql's.
 inline constexpr auto quote = sql::quote_identifier;
 
-// The text a time bound is compared with (see sqlite_destination.cpp).
-std::string bound_text(TimePoint t);
-
 // A WHERE clause (without the keyword) and its text parameters: the Filter's own SQL, with
 // time bounds as the text they are compared with.
 struct Where {
@@ -39,8 +37,6 @@ struct Where {
 Where where_of(const Filter& filter, Filter::Placeholder style = Filter::Placeholder::question,
                std::string_view prefix = "p");
 
-void bind_all(Statement& stmt, const std::vector<std::string>& params, int first = 1);
-
 }  // namespace interloper::detail::sqlite_store
 
 namespace interloper {
@@ -49,7 +45,35 @@ namespace interloper {
 using namespace detail::sqlite_store;
 
 struct SqliteDestination::State {
-  explicit State(std::string p) : path(std::move(p)), session(path), db(session.database()) {
+  // What SQLite does differently for the reads every SQL destination shares: one connection
+  // under the destination's lock, tables named after their datasets, rows in rowid order, and
+  // the recorded columns remembered between reads (see State::columns).
+  class Engine final : public detail::SqlEngine {
+   public:
+    explicit Engine(State& state) : state_(state) {}
+    void with_session(const std::function<void(sql::SqlSession&)>& work) override;
+    std::string catalog(std::string_view name) const override { return quote(name); }
+    std::string table_of(sql::SqlSession&, const std::string& record) override {
+      return quote(record);
+    }
+    std::string_view stored_as_column() const override { return "\"column\""; }
+    Schema recorded(sql::SqlSession& s, const std::string& record,
+                    std::vector<std::string>* names) override;
+    detail::SqlWhere where_of(const Filter& filter, DataType type,
+                              const std::string& stored_as) const override;
+    Table read_stored_order(sql::SqlSession& s, const std::string& select,
+                            std::span<const Value> params, const Schema& columns) override;
+    void drop_table(sql::SqlSession&, const std::string& record) override {
+      state_.drop_table(record);
+    }
+    void rolled_back() override { state_.forget(); }
+
+   private:
+    State& state_;
+  };
+
+  explicit State(std::string p)
+      : path(std::move(p)), session(path), db(session.database()), engine(*this), reads(engine) {
     db.exec(
         "CREATE TABLE IF NOT EXISTS _interloper_columns (dataset TEXT NOT NULL, "
         "\"column\" TEXT NOT NULL, type TEXT NOT NULL, position INTEGER NOT NULL, "
@@ -64,6 +88,8 @@ struct SqliteDestination::State {
   std::string path;
   sql::SqliteSession session;
   sqlite::Database& db;  // the session's connection
+  Engine engine;
+  detail::SqlDestination reads;
   std::mutex mutex;
   // What this connection knows of the stored schemas and partition-column indexes, valid while
   // no other connection has committed (PRAGMA data_version unchanged). Own writes keep it up to
@@ -90,42 +116,20 @@ struct SqliteDestination::State {
   Schema columns(const std::string& table) {
     sync();
     if (auto it = known_schemas.find(table); it != known_schemas.end()) return it->second;
-    auto stmt = db.cached(
-        "SELECT \"column\", type FROM _interloper_columns WHERE dataset = ? ORDER BY position");
-    stmt->bind_text(1, table, false);
-    std::vector<Field> fields;
-    while (stmt->step()) {
-      fields.push_back(field_of_type(stmt->column_text(0), stmt->column_text(1)));
-    }
-    Schema schema(std::move(fields));
+    Schema schema = detail::read_recorded(session, engine, table, nullptr);
     known_schemas.emplace(table, schema);
     return schema;
   }
 
   // The stored columns the latest write did not produce (see Destination::retired_columns).
   std::vector<std::string> retired(const std::string& table) {
-    auto stmt = db.cached(
-        "SELECT r.\"column\" FROM _interloper_retired r JOIN _interloper_columns c "
-        "ON c.dataset = r.dataset AND c.\"column\" = r.\"column\" WHERE r.dataset = ? "
-        "ORDER BY c.position");
-    stmt->bind_text(1, table, false);
-    std::vector<std::string> out;
-    while (stmt->step()) out.push_back(stmt->column_text(0));
-    return out;
+    return detail::read_retired(session, engine, table);
   }
 
   void record_retired(const std::string& table, const std::vector<std::string>& columns) {
-    auto clear = db.cached("DELETE FROM _interloper_retired WHERE dataset = ?");
-    clear->bind_text(1, table, false);
-    clear->step();
-    auto insert = db.cached("INSERT INTO _interloper_retired (dataset, \"column\") VALUES (?, ?)");
-    for (const std::string& column : columns) {
-      insert->reset();
-      insert->bind_text(1, table, false);
-      insert->bind_text(2, column, false);
-      insert->step();
-    }
+    detail::write_retired(session, engine, table, columns);
   }
+
 
   // Creates the table or adds the columns `incoming` brings (a partitioned dataset's table has
   // at least its partition column, see with_partition_column); widens remembered types; records
@@ -205,10 +209,7 @@ struct SqliteDestination::State {
   // so its next write may bring any columns and types.
   void drop_table(const std::string& table) {
     if (columns(table).empty()) return;
-    db.run("DROP TABLE IF EXISTS " + quote(table));
-    auto clear = db.cached("DELETE FROM _interloper_columns WHERE dataset = ?");
-    clear->bind_text(1, table, false);
-    clear->step();
+    detail::drop_recorded_table(session, engine, table, quote(table));
     record_retired(table, {});
     known_schemas.erase(table);
     for (auto it = known_indexes.begin(); it != known_indexes.end();) {

@@ -266,12 +266,9 @@ void SqliteDestination::State::clear(sql::SqlSession& s, const std::string& name
     s.run("DELETE FROM " + quote(name));
     return;
   }
-  if (!schema.find(column)) return;
-  for (const Filter& filter : detail::window_filters(*window, column, by_union)) {
-    Where where = where_of(filter);
-    std::vector<Value> params(where.params.begin(), where.params.end());
-    s.run("DELETE FROM " + quote(name) + " WHERE " + where.sql, params);
-  }
+  detail::StoredTable t{schema, {}, quote(name)};
+  for (const Field& f : schema.fields()) t.names.push_back(f.name);
+  detail::delete_window(s, engine, t, *window, column, by_union);
 }
 
 }  // namespace interloper

@@ -273,6 +273,8 @@ std::vector<Filter> window_filters(const PartitionWindow& window, const std::str
 }
 
 Table in_window_order(Table rows, const PartitionWindow& window, const std::string& column) {
+  // The rows of one partition's filter are all of that partition: nothing to place.
+  if (window.size() == 1) return rows;
   WindowIndex index(window, column);
   std::vector<std::vector<std::size_t>> parts(index.size());
   const auto& cells = rows.column(column);

@@ -152,8 +152,9 @@ class WindowRowsBuilder {
 std::vector<Filter> window_filters(const PartitionWindow& window, const std::string& column,
                                    bool by_union);
 
-// The rows of a window in window order: partition by partition, storage order inside each;
-// rows of no partition of the window are left out.
+// The rows of a window (selected by its filter) in window order: partition by partition,
+// storage order inside each; rows of no partition of the window are left out. The rows of a
+// window of one partition come back as they are.
 Table in_window_order(Table rows, const PartitionWindow& window, const std::string& column);
 
 }  // namespace interloper::detail

@@ -6,6 +6,7 @@
 #include <bit>
 #include <chrono>
 
+#include "interloper/data/table_columns.hpp"
 #include "interloper/sql/identifier.hpp"
 #include "interloper/sqlsession/internal.hpp"
 #include "interloper/sqlsession/postgres_rows.hpp"
@@ -69,12 +70,40 @@ Value binary_value(std::string_view bytes, Oid type, const std::string& column) 
   }
 }
 
+// Appends the binary rows of `result` to `out`, whose column c is of type `types[c]` and
+// arrives as that type's own PostgreSQL type: each cell decoded straight into its column.
+void read_typed(const postgres::Result& result, const std::vector<DataType>& types, Table& out) {
+  detail::TableColumns cells(out);
+  cells.reserve(static_cast<std::size_t>(result.rows()));
+  const int columns = static_cast<int>(types.size());
+  for (int r = 0; r < result.rows(); ++r) {
+    try {
+      for (int c = 0; c < columns; ++c) {
+        const auto i = static_cast<std::size_t>(c);
+        if (result.is_null(r, c)) continue;  // end_row() fills it with null
+        cells.set(i, detail::pg::decode_binary(result.value(r, c), types[i],
+                                               out.schema().field(i).name));
+      }
+    } catch (...) {
+      cells.abandon_row();
+      throw;
+    }
+    cells.end_row();
+  }
+}
+
 // Appends the rows of `result` to `out`, typed as `types` (null: by the result's own type).
 void read_result(const postgres::Result& result, bool binary, const std::vector<DataType>& types,
                  Table& out) {
   const int columns = result.columns();
   std::vector<Oid> oids(static_cast<std::size_t>(columns));
-  for (int c = 0; c < columns; ++c) oids[static_cast<std::size_t>(c)] = PQftype(result.get(), c);
+  bool native = binary && static_cast<std::size_t>(columns) == types.size();
+  for (int c = 0; c < columns; ++c) {
+    const auto i = static_cast<std::size_t>(c);
+    oids[i] = PQftype(result.get(), c);
+    native = native && oids[i] == detail::pg::type_oid(types[i]);
+  }
+  if (native) return read_typed(result, types, out);
   out.reserve(out.num_rows() + static_cast<std::size_t>(result.rows()));
   for (int r = 0; r < result.rows(); ++r) {
     std::vector<Value> row;

@@ -59,7 +59,11 @@ Value read_cell(sqlite3_stmt* stmt, int c, DataType type, const Field& field) {
     case DataType::json: {
       std::string_view text(reinterpret_cast<const char*>(sqlite3_column_text(stmt, c)),
                             static_cast<std::size_t>(sqlite3_column_bytes(stmt, c)));
-      if (std::optional<Value> v = stored_value(text, type)) return *v;
+      if (type == DataType::date) {
+        if (const std::optional<Value::Date> d = parse_date(text)) return Value(*d);
+      } else if (std::optional<Value> v = stored_value(text, type)) {
+        return std::move(*v);
+      }
       throw DataError(
           fmt::format("column '{}': '{}' is not a {}", field.name, text, type_name(type)));
     }
@@ -90,20 +94,28 @@ void read_rows(sqlite::Statement& stmt, const Schema& columns,
   }
   std::vector<DataType> types;
   for (const Field& f : schema.fields()) types.push_back(f.type);
+  const std::vector<Field>& fields = schema.fields();
   // Every column typed: each cell is of its column's type or null, and goes straight into its
   // column. An untyped column takes whatever the engine stored, so its rows go through
   // append_row, which widens the column's type.
   const bool typed = std::none_of(types.begin(), types.end(),
                                   [](DataType type) { return type == DataType::null; });
   Table out(schema);
-  if (batch_rows != 0) out.reserve(batch_rows);
   detail::TableColumns cells(out);
+  if (batch_rows != 0) cells.reserve(batch_rows);
   bool handed = false;
   while (stmt.step()) {
+    if (batch_rows != 0 && out.num_rows() >= batch_rows) {  // a new table once a row needs it
+      sink(std::move(out));
+      handed = true;
+      out = Table(schema);
+      cells = detail::TableColumns(out);
+      cells.reserve(batch_rows);
+    }
     if (typed) {
       try {
         for (std::size_t c = 0; c < types.size(); ++c) {
-          cells.set(c, read_cell(stmt.get(), static_cast<int>(c), types[c], schema.field(c)));
+          cells.set(c, read_cell(stmt.get(), static_cast<int>(c), types[c], fields[c]));
         }
       } catch (...) {
         cells.abandon_row();
@@ -114,16 +126,9 @@ void read_rows(sqlite::Statement& stmt, const Schema& columns,
       std::vector<Value> row;
       row.reserve(types.size());
       for (std::size_t c = 0; c < types.size(); ++c) {
-        row.push_back(read_cell(stmt.get(), static_cast<int>(c), types[c], schema.field(c)));
+        row.push_back(read_cell(stmt.get(), static_cast<int>(c), types[c], fields[c]));
       }
       out.append_row(std::move(row));
-    }
-    if (batch_rows != 0 && out.num_rows() >= batch_rows) {
-      sink(std::move(out));
-      handed = true;
-      out = Table(schema);
-      out.reserve(batch_rows);
-      cells = detail::TableColumns(out);
     }
   }
   if (!handed || out.num_rows() > 0) sink(std::move(out));
