@@ -109,7 +109,7 @@ std::optional<Claim> Engine::claim_ahead(std::size_t task) {
     if (claimed_[task] != 0) return std::nullopt;
     // The next ready tasks: taken off the heap and put back as they were.
     std::vector<Ready> taken;
-    while (batch_ && !ready_.empty() && group.size() < kAhead) {
+    while (batch_ && !ready_.empty() && taken.size() < kAhead) {
       std::pop_heap(ready_.begin(), ready_.end());
       taken.push_back(ready_.back());
       ready_.pop_back();
