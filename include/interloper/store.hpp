@@ -145,6 +145,20 @@ struct Claim {
   friend bool operator==(const Claim&, const Claim&) = default;
 };
 
+// One outcome among several recorded together (PartitionStates::record_all).
+struct PartitionOutcome {
+  DatasetRef dataset;
+  std::shared_ptr<const PartitionWindow> window;  // nullptr: the unpartitioned asset
+  MaterializationRecord record;
+};
+
+// One window of several datasets among several claimed or released together (claim_all,
+// release_all).
+struct ClaimRequest {
+  std::vector<DatasetRef> datasets;
+  std::shared_ptr<const PartitionWindow> window;  // nullptr: the unpartitioned datasets
+};
+
 // The state of every partition: what record() filed, as status() and failures() read it. The
 // role `status`, `backfill --missing`, `reset` and the runners use.
 class PartitionStates {
@@ -154,6 +168,10 @@ class PartitionStates {
   // unpartitioned asset). A later record for the same partition replaces the earlier one.
   virtual void record(const DatasetRef& dataset, const PartitionWindow* window,
                       const MaterializationRecord& record) = 0;
+  // Records every outcome as record() would, in order. The SQL stores write them all or none, in
+  // one transaction (a run's records of many partitions cost one commit); this default calls
+  // record() for each.
+  virtual void record_all(const std::vector<PartitionOutcome>& outcomes);
   // Forgets what was recorded for the partitions of `window`, so they read as missing again
   // (nullptr: everything recorded for the dataset, in every kind and granularity). Failure
   // details no partition refers to any more go too; claims and the run history stay.
@@ -191,9 +209,17 @@ class PartitionClaims {
   virtual std::optional<Claim> claim(const std::vector<DatasetRef>& datasets,
                                      const PartitionWindow* window, const Claim& claim,
                                      TimePoint now) = 0;
+  // claim() of each request in order for one claim, at once (one transaction in the SQL
+  // stores): each request is all or nothing on its own. Answers, per request, nullopt when
+  // claimed or the claim in its way. This default calls claim() for each.
+  virtual std::vector<std::optional<Claim>> claim_all(const std::vector<ClaimRequest>& requests,
+                                                      const Claim& claim, TimePoint now);
   // Gives up `owner`'s claims on the partitions of `window` of every dataset in `datasets`.
   virtual void release(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
                        std::string_view owner) = 0;
+  // release() of each request, at once (one transaction in the SQL stores). This default calls
+  // release() for each.
+  virtual void release_all(const std::vector<ClaimRequest>& requests, std::string_view owner);
   // Moves the expiry of every claim `owner` holds to `expires` (the heartbeat of a long run).
   virtual void renew(std::string_view owner, TimePoint expires) = 0;
 };
@@ -260,6 +286,7 @@ class SqlStore : public MaterializationStore {
   ~SqlStore() override;
   void record(const DatasetRef& dataset, const PartitionWindow* window,
               const MaterializationRecord& record) override;
+  void record_all(const std::vector<PartitionOutcome>& outcomes) override;
   void forget(const DatasetRef& dataset, const PartitionWindow* window) override;
   WindowStatus status(const DatasetRef& dataset, const PartitionWindow& window) override;
   std::optional<MaterializationRecord> latest(const DatasetRef& dataset,
@@ -271,6 +298,9 @@ class SqlStore : public MaterializationStore {
                              const Claim& claim, TimePoint now) override;
   void release(const std::vector<DatasetRef>& datasets, const PartitionWindow* window,
                std::string_view owner) override;
+  std::vector<std::optional<Claim>> claim_all(const std::vector<ClaimRequest>& requests,
+                                              const Claim& claim, TimePoint now) override;
+  void release_all(const std::vector<ClaimRequest>& requests, std::string_view owner) override;
   void renew(std::string_view owner, TimePoint expires) override;
   void record_run(const RunRecord& run, std::size_t keep) override;
   std::vector<RunRecord> runs(std::string_view pipeline, std::size_t last) override;

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include <cctype>
+#include <cstring>
 #include <string>
 
 #include "bindings.hpp"
@@ -50,9 +51,10 @@ datetime naive datetimes, an aware datetime aware datetimes in UTC.
     '2026-05'
 )";
 
-// format() and advance() are what loops call most: they are plain CPython methods (vectorcall,
-// no overload dispatch), which halves what a call costs. Errors are raised as the bound methods
-// raise them.
+// The methods loops call most (truncate, advance, bounds, format, parse) are plain CPython
+// methods (vectorcall, no overload dispatch, no generic casters): the granularity is read from
+// its instance directly and dates and datetimes go through the datetime C API (convert.cpp).
+// Errors are raised as the bound methods raise them.
 PyObject* raise_current() {
   try {
     throw;
@@ -66,11 +68,39 @@ PyObject* raise_current() {
   return nullptr;
 }
 
+// The granularity `self` holds. The method descriptor has checked that self is one.
+const G& granularity_of(PyObject* self) {
+  auto* instance = reinterpret_cast<py::detail::instance*>(self);
+  if (instance->simple_layout) return *static_cast<const G*>(instance->simple_value_holder[0]);
+  return py::handle(self).cast<const G&>();
+}
+
+// The one argument of `method`, called `name`, given by position or by keyword.
+PyObject* one_argument(PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                       const char* method, const char* name) {
+  const Py_ssize_t keywords = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+  if (nargs + keywords != 1) {
+    throw py::type_error(std::string(method) + "() takes one argument (" + name + ")");
+  }
+  if (keywords == 1 && PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), name) != 0) {
+    throw py::type_error(std::string(method) + "() got an unexpected keyword argument '" +
+                         py::str(PyTuple_GET_ITEM(kwnames, 0)).cast<std::string>() + "'");
+  }
+  return args[0];
+}
+
+// An ASCII key as a str, copied once.
+PyObject* ascii_str(const std::string& text) {
+  PyObject* out = PyUnicode_New(static_cast<Py_ssize_t>(text.size()), 127);
+  if (out == nullptr) throw py::error_already_set();
+  std::memcpy(PyUnicode_1BYTE_DATA(out), text.data(), text.size());
+  return out;
+}
+
 PyObject* fast_format(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   try {
     if (nargs != 1) throw py::type_error("format() takes one argument (t)");
-    const G& g = py::handle(self).cast<const G&>();
-    return py::str(g.format(to_time_point(args[0], "format(): argument 't'"))).release().ptr();
+    return ascii_str(granularity_of(self).format(to_time_point(args[0], "format(): argument 't'")));
   } catch (...) {
     return raise_current();
   }
@@ -79,7 +109,11 @@ PyObject* fast_format(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
 PyObject* fast_advance(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
   try {
     if (nargs != 2) throw py::type_error("advance() takes two arguments (t, n)");
-    const G& g = py::handle(self).cast<const G&>();
+    const G& g = granularity_of(self);
+    if (!PyLong_Check(args[1]) && !PyIndex_Check(args[1])) {
+      throw py::type_error("advance(): argument 'n' must be an int, not " +
+                           std::string(Py_TYPE(args[1])->tp_name));
+    }
     const long long n = PyLong_AsLongLong(args[1]);
     if (n == -1 && PyErr_Occurred()) throw py::error_already_set();
     py::handle t(args[0]);
@@ -89,14 +123,68 @@ PyObject* fast_advance(PyObject* self, PyObject* const* args, Py_ssize_t nargs) 
   }
 }
 
+PyObject* fast_truncate(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  try {
+    py::handle t(one_argument(args, PyVectorcall_NARGS(nargsf), kwnames, "truncate", "t"));
+    const G& g = granularity_of(self);
+    return answer(g, g.truncate(to_time_point(t, "truncate(): argument 't'")), t).release().ptr();
+  } catch (...) {
+    return raise_current();
+  }
+}
+
+PyObject* fast_bounds(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  try {
+    py::handle t(one_argument(args, PyVectorcall_NARGS(nargsf), kwnames, "bounds", "t"));
+    const G& g = granularity_of(self);
+    return bounds_tuple(g.bounds(to_time_point(t, "bounds(): argument 't'")), shape_of(t, g))
+        .release()
+        .ptr();
+  } catch (...) {
+    return raise_current();
+  }
+}
+
+PyObject* fast_parse(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  try {
+    PyObject* key = one_argument(args, PyVectorcall_NARGS(nargsf), kwnames, "parse", "key");
+    if (!PyUnicode_Check(key)) {
+      throw py::type_error("parse(): argument 'key' must be a str, not " +
+                           std::string(Py_TYPE(key)->tp_name));
+    }
+    Py_ssize_t size = 0;
+    const char* text = PyUnicode_AsUTF8AndSize(key, &size);
+    if (text == nullptr) throw py::error_already_set();
+    const G& g = granularity_of(self);
+    return from_time_point(g.parse(std::string_view(text, static_cast<std::size_t>(size))),
+                           shape_of(g))
+        .release()
+        .ptr();
+  } catch (...) {
+    return raise_current();
+  }
+}
+
+template <typename F>
+PyCFunction as_method(F* f) {
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
+}
+
 PyMethodDef fast_methods[] = {
-    {"format", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_format)),
-     METH_FASTCALL,
-     "format($self, t, /)\n--\n\nThe key of the period holding t: '2026-05', '2026-W21', ..."},
-    {"advance", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&fast_advance)),
-     METH_FASTCALL,
+    {"truncate", as_method(&fast_truncate), METH_FASTCALL | METH_KEYWORDS,
+     "truncate($self, /, t)\n--\n\nThe start of the period holding t."},
+    {"advance", as_method(&fast_advance), METH_FASTCALL,
      "advance($self, t, n, /)\n--\n\nThe start of the period n periods after (n < 0: before) "
      "the one holding t."},
+    {"bounds", as_method(&fast_bounds), METH_FASTCALL | METH_KEYWORDS,
+     "bounds($self, /, t)\n--\n\n(start, end) of the period holding t, half-open: end starts "
+     "the next."},
+    {"format", as_method(&fast_format), METH_FASTCALL,
+     "format($self, t, /)\n--\n\nThe key of the period holding t: '2026-05', '2026-W21', ..."},
+    {"parse", as_method(&fast_parse), METH_FASTCALL | METH_KEYWORDS,
+     "parse($self, /, key)\n--\n\nThe start of the period named by key, which must have exactly "
+     "this granularity's shape; ValueError naming the key otherwise (another shape, an "
+     "impossible date)."},
 };
 
 void bind_fast_methods(py::class_<G>& cls) {
@@ -107,36 +195,16 @@ void bind_fast_methods(py::class_<G>& cls) {
   }
 }
 
-// The arithmetic: every method taking and giving dates and datetimes.
+// The rest of the arithmetic: pybind11 methods.
 void bind_arithmetic(py::class_<G>& cls) {
   cls.def(
-         "truncate",
-         [](const G& g, py::handle t) {
-           return answer(g, g.truncate(to_time_point(t, "truncate(): argument 't'")), t);
+         "periods_between",
+         [](const G& g, py::handle a, py::handle b) {
+           return g.periods_between(to_time_point(a, "periods_between(): argument 'a'"),
+                                    to_time_point(b, "periods_between(): argument 'b'"));
          },
-         py::arg("t"), "The start of the period holding t.")
-      .def(
-          "advance",
-          [](const G& g, py::handle t, std::int64_t n) {
-            return answer(g, g.advance(to_time_point(t, "advance(): argument 't'"), n), t);
-          },
-          py::arg("t"), py::arg("n"),
-          "The start of the period n periods after (n < 0: before) the one holding t.")
-      .def(
-          "bounds",
-          [](const G& g, py::handle t) {
-            return bounds_tuple(g.bounds(to_time_point(t, "bounds(): argument 't'")),
-                                shape_of(t, g));
-          },
-          py::arg("t"), "(start, end) of the period holding t, half-open: end starts the next.")
-      .def(
-          "periods_between",
-          [](const G& g, py::handle a, py::handle b) {
-            return g.periods_between(to_time_point(a, "periods_between(): argument 'a'"),
-                                     to_time_point(b, "periods_between(): argument 'b'"));
-          },
-          py::arg("a"), py::arg("b"),
-          "Whole periods from the period of a to the period of b; negative when b is earlier.")
+         py::arg("a"), py::arg("b"),
+         "Whole periods from the period of a to the period of b; negative when b is earlier.")
       .def(
           "period_range",
           [](const G& g, py::handle a, py::handle b) {
@@ -150,21 +218,7 @@ void bind_arithmetic(py::class_<G>& cls) {
           },
           py::arg("a"), py::arg("b"),
           "The period starts from a's period to b's, inclusive, oldest first; empty when b is "
-          "earlier.")
-      .def(
-          "format",
-          [](const G& g, py::handle t) {
-            return g.format(to_time_point(t, "format(): argument 't'"));
-          },
-          py::arg("t"), "The key of the period holding t: '2026-05', '2026-W21', ...")
-      .def(
-          "parse",
-          [](const G& g, std::string_view key) {
-            return from_time_point(g.parse(key), shape_of(g));
-          },
-          py::arg("key"),
-          "The start of the period named by key, which must have exactly this granularity's "
-          "shape; ValueError naming the key otherwise (another shape, an impossible date).");
+          "earlier.");
 }
 
 }  // namespace

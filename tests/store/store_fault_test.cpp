@@ -58,9 +58,8 @@ std::ostream& operator<<(std::ostream& out, const std::vector<PartitionRange>& r
 
 std::ostream& operator<<(std::ostream& out, const std::optional<MaterializationRecord>& r) {
   if (!r) return out << "none";
-  return out << r->asset << ' ' << static_cast<int>(r->status) << ' ' << r->rows << ' '
-             << r->run_id << ' ' << r->started << ' ' << r->finished << ' ' << r->error << ' '
-             << r->definition;
+  return out << r->asset << ' ' << static_cast<int>(r->status) << ' ' << r->rows << ' ' << r->run_id
+             << ' ' << r->started << ' ' << r->finished << ' ' << r->error << ' ' << r->definition;
 }
 
 class StoreFaultTest : public ::testing::TestWithParam<std::string> {
@@ -75,8 +74,8 @@ class StoreFaultTest : public ::testing::TestWithParam<std::string> {
     static std::atomic<int> counter{0};
     const std::string n = std::to_string(++counter);
     if (GetParam() == "sqlite") {
-      return std::make_unique<OpenedStore>(detail::open_sqlite_state(dir / ("store" + n + ".db"),
-                                                                     false));
+      return std::make_unique<OpenedStore>(
+          detail::open_sqlite_state(dir / ("store" + n + ".db"), false));
     }
     std::random_device device;
     return std::make_unique<OpenedStore>(detail::open_postgres_state(
@@ -106,9 +105,9 @@ class StoreFaultTest : public ::testing::TestWithParam<std::string> {
     std::ostringstream out;
     TimePartitionWindow january(day(2026, 1, 1), day(2026, 1, 31));
     ListPartitionWindow all = regions.window("emea", "latam");
-    for (const auto& [dataset, window] : {std::pair<const DatasetRef*, const PartitionWindow*>{
-                                              &stats, &january},
-                                          {&by_region, &all}}) {
+    for (const auto& [dataset, window] :
+         {std::pair<const DatasetRef*, const PartitionWindow*>{&stats, &january},
+          {&by_region, &all}}) {
       const WindowStatus st = s.status(*dataset, *window);
       out << "materialized " << st.materialized << "failed " << st.failed << "missing "
           << st.missing << "\n";
@@ -219,6 +218,48 @@ TEST_P(StoreFaultTest, AClaim) {
     // Deletes the lapsed claim and takes one for two datasets, all or nothing.
     auto held = s.claim({stats, totals}, &window, {"me", TimePoint(at(2026, 5, 1, 13))}, now);
     EXPECT_FALSE(held.has_value());
+  });
+}
+
+TEST_P(StoreFaultTest, ABatchOfRecords) {
+  sweep([&](MaterializationStore& s) {
+    // Consecutive days joined into one range, a failed day, a list key and an unpartitioned
+    // dataset, all in one transaction.
+    auto days = [&](int first, int last) {
+      return std::make_shared<TimePartitionWindow>(day(2026, 2, first), day(2026, 2, last));
+    };
+    s.record_all({{stats, days(3, 3), outcome("stats", ok, "r3", "", "def-c")},
+                  {stats, days(2, 2), outcome("stats", ok, "r3", "", "def-c")},
+                  {stats, days(4, 4), outcome("stats", bad, "r3", "late")},
+                  {stats, days(1, 1), outcome("stats", ok, "r3", "", "def-c")},
+                  {by_region, std::make_shared<ListPartitionWindow>(regions.window("emea", "emea")),
+                   outcome("by_region", bad, "r3", "down")},
+                  {totals, nullptr, outcome("totals", bad, "r3", "empty")}});
+  });
+}
+
+TEST_P(StoreFaultTest, ABatchOfClaims) {
+  sweep([&](MaterializationStore& s) {
+    auto window = [&](int d) {
+      return std::make_shared<TimePartitionWindow>(day(2026, 1, d), day(2026, 1, d));
+    };
+    // The second request meets "other"'s claim and alone is refused.
+    auto held = s.claim_all({{{stats}, window(22)}, {{stats}, window(20)}, {{totals}, nullptr}},
+                            {"me", TimePoint(at(2026, 5, 1, 13))}, now);
+    ASSERT_EQ(held.size(), 3u);
+    EXPECT_FALSE(held[0].has_value());
+    ASSERT_TRUE(held[1].has_value());
+    EXPECT_EQ(held[1]->owner, "other");
+    EXPECT_FALSE(held[2].has_value());
+  });
+}
+
+TEST_P(StoreFaultTest, ABatchOfReleases) {
+  sweep([&](MaterializationStore& s) {
+    auto window = [&](int d) {
+      return std::make_shared<TimePartitionWindow>(day(2026, 1, d), day(2026, 1, d));
+    };
+    s.release_all({{{stats}, window(20)}, {{stats}, window(21)}, {{totals}, nullptr}}, "other");
   });
 }
 

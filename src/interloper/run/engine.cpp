@@ -96,6 +96,11 @@ PlanResult Engine::run() {
     owner_ = options_.claim_owner.empty() ? default_owner(clock_) : options_.claim_owner;
     heartbeat.emplace(*options_.run.store, clock_, owner_, options_.claim_lease);
   }
+  if (options_.run.store != nullptr && remaining_ > 0) {
+    batch_ = std::make_unique<StoreBatch>(
+        *options_.run.store, owner_,
+        [this](std::size_t task, const std::string& error) { unrecorded(task, error); });
+  }
   const std::size_t workers = std::min<std::size_t>(static_cast<std::size_t>(options_.concurrency),
                                                     std::max<std::size_t>(remaining_, 1));
   std::vector<std::thread> threads;
@@ -103,6 +108,9 @@ PlanResult Engine::run() {
   for (std::size_t t = 1; t < workers; ++t) threads.emplace_back([this] { work(); });
   work();
   for (std::thread& thread : threads) thread.join();
+  // Whatever waits is written however the run ended (finished, failed, stopped).
+  release_unrun();
+  batch_.reset();
   heartbeat.reset();
   result_.seconds = seconds_since(started);
   Event event = make_event(result_.ok() ? EventType::run_completed : EventType::run_failed, {},
@@ -137,6 +145,7 @@ void Engine::prepare() {
   const std::size_t n = plan_.size();
   waiting_.assign(n, 0);
   state_.assign(n, Status::pending);
+  claimed_.assign(n, 0);
   root_.assign(n, false);
   std::vector<Ready> ready;
   const auto& steps = plan_.steps();
@@ -222,6 +231,7 @@ void Engine::report(const TaskResult& result) {
 
 // Requires mutex_.
 void Engine::finish(std::size_t task, TaskResult outcome) {
+  check_recorded(task, outcome);
   state_[task] = outcome.status;
   --remaining_;
   if (outcome.status == Status::succeeded) {

@@ -6,14 +6,18 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "interloper/destination.hpp"
 #include "interloper/plan.hpp"
 #include "interloper/run.hpp"
+#include "interloper/run/store_batch.hpp"
 #include "interloper/store.hpp"
 
 namespace interloper::detail {
@@ -89,6 +93,17 @@ class Engine {
 
   // Claims the task's (asset, partition) when claims are on, then executes it. Never throws.
   TaskResult claim_and_execute(std::size_t task, Unrun& unrun);
+  // Claims `task` unless this run holds it already, together with the next ready tasks (one
+  // store call); nullopt when this run holds it, else the claim in its way. Throws what fails.
+  std::optional<Claim> claim_ahead(std::size_t task);
+  // `task` is no longer claimed by this run (released, or about to be).
+  void release_claim(std::size_t task);
+  // Releases the claims of the tasks this run claimed ahead and did not run (end of a run).
+  void release_unrun();
+  // The store could not record `task`'s outcome: the task failed (see StoreBatch).
+  void unrecorded(std::size_t task, const std::string& error);
+  // Requires mutex_. Makes `outcome` a failure when its record failed before it finished.
+  void check_recorded(std::size_t task, TaskResult& outcome);
 
   // Requires mutex_. Cancels one pending task.
   void cancel(std::size_t task, const std::string& reason);
@@ -104,7 +119,9 @@ class Engine {
                          const std::shared_ptr<const PartitionWindow>& window,
                          const PartitionWindow* write_window, TaskResult& result);
   // Records the task's outcome in the store; a failure to record fails the task.
-  void record_outcome(const Asset& asset, const PartitionWindow* write_window, TimePoint started,
+  // Outcomes go into the run's batch when it has one (run()), else straight to the store.
+  void record_outcome(std::size_t task, const Asset& asset,
+                      const std::shared_ptr<const PartitionWindow>& write_window, TimePoint started,
                       TaskResult& result);
 
   // What `asset` running over `window` reads of `upstream_name`: the upstream's partitions
@@ -146,6 +163,9 @@ class Engine {
   std::size_t remaining_ = 0;           // tasks to run not yet finished or canceled
   bool canceled_all_ = false;           // every pending task was canceled once
   PlanResult result_;
+  std::vector<std::uint8_t> claimed_;  // per task: 1 when this run claimed it and has not released
+  std::unordered_map<std::size_t, std::string> unrecorded_;  // records failed before finish()
+  std::unique_ptr<StoreBatch> batch_;  // the run's store calls, grouped (run() only)
 };
 
 }  // namespace interloper::detail

@@ -61,9 +61,7 @@ TaskResult Engine::claim_and_execute(std::size_t task, Unrun& unrun) {
   result.asset = asset.name();
   result.window = window->to_string();
   try {
-    const TimePoint now = clock_.now();
-    const Claim mine{owner_, TimePoint(now.seconds() + options_.claim_lease)};
-    if (std::optional<Claim> held = store->claim(datasets, window.get(), mine, now)) {
+    if (std::optional<Claim> held = claim_ahead(task)) {
       unrun = Unrun::claimed_elsewhere;
       result.status = Status::skipped;
       result.error = held->holder.empty()
@@ -78,6 +76,7 @@ TaskResult Engine::claim_and_execute(std::size_t task, Unrun& unrun) {
       if (status.missing.empty() && status.failed.empty() &&
           status.stale(asset.definition_fingerprint()).empty()) {
         store->release(datasets, window.get(), owner_);
+        release_claim(task);
         unrun = Unrun::done_meanwhile;
         return result;
       }
@@ -88,12 +87,106 @@ TaskResult Engine::claim_and_execute(std::size_t task, Unrun& unrun) {
     return result;
   }
   result = execute(task);
+  release_claim(task);
   try {
-    store->release(datasets, window.get(), owner_);
+    // After the task's record: a batch writes its records before its releases.
+    if (batch_) {
+      batch_->release({datasets, window});
+    } else {
+      store->release(datasets, window.get(), owner_);
+    }
   } catch (...) {
     // Left to lapse with its lease.
   }
   return result;
+}
+
+std::optional<Claim> Engine::claim_ahead(std::size_t task) {
+  constexpr std::size_t kAhead = 32;  // tasks claimed in one store call
+  std::vector<std::size_t> group{task};
+  {
+    std::lock_guard lock(mutex_);
+    if (claimed_[task] != 0) return std::nullopt;
+    // The next ready tasks: taken off the heap and put back as they were.
+    std::vector<Ready> taken;
+    while (batch_ && !ready_.empty() && taken.size() < kAhead) {
+      std::pop_heap(ready_.begin(), ready_.end());
+      taken.push_back(ready_.back());
+      ready_.pop_back();
+      const std::size_t t = taken.back().task;
+      if (state_[t] == Status::pending && claimed_[t] == 0 &&
+          plan_.steps()[plan_.step_of(t)].asset->partitioning() != nullptr) {
+        group.push_back(t);
+      }
+    }
+    for (const Ready& r : taken) {
+      ready_.push_back(r);
+      std::push_heap(ready_.begin(), ready_.end());
+    }
+  }
+  std::vector<ClaimRequest> requests;
+  requests.reserve(group.size());
+  for (std::size_t t : group) {
+    requests.push_back({{plan_.steps()[plan_.step_of(t)].asset->dataset()}, plan_.window(t)});
+  }
+  const TimePoint now = clock_.now();
+  const Claim mine{owner_, TimePoint(now.seconds() + options_.claim_lease)};
+  std::vector<std::optional<Claim>> held = options_.run.store->claim_all(requests, mine, now);
+  std::lock_guard lock(mutex_);
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    if (!held[i]) claimed_[group[i]] = 1;
+  }
+  return held[0];
+}
+
+void Engine::release_claim(std::size_t task) {
+  std::lock_guard lock(mutex_);
+  claimed_[task] = 0;
+}
+
+void Engine::release_unrun() {
+  if (!batch_ || owner_.empty()) return;
+  for (std::size_t t = 0; t < claimed_.size(); ++t) {
+    if (claimed_[t] == 0) continue;
+    claimed_[t] = 0;
+    batch_->release({{plan_.steps()[plan_.step_of(t)].asset->dataset()}, plan_.window(t)});
+  }
+}
+
+void Engine::unrecorded(std::size_t task, const std::string& error) {
+  std::lock_guard lock(mutex_);
+  const std::string text = "recording the outcome failed: " + error;
+  if (state_[task] == Status::running) {
+    unrecorded_[task] = text;  // finish() makes it a failure
+    return;
+  }
+  TaskResult failure;
+  failure.asset = plan_.steps()[plan_.step_of(task)].asset->name();
+  std::shared_ptr<const PartitionWindow> window = plan_.window(task);
+  failure.window = window ? window->to_string() : std::string();
+  failure.status = Status::failed;
+  failure.error = text;
+  if (state_[task] == Status::succeeded) {
+    state_[task] = Status::failed;
+    --result_.tasks.succeeded;
+    ++result_.tasks.failed;
+    report(failure);
+    result_.failures.push_back(std::move(failure));
+    return;
+  }
+  for (TaskResult& f : result_.failures) {
+    if (f.asset == failure.asset && f.window == failure.window) f.error = text;
+  }
+}
+
+// Requires mutex_.
+void Engine::check_recorded(std::size_t task, TaskResult& outcome) {
+  if (unrecorded_.empty()) return;
+  auto it = unrecorded_.find(task);
+  if (it == unrecorded_.end()) return;
+  outcome.status = Status::failed;
+  outcome.error = std::move(it->second);
+  unrecorded_.erase(it);
 }
 
 // Computes, writes and records one task. Never throws.
@@ -120,7 +213,9 @@ TaskResult Engine::execute(std::size_t task) {
     result.error =
         stopping() ? std::string(kInterrupted) : describe_exception(std::current_exception());
   }
-  if (options_.run.store != nullptr) record_outcome(asset, write_window, started, result);
+  if (options_.run.store != nullptr) {
+    record_outcome(task, asset, write_window != nullptr ? window : nullptr, started, result);
+  }
   result.seconds = seconds_since(started_steady);
   if (options_.run.events != nullptr) {
     Event event = make_event(
@@ -165,7 +260,8 @@ void Engine::compute_and_write(std::size_t task, const Asset& asset,
   }
 }
 
-void Engine::record_outcome(const Asset& asset, const PartitionWindow* write_window,
+void Engine::record_outcome(std::size_t task, const Asset& asset,
+                            const std::shared_ptr<const PartitionWindow>& write_window,
                             TimePoint started, TaskResult& result) {
   MaterializationRecord record;
   record.asset = asset.name();
@@ -180,7 +276,11 @@ void Engine::record_outcome(const Asset& asset, const PartitionWindow* write_win
     record.definition = asset.definition_fingerprint();
   }
   try {
-    options_.run.store->record(asset.dataset(), write_window, record);
+    if (batch_) {
+      batch_->record(task, {asset.dataset(), write_window, std::move(record)});
+    } else {
+      options_.run.store->record(asset.dataset(), write_window.get(), record);
+    }
   } catch (...) {
     result.status = Status::failed;
     result.error = "recording the outcome failed: " + describe_exception(std::current_exception());

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "interloper/store/sql_store_state.hpp"
 
@@ -40,20 +41,18 @@ std::vector<detail::StatusSegment> keyed_segments(const std::vector<std::string>
 SqlStore::SqlStore(std::unique_ptr<detail::SqlStoreState> state) : state_(std::move(state)) {}
 SqlStore::~SqlStore() = default;
 
-void SqlStore::record(const DatasetRef& dataset, const PartitionWindow* window,
-                      const MaterializationRecord& record) {
-  detail::SqlStoreState& s = *state_;
-  std::lock_guard lock(s.mutex);
-  Transaction tx(s.db());
-  const Scope scope = window ? scope_of(*window) : Scope{"none", false, 0, 0};
-  s.lock("partition_ranges", scope_key(dataset, scope.name));
-  s.set_last_record(dataset, record);
-  const Cell cell = s.cell_for(record);
-  if (!window) {
+namespace {
+
+// The state of `scope`'s ordinals (ranged), or of `window`'s keys (nullptr: the unpartitioned
+// asset), set to `cell`, the failures no partition refers to any more dropped. In a transaction
+// holding the scope's lock.
+void assign(detail::SqlStoreState& s, const DatasetRef& dataset, const PartitionWindow* window,
+            const Scope& scope, const Cell& cell) {
+  if (scope.ranged) {
+    s.assign_range(dataset, scope.name, scope.first, scope.last, cell);
+  } else if (!window) {
     const std::int64_t before = s.assign_key(dataset, "none", "", cell);
     if (before != 0) s.drop_unreferenced({before});
-  } else if (scope.ranged) {
-    s.assign_range(dataset, scope.name, scope.first, scope.last, cell);
   } else {
     std::vector<std::int64_t> before;
     for (const std::string& key : window->keys()) {
@@ -62,6 +61,93 @@ void SqlStore::record(const DatasetRef& dataset, const PartitionWindow* window,
     }
     s.drop_unreferenced(before);
   }
+}
+
+Scope scope_or_none(const PartitionWindow* window) {
+  return window ? scope_of(*window) : Scope{"none", false, 0, 0};
+}
+
+bool same_dataset(const DatasetRef& a, const DatasetRef& b) {
+  return a.source == b.source && a.asset == b.asset;
+}
+
+// Materialized partitions of one dataset's scope recorded together, adjacent ones joined into
+// one range: one assignment for a run's consecutive partitions.
+struct Joined {
+  const DatasetRef* dataset = nullptr;
+  Scope scope;
+  Cell cell;
+  // Joins `scope` (materialized as `cell`) when it extends this range; false otherwise.
+  bool join(const DatasetRef& d, const Scope& next, const Cell& c) {
+    if (dataset == nullptr || !same_dataset(*dataset, d) || scope.name != next.name ||
+        !(cell == c)) {
+      return false;
+    }
+    if (next.first == scope.last + 1) {
+      scope.last = next.last;
+    } else if (next.last + 1 == scope.first) {
+      scope.first = next.first;
+    } else {
+      return false;
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+void SqlStore::record(const DatasetRef& dataset, const PartitionWindow* window,
+                      const MaterializationRecord& record) {
+  detail::SqlStoreState& s = *state_;
+  std::lock_guard lock(s.mutex);
+  Transaction tx(s.db());
+  const Scope scope = scope_or_none(window);
+  s.lock("partition_ranges", scope_key(dataset, scope.name));
+  s.set_last_record(dataset, record);
+  assign(s, dataset, window, scope, s.cell_for(record));
+  tx.commit();
+}
+
+void SqlStore::record_all(const std::vector<PartitionOutcome>& outcomes) {
+  if (outcomes.empty()) return;
+  detail::SqlStoreState& s = *state_;
+  std::lock_guard lock(s.mutex);
+  Transaction tx(s.db());
+  std::vector<Scope> scopes;
+  std::vector<std::string> keys;
+  for (const PartitionOutcome& o : outcomes) {
+    scopes.push_back(scope_or_none(o.window.get()));
+    keys.push_back(scope_key(o.dataset, scopes.back().name));
+  }
+  // A dataset's last record is the last of the batch for it.
+  std::vector<bool> last(outcomes.size());
+  std::unordered_set<std::string> seen;
+  for (std::size_t i = outcomes.size(); i-- > 0;) {
+    last[i] = seen.insert(outcomes[i].dataset.source + "\x1f" + outcomes[i].dataset.asset).second;
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  s.db().lock(s.t("partition_ranges"), keys);  // every scope at once, in one order
+  Joined joined;
+  auto flush = [&] {
+    if (joined.dataset) assign(s, *joined.dataset, nullptr, joined.scope, joined.cell);
+    joined.dataset = nullptr;
+  };
+  for (std::size_t i = 0; i < outcomes.size(); ++i) {
+    const PartitionOutcome& o = outcomes[i];
+    if (last[i]) s.set_last_record(o.dataset, o.record);
+    const bool joinable =
+        scopes[i].ranged && o.record.status == MaterializationStatus::materialized;
+    const Cell cell = joinable ? Cell{o.record.status, 0, o.record.definition} : Cell{};
+    if (joinable && joined.join(o.dataset, scopes[i], cell)) continue;
+    flush();
+    if (joinable) {
+      joined = {&o.dataset, scopes[i], cell};
+    } else {
+      assign(s, o.dataset, o.window.get(), scopes[i], s.cell_for(o.record));
+    }
+  }
+  flush();
   tx.commit();
 }
 
@@ -77,19 +163,20 @@ void SqlStore::forget(const DatasetRef& dataset, const PartitionWindow* window) 
   };
   if (!window) {
     // Every scope of the dataset, each under its own lock, taken in one order.
-    const Table scopes = s.query("SELECT scope FROM " + s.t("partition_ranges") +
-                                     " WHERE source = ? AND asset = ? UNION SELECT scope FROM " +
-                                     s.t("partition_keys") +
-                                     " WHERE source = ? AND asset = ? ORDER BY 1",
-                                 {dataset.source, dataset.asset, dataset.source, dataset.asset});
+    const Table scopes =
+        s.query("SELECT scope FROM " + s.t("partition_ranges") +
+                    " WHERE source = ? AND asset = ? UNION SELECT scope FROM " +
+                    s.t("partition_keys") + " WHERE source = ? AND asset = ? ORDER BY 1",
+                {dataset.source, dataset.asset, dataset.source, dataset.asset});
     for (std::size_t i = 0; i < scopes.num_rows(); ++i) {
       s.lock("partition_ranges", scope_key(dataset, detail::text_at(scopes, i, 0)));
     }
     s.run("DELETE FROM " + s.t("last_records") + " WHERE source = ? AND asset = ?",
           {dataset.source, dataset.asset});
     for (const char* table : {"partition_ranges", "partition_keys"}) {
-      collect(s.query("DELETE FROM " + s.t(table) + " WHERE source = ? AND asset = ? RETURNING "
-                      "failure",
+      collect(s.query("DELETE FROM " + s.t(table) +
+                          " WHERE source = ? AND asset = ? RETURNING "
+                          "failure",
                       {dataset.source, dataset.asset}));
     }
   } else if (Scope scope = scope_of(*window); scope.ranged) {

@@ -16,6 +16,25 @@ std::size_t char_boundary(std::string_view text, std::size_t at) {
 
 }  // namespace
 
+void PartitionStates::record_all(const std::vector<PartitionOutcome>& outcomes) {
+  for (const PartitionOutcome& o : outcomes) record(o.dataset, o.window.get(), o.record);
+}
+
+std::vector<std::optional<Claim>> PartitionClaims::claim_all(
+    const std::vector<ClaimRequest>& requests, const Claim& claim, TimePoint now) {
+  std::vector<std::optional<Claim>> out;
+  out.reserve(requests.size());
+  for (const ClaimRequest& r : requests) {
+    out.push_back(this->claim(r.datasets, r.window.get(), claim, now));
+  }
+  return out;
+}
+
+void PartitionClaims::release_all(const std::vector<ClaimRequest>& requests,
+                                  std::string_view owner) {
+  for (const ClaimRequest& r : requests) release(r.datasets, r.window.get(), owner);
+}
+
 std::size_t WindowStatus::count(const std::vector<PartitionRange>& ranges) const {
   std::size_t n = 0;
   for (const PartitionRange& range : ranges) n += range.last - range.first + 1;
