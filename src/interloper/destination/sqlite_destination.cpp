@@ -179,8 +179,9 @@ std::optional<Schema> SqliteDestination::schema(const DatasetRef& dataset) {
   Schema schema = state_->columns(name);
   if (!schema.empty()) return schema;
   const Value dataset_name(name);
-  if (state_->session.query("SELECT 1 FROM _interloper_partitions WHERE dataset = ? LIMIT 1",
-                            {&dataset_name, 1})
+  if (state_->session
+          .query("SELECT 1 FROM _interloper_partitions WHERE dataset = ? LIMIT 1",
+                 {&dataset_name, 1})
           .num_rows() > 0) {
     return schema;
   }
