@@ -90,7 +90,7 @@ TEST_P(BlobContract, AnAbandonedPutLeavesNothing) {
     auto writer = store->open_put("p/data");
     writer->append(std::string(std::size_t{3} << 20, 'y'));
     auto other = store->open_put("q/data");
-    other->append("new");
+    other->append(std::string_view("new"));
   }
   EXPECT_EQ(store->get("p/data"), "old");
   EXPECT_EQ(names(store->list("")), std::vector<std::string>{"p/data"});

@@ -49,8 +49,9 @@ Table rows(int first, int n, bool extra = false) {
 
 std::vector<long long> ids_of(Destination& destination, unsigned d) {
   const TimePartitionWindow one(day(2026, 1, d), day(2026, 1, d));
+  const Table rows = destination.read(kOrders, &one);
   std::vector<long long> ids;
-  for (const Value& v : destination.read(kOrders, &one).column("id")) ids.push_back(v.as_int());
+  for (const Value& v : rows.column("id")) ids.push_back(v.as_int());
   std::sort(ids.begin(), ids.end());
   return ids;
 }

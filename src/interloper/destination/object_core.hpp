@@ -128,8 +128,8 @@ struct ObjectDestination::Core {
                    const Schema* schema) const;
   // The metadata a data object of `rows` rows for partition `key` carries ("" unpartitioned).
   blob::Metadata metadata(const std::string& key, std::int64_t rows) const;
-  // Writes partition `key`'s own text beside its data object when the key is hashed (before
-  // the data: a hashed folder without it holds nothing).
+  // Writes partition `key`'s own text beside its data object when the key is hashed and the
+  // store keeps no metadata (before the data: a hashed folder without it holds nothing).
   void keep_key(const std::string& object, const std::string& key);
   // Adds a partition's data object and the objects beside it (record, key) to `names`.
   static void add_partition_objects(const std::string& object, std::vector<std::string>& names);

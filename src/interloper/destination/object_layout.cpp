@@ -246,7 +246,8 @@ blob::Metadata ObjectDestination::Core::metadata(const std::string& key, std::in
 }
 
 void ObjectDestination::Core::keep_key(const std::string& object, const std::string& key) {
-  if (!ObjectLayout::hashed(key)) return;
+  // A store keeping metadata has the key on the data object already (see metadata()).
+  if (!ObjectLayout::hashed(key) || store.keeps_metadata()) return;
   const std::string name = ObjectLayout::key_object(object);
   if (!store.put_if_absent(name, key) && store.get(name) != key) store.put(name, key);
 }
