@@ -20,6 +20,18 @@ bool BlobStore::get_chunks(std::string_view name,
   return true;
 }
 
+std::vector<BlobInfo> BlobStore::list_leaves(std::string_view prefix, std::string_view leaf) {
+  std::vector<BlobInfo> out;
+  for (BlobInfo& info : list(prefix)) {
+    const std::string_view rest = std::string_view(info.name).substr(prefix.size());
+    const auto slash = rest.find('/');
+    if (slash != std::string_view::npos && rest.substr(slash + 1) == leaf) {
+      out.push_back(std::move(info));
+    }
+  }
+  return out;
+}
+
 std::string BlobStore::put(std::string_view name, std::string_view bytes,
                            const Metadata& metadata) {
   auto writer = open_put(name);

@@ -84,6 +84,9 @@ class BlobStore {
   virtual std::optional<BlobHead> head(std::string_view name) = 0;
   // Every blob whose name starts with `prefix`, in name order, with its size.
   virtual std::vector<BlobInfo> list(std::string_view prefix) = 0;
+  // The blobs PREFIX + X + "/" + LEAF with X holding no '/', in name order: one folder level
+  // below the prefix. A store that can (local files) looks at those folders only.
+  virtual std::vector<BlobInfo> list_leaves(std::string_view prefix, std::string_view leaf);
 
   // Replaces (or creates) the blob; returns its tag.
   virtual std::string put(std::string_view name, std::string_view bytes,

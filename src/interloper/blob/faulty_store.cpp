@@ -62,6 +62,11 @@ std::vector<BlobInfo> FaultyBlobStore::list(std::string_view prefix) {
   return inner_.list(prefix);
 }
 
+std::vector<BlobInfo> FaultyBlobStore::list_leaves(std::string_view prefix, std::string_view leaf) {
+  step("list", prefix);
+  return inner_.list_leaves(prefix, leaf);
+}
+
 std::string FaultyBlobStore::put(std::string_view name, std::string_view bytes,
                                  const Metadata& metadata) {
   step("put", name, bytes);

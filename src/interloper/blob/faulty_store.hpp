@@ -32,6 +32,7 @@ class FaultyBlobStore final : public BlobStore {
                   const std::function<void(std::string_view)>& consume) override;
   std::optional<BlobHead> head(std::string_view name) override;
   std::vector<BlobInfo> list(std::string_view prefix) override;
+  std::vector<BlobInfo> list_leaves(std::string_view prefix, std::string_view leaf) override;
   std::string put(std::string_view name, std::string_view bytes,
                   const Metadata& metadata = {}) override;
   std::unique_ptr<BlobWriter> open_put(std::string_view name) override;

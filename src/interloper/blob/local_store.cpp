@@ -75,6 +75,32 @@ class LocalStore final : public BlobStore {
     return out;
   }
 
+  // One listing of the prefix's folder, then a look at LEAF in each matching folder.
+  std::vector<BlobInfo> list_leaves(std::string_view prefix, std::string_view leaf) override {
+    const auto slash = prefix.rfind('/');
+    const std::string folder(slash == std::string_view::npos ? "" : prefix.substr(0, slash + 1));
+    const std::string start(prefix.substr(folder.size()));
+    std::vector<BlobInfo> out;
+    std::error_code ec;
+    fs::directory_iterator it(path(folder), ec);
+    if (ec) {
+      if (ec == std::errc::no_such_file_or_directory || ec == std::errc::not_a_directory)
+        return out;
+      fail("cannot list", path(folder), ec);
+    }
+    for (const auto& entry : it) {
+      const std::string filename = entry.path().filename().string();
+      if (!filename.starts_with(start) || !entry.is_directory(ec)) continue;
+      const auto size = fs::file_size(entry.path() / leaf, ec);
+      if (!ec)
+        out.push_back(
+            {folder + filename + "/" + std::string(leaf), static_cast<std::int64_t>(size), {}});
+    }
+    std::sort(out.begin(), out.end(),
+              [](const BlobInfo& a, const BlobInfo& b) { return a.name < b.name; });
+    return out;
+  }
+
   std::unique_ptr<BlobWriter> open_put(std::string_view name) override {
     return std::make_unique<Writer>(path(name));
   }
@@ -241,8 +267,6 @@ class LocalStore final : public BlobStore {
 
 }  // namespace
 
-std::unique_ptr<BlobStore> local_store(fs::path root) {
-  return std::make_unique<LocalStore>(root);
-}
+std::unique_ptr<BlobStore> local_store(fs::path root) { return std::make_unique<LocalStore>(root); }
 
 }  // namespace interloper::blob

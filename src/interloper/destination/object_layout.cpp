@@ -278,7 +278,8 @@ std::optional<std::string> ObjectDestination::Core::hashed_key(const std::string
 std::vector<detail::StoredPartition> ObjectDestination::Core::stored_partitions(
     const DatasetRef& dataset) {
   std::vector<detail::StoredPartition> out;
-  for (blob::BlobInfo& info : store.list(ObjectLayout::partitions_prefix(dataset))) {
+  for (blob::BlobInfo& info :
+       store.list_leaves(ObjectLayout::partitions_prefix(dataset), codec.data_name())) {
     const auto component = layout.component_of(dataset, info.name);
     if (!component) continue;
     std::optional<std::string> key;
