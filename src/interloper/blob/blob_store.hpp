@@ -74,6 +74,9 @@ class BlobStore {
   virtual std::string locate(std::string_view name) const = 0;
   // Whether puts keep their metadata (see head()).
   virtual bool keeps_metadata() const = 0;
+  // How many gets are worth keeping in flight ahead of a reader: several for a remote store,
+  // none where a get is a local read that a thread of its own would only delay.
+  virtual std::size_t read_ahead() const { return 4; }
 
   // The blob's bytes, or nullopt when there is none.
   virtual std::optional<std::string> get(std::string_view name) = 0;

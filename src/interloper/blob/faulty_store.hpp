@@ -27,6 +27,7 @@ class FaultyBlobStore final : public BlobStore {
 
   std::string locate(std::string_view name) const override { return inner_.locate(name); }
   bool keeps_metadata() const override { return inner_.keeps_metadata(); }
+  std::size_t read_ahead() const override { return inner_.read_ahead(); }
   std::optional<std::string> get(std::string_view name) override;
   bool get_chunks(std::string_view name,
                   const std::function<void(std::string_view)>& consume) override;

@@ -31,6 +31,7 @@ class LocalStore final : public BlobStore {
   }
 
   std::string locate(std::string_view name) const override { return path(name).string(); }
+  std::size_t read_ahead() const override { return 0; }
   bool keeps_metadata() const override { return false; }
 
   std::optional<std::string> get(std::string_view name) override {

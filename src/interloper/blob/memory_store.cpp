@@ -27,6 +27,7 @@ class MemoryStore final : public BlobStore {
   std::string locate(std::string_view name) const override {
     return fmt::format("memory:{}", name);
   }
+  std::size_t read_ahead() const override { return 0; }
   bool keeps_metadata() const override { return true; }
 
   std::optional<std::string> get(std::string_view name) override {

@@ -85,7 +85,8 @@ struct StoredPartition {
 // exception once every thread has stopped; indices not yet started are then skipped.
 void parallel_for(std::size_t n, std::size_t threads, const std::function<void(std::size_t)>& fn);
 
-// Fetches blobs[0], blobs[1], ... with up to `ahead` gets in flight and hands each body (nullopt
+// Fetches blobs[0], blobs[1], ... with up to `ahead` gets in flight (none: one by one, on the
+// calling thread) and hands each body (nullopt
 // for a missing blob) to `consume` on the calling thread, in order, so that decoding one
 // overlaps the transfer of the next while no more than `ahead` bodies wait in memory. Rethrows
 // the first failure once every fetch has stopped.

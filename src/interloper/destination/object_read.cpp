@@ -66,8 +66,7 @@ WindowRows ObjectDestination::Core::collect(const DatasetRef& dataset,
   WindowRowsBuilder rows(window, index, declared);
   bool reserved = false;
   detail::fetch_in_order(
-      store, objects, detail::parallel_requests,
-      [&](std::size_t p, std::optional<std::string>&& text) {
+      store, objects, store.read_ahead(), [&](std::size_t p, std::optional<std::string>&& text) {
         if (text) {
           Table& table = rows.table();
           const std::size_t before = table.num_rows();
@@ -168,7 +167,7 @@ std::vector<PartitionCheck> ObjectDestination::Core::check(const DatasetRef& dat
     recorded.push_back(out.size() - 1);
     records.push_back(record);
   }
-  detail::fetch_in_order(store, records, detail::parallel_requests,
+  detail::fetch_in_order(store, records, store.read_ahead(),
                          [&](std::size_t j, std::optional<std::string>&& text) {
                            if (!text) return;
                            PartitionCheck& check = out[recorded[j]];

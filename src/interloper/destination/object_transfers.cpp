@@ -125,6 +125,10 @@ class InOrderFetch {
 void fetch_in_order(blob::BlobStore& store, const std::vector<std::string>& objects,
                     std::size_t ahead,
                     const std::function<void(std::size_t, std::optional<std::string>&&)>& consume) {
+  if (ahead == 0) {
+    for (std::size_t i = 0; i < objects.size(); ++i) consume(i, store.get(objects[i]));
+    return;
+  }
   InOrderFetch fetches(store, objects, ahead);
   for (std::size_t i = 0; i < objects.size(); ++i) consume(i, fetches.take(i));
 }
