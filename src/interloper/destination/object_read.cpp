@@ -71,9 +71,9 @@ WindowRows ObjectDestination::Core::collect(const DatasetRef& dataset,
           Table& table = rows.table();
           const std::size_t before = table.num_rows();
           decode_into(table, found[p].object, *text, declared);
-          if (!reserved && table.num_rows() > before) {
-            // Room for every object at the first one's rows per byte, so that the
-            // result is not regrown (and copied) as it fills.
+          if (!reserved && p + 1 < found.size() && table.num_rows() > before) {
+            // Room for every object at the first one's rows per byte (when more follow), so that
+            // the result is not regrown (and copied) as it fills.
             const double bytes = listed_bytes >= 0
                                      ? static_cast<double>(listed_bytes)
                                      : static_cast<double>(text->size()) * found.size();
