@@ -56,16 +56,16 @@ class MemoryDestination final : public Destination {
   std::unique_ptr<State> state_;
 };
 
-// Files under a root directory: ROOT/SOURCE/ASSET/COLUMN=KEY/data.jsonl (or data.csv), and
-// ROOT/SOURCE/ASSET/data.jsonl for unpartitioned assets. Keys are escaped so that no value can
-// leave its directory. Each partition file is replaced atomically (temporary file, fsync,
-// rename).
-class FileDestination final : public Destination {
+// The format of an object destination's data objects: JSON lines or CSV.
+enum class ObjectFormat : std::uint8_t { jsonl, csv };
+
+// One table per asset as objects (files, S3 objects): SOURCE/ASSET/COLUMN=KEY/data.jsonl (or
+// data.csv) per partition, SOURCE/ASSET/data.jsonl unpartitioned, beside SOURCE/ASSET/_schema.json.
+// Each object is replaced whole, so a reader sees a partition's old rows or its new ones, never
+// a mix. The implementation FileDestination and S3Destination share; see docs/destinations.md.
+class ObjectDestination : public Destination {
  public:
-  enum class Format : std::uint8_t { jsonl, csv };
-  explicit FileDestination(std::string root, Format format = Format::jsonl);
-  ~FileDestination() override;
-  std::string url() const override;
+  ~ObjectDestination() override;
   std::unique_ptr<WindowWriter> open_writer(const DatasetRef& dataset,
                                             const PartitionWindow* window) override;
   Table read(const DatasetRef& dataset, const PartitionWindow* window) override;
@@ -78,14 +78,38 @@ class FileDestination final : public Destination {
   std::vector<std::string> retired_columns(const DatasetRef& dataset) override;
   void drop(const DatasetRef& dataset, const PartitionWindow* window) override;
 
+  // The keys of the partitions stored for a partitioned dataset, in key order (one listing of
+  // the asset's objects). Empty for an unpartitioned or never-written dataset.
+  std::vector<std::string> partition_keys(const DatasetRef& dataset);
+
+  struct Core;  // internal: the store, the layout and the format
+
+ protected:
+  ObjectDestination();
+  void set_core(std::unique_ptr<Core> core);
+
+ private:
+  std::unique_ptr<Core> core_;
+};
+
+// Files under a root directory: ROOT/SOURCE/ASSET/COLUMN=KEY/data.jsonl (or data.csv), and
+// ROOT/SOURCE/ASSET/data.jsonl for unpartitioned assets. Keys are escaped so that no value can
+// leave its directory. Each partition file is replaced atomically (temporary file, fsync,
+// rename).
+class FileDestination final : public ObjectDestination {
+ public:
+  using Format = ObjectFormat;
+  explicit FileDestination(std::string root, Format format = Format::jsonl);
+  ~FileDestination() override;
+  std::string url() const override;
+
   // The directory component for a partition key: reversible, never "." or "..", no "/".
   static std::string escape_key(std::string_view key);
   static std::string unescape_key(std::string_view component);
 
  private:
-  struct State;
-  class Writer;
-  std::unique_ptr<State> state_;
+  std::string root_;
+  Format format_;
 };
 
 // Objects in an S3-compatible store (AWS S3, MinIO, Ceph, R2, moto), laid out like
@@ -107,7 +131,7 @@ class FileDestination final : public Destination {
 //   S3Destination::Options options = S3Destination::parse_url(
 //       "s3://lake/raw?endpoint=http://127.0.0.1:9000&region=eu-west-1&path_style=1");
 //   S3Destination destination(options);
-class S3Destination final : public Destination {
+class S3Destination final : public ObjectDestination {
  public:
   struct Options {
     std::string bucket;
@@ -132,21 +156,6 @@ class S3Destination final : public Destination {
   static Options parse_url(std::string_view url);
 
   std::string url() const override;
-  std::unique_ptr<WindowWriter> open_writer(const DatasetRef& dataset,
-                                            const PartitionWindow* window) override;
-  Table read(const DatasetRef& dataset, const PartitionWindow* window) override;
-  std::int64_t row_count(const DatasetRef& dataset, const Partition* partition) override;
-  std::vector<PartitionCount> partition_counts(const DatasetRef& dataset,
-                                               const PartitionWindow& window) override;
-  std::vector<PartitionCheck> check_partitions(const DatasetRef& dataset,
-                                               const PartitionWindow& window) override;
-  std::optional<Schema> schema(const DatasetRef& dataset) override;
-  std::vector<std::string> retired_columns(const DatasetRef& dataset) override;
-  void drop(const DatasetRef& dataset, const PartitionWindow* window) override;
-
-  // The keys of the partitions stored for a partitioned dataset, in key order (one listing of
-  // the asset's prefix). Empty for an unpartitioned or never-written dataset.
-  std::vector<std::string> partition_keys(const DatasetRef& dataset);
 
   // Creates the bucket unless it exists already (for set-up and tests).
   void create_bucket();

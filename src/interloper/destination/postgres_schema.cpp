@@ -14,7 +14,6 @@ namespace interloper::detail::pg {
 
 constexpr auto quote = sql::quote_identifier;
 
-
 std::string qualified(const std::string& schema, const std::string& name) {
   return quote(schema) + "." + quote(name);
 }
@@ -213,8 +212,8 @@ void change_schema(postgres::Connection& conn, const std::string& schema,
   if (stored.empty()) {
     ddl = "CREATE TABLE IF NOT EXISTS " + name + " (";
     for (std::size_t i = 0; i < merged.size(); ++i) {
-      ddl += fmt::format("{}{} {}", i ? ", " : "", quote(stored_as[i]),
-                         column_type(merged.field(i)));
+      ddl +=
+          fmt::format("{}{} {}", i ? ", " : "", quote(stored_as[i]), column_type(merged.field(i)));
     }
     ddl += ")";
   } else {
@@ -223,9 +222,8 @@ void change_schema(postgres::Connection& conn, const std::string& schema,
       if (i >= stored.size()) {
         ddl += fmt::format("ALTER TABLE {} ADD COLUMN {} {}; ", name, quote(stored_as[i]),
                            column_type(f));
-      } else if (stored.field(i).type != f.type &&
-                 !(stored.field(i).type == DataType::null &&
-                   typed_as(conn, name, stored_as[i], f.type))) {
+      } else if (stored.field(i).type != f.type && !(stored.field(i).type == DataType::null &&
+                                                     typed_as(conn, name, stored_as[i], f.type))) {
         ddl += retype(name, f, stored_as[i], stored.field(i).type) + "; ";
       }
     }

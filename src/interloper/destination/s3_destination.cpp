@@ -1,8 +1,7 @@
-// S3Destination: one object per partition under PREFIX/SOURCE/ASSET/COLUMN=KEY/.
-//
-// The layout and key escaping are the file destination's. Objects carry their row count in
-// metadata ("rows"), and, when the key is too long for its escaped form, the key itself
-// ("partition-key", percent-encoded), so counting and listing never download data.
+// S3Destination: an object destination over the S3 blob store, one object per partition under
+// PREFIX/SOURCE/ASSET/COLUMN=KEY/ (the layout is object_core.hpp's). Objects carry their row
+// count in metadata ("rows"), and, when the key is too long for its escaped form, the key
+// itself ("partition-key", percent-encoded), so counting and listing never download data.
 #include <fmt/format.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -13,19 +12,15 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "interloper/blob/stores.hpp"
 #include "interloper/destination.hpp"
-#include "interloper/destination/dataset_name.hpp"
-#include "interloper/destination/s3_layout.hpp"
+#include "interloper/destination/object_core.hpp"
 #include "interloper/destination/url_query.hpp"
-#include "interloper/destination/window_index.hpp"
 #include "interloper/s3/client.hpp"
 
 namespace interloper {
 
 namespace {
-
-using detail::S3Layout;
-using detail::StoredPartition;
 
 constexpr std::size_t min_part_size = std::size_t{5} << 20;
 
@@ -130,8 +125,7 @@ S3Destination::Options S3Destination::parse_url(std::string_view url) {
 
 struct S3Destination::State {
   Options options;
-  std::unique_ptr<detail::S3Client> client;
-  std::unique_ptr<S3Layout> layout;
+  std::shared_ptr<detail::S3Client> client;
 };
 
 S3Destination::S3Destination(Options options) : state_(std::make_unique<State>()) {
@@ -151,10 +145,12 @@ S3Destination::S3Destination(Options options) : state_(std::make_unique<State>()
                               options.path_style.value_or(!options.endpoint.empty())};
   detail::S3RetryPolicy retry;
   retry.attempts = std::max(1, options.attempts);
-  state_->client = std::make_unique<detail::S3Client>(
+  state_->client = std::make_shared<detail::S3Client>(
       location, detail::S3Credentials::from_environment(), retry);
-  state_->layout = std::make_unique<S3Layout>(*state_->client, options.prefix, options.format,
-                                              options.part_size);
+  set_core(std::make_unique<Core>(
+      blob::s3_store(state_->client, options.prefix.empty() ? "" : options.prefix + "/",
+                     options.part_size),
+      options.format, "s3 destination"));
   state_->options = std::move(options);
 }
 
@@ -173,89 +169,5 @@ std::string S3Destination::url() const {
 }
 
 void S3Destination::create_bucket() { state_->client->create_bucket(); }
-
-std::unique_ptr<WindowWriter> S3Destination::open_writer(const DatasetRef& dataset,
-                                                         const PartitionWindow* window) {
-  return state_->layout->open_writer(dataset, window);
-}
-
-Table S3Destination::read(const DatasetRef& dataset, const PartitionWindow* window) {
-  S3Layout& layout = *state_->layout;
-  if (!dataset.partitioning) return layout.read_whole(dataset);
-  if (!window) return layout.read_everything(dataset);
-  return layout.collect(dataset, *window).rows;
-}
-
-std::int64_t S3Destination::row_count(const DatasetRef& dataset, const Partition* partition) {
-  S3Layout& layout = *state_->layout;
-  if (!dataset.partitioning) return layout.whole_count(dataset);
-  if (!partition) {
-    std::int64_t total = layout.whole_count(dataset);
-    for (const StoredPartition& stored : layout.stored_partitions(dataset)) {
-      total += layout.rows_of(stored.object).value_or(0);
-    }
-    return total;
-  }
-  auto window = partition->as_window();
-  return layout.counts(dataset, *window).front().rows;
-}
-
-std::vector<PartitionCount> S3Destination::partition_counts(const DatasetRef& dataset,
-                                                            const PartitionWindow& window) {
-  if (!dataset.partitioning) {
-    std::vector<PartitionCount> out;
-    for (auto& key : window.keys()) out.push_back({key, 0, false});
-    return out;
-  }
-  return state_->layout->counts(dataset, window);
-}
-
-std::vector<PartitionCheck> S3Destination::check_partitions(const DatasetRef& dataset,
-                                                            const PartitionWindow& window) {
-  if (!dataset.partitioning) return Destination::check_partitions(dataset, window);
-  return detail::covered_elsewhere(*this, dataset, window, state_->layout->check(dataset, window));
-}
-
-std::optional<Schema> S3Destination::schema(const DatasetRef& dataset) {
-  return state_->layout->stored_schema(dataset);
-}
-
-std::vector<std::string> S3Destination::retired_columns(const DatasetRef& dataset) {
-  return state_->layout->retired_columns(dataset);
-}
-
-std::vector<std::string> S3Destination::partition_keys(const DatasetRef& dataset) {
-  std::vector<std::string> out;
-  if (!dataset.partitioning) return out;
-  for (auto& stored : state_->layout->stored_partitions(dataset)) out.push_back(stored.key);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
-void S3Destination::drop(const DatasetRef& dataset, const PartitionWindow* window) {
-  S3Layout& layout = *state_->layout;
-  std::vector<std::string> objects;
-  if (window == nullptr || dataset.partitioning == nullptr) {
-    // The schema object goes last: a drop cut short keeps the schema of the rows it left.
-    const std::string schema = layout.dataset_prefix(dataset) + "_schema.json";
-    bool has_schema = false;
-    for (const detail::S3ObjectInfo& info : layout.client().list(layout.dataset_prefix(dataset))) {
-      if (info.key == schema) {
-        has_schema = true;
-      } else {
-        objects.push_back(info.key);
-      }
-    }
-    layout.client().remove(objects);
-    if (has_schema) layout.client().remove({schema});
-    return;
-  }
-  for (const StoredPartition& stored : layout.stored_partitions(dataset)) {
-    if (!detail::drop_covers(*window, stored.key)) continue;
-    objects.push_back(S3Layout::written_object(stored.object));
-    objects.push_back(stored.object);
-  }
-  layout.client().remove(objects);
-}
 
 }  // namespace interloper

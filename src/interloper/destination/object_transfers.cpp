@@ -1,20 +1,15 @@
-// The S3 layout's concurrent transfers: a bounded pool of requests, and objects fetched ahead
-// of the one being decoded.
+// An object destination's concurrent transfers: a bounded pool of requests, and blobs fetched
+// ahead of the one being decoded.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <condition_variable>
 #include <exception>
+#include <mutex>
 #include <thread>
-#include <unordered_map>
 
-#include "interloper/data/format.hpp"
-#include "interloper/destination/dataset_name.hpp"
-#include "interloper/destination/s3_layout.hpp"
-#include "interloper/destination/schema_change.hpp"
-#include "interloper/destination/window_index.hpp"
+#include "interloper/destination/object_core.hpp"
 
 namespace interloper::detail {
 
@@ -51,8 +46,8 @@ namespace {
 // the bodies are taken in order.
 class InOrderFetch {
  public:
-  InOrderFetch(S3Client& client, const std::vector<std::string>& objects, std::size_t ahead)
-      : client_(client), objects_(objects), ahead_(ahead), slots_(objects.size()) {
+  InOrderFetch(blob::BlobStore& store, const std::vector<std::string>& objects, std::size_t ahead)
+      : store_(store), objects_(objects), ahead_(ahead), slots_(objects.size()) {
     for (std::size_t t = 0; t < std::min(objects.size(), std::max<std::size_t>(ahead, 1)); ++t) {
       threads_.emplace_back([this] { fetch(); });
     }
@@ -102,7 +97,7 @@ class InOrderFetch {
       lock.unlock();
       Slot got;
       try {
-        got.body = client_.get(objects_[i]);
+        got.body = store_.get(objects_[i]);
       } catch (...) {
         got.error = std::current_exception();
       }
@@ -113,7 +108,7 @@ class InOrderFetch {
     }
   }
 
-  S3Client& client_;
+  blob::BlobStore& store_;
   const std::vector<std::string>& objects_;
   const std::size_t ahead_;
   std::vector<Slot> slots_;
@@ -127,9 +122,14 @@ class InOrderFetch {
 
 }  // namespace
 
-void fetch_in_order(S3Client& client, const std::vector<std::string>& objects, std::size_t ahead,
+void fetch_in_order(blob::BlobStore& store, const std::vector<std::string>& objects,
+                    std::size_t ahead,
                     const std::function<void(std::size_t, std::optional<std::string>&&)>& consume) {
-  InOrderFetch fetches(client, objects, ahead);
+  if (ahead == 0) {
+    for (std::size_t i = 0; i < objects.size(); ++i) consume(i, store.get(objects[i]));
+    return;
+  }
+  InOrderFetch fetches(store, objects, ahead);
   for (std::size_t i = 0; i < objects.size(); ++i) consume(i, fetches.take(i));
 }
 
