@@ -161,6 +161,9 @@ Source Loader::declare(const SourceSpec& source) {
     Asset& asset = built.asset(def.name, compute(spec, def));
     if (spec.partitioning) asset.partitioning(*spec.partitioning);
     asset.deps(def.deps);
+    for (std::size_t i = 0; i < def.deps.size(); ++i) {
+      if (!def.mappings[i].is_overlap()) asset.dep(def.deps[i], def.mappings[i]);
+    }
     asset.enabled(def.enabled);
     if (!def.schema.empty()) asset.schema(def.schema);
     asset.min_rows(def.min_rows);

@@ -207,8 +207,8 @@ Engine::Reads Engine::reads_of(const Asset& asset, const PartitionWindow* window
                                upstream_name));
   }
   result.reads.dataset = upstream->dataset();
-  const PartitionMapping mapping =
-      PartitionMapping::between(upstream->partitioning(), asset.partitioning());
+  const PartitionMapping mapping = PartitionMapping::between(
+      upstream->partitioning(), asset.partitioning(), asset.mapping(upstream_name));
   if (!mapping.reads_whole() && window != nullptr) {
     result.reads.whole = false;
     result.reads.window = mapping.upstream_window(*window);
@@ -225,22 +225,37 @@ void Engine::check_upstreams(std::size_t task) const {
   const std::vector<std::size_t>& planned = plan_.steps()[step].upstream;
   std::string gaps;
   for (const std::string& name : asset.deps()) {
-    if (std::any_of(planned.begin(), planned.end(),
-                    [&](std::size_t s) { return plan_.steps()[s].asset->name() == name; })) {
-      continue;
-    }
+    auto in_plan = std::find_if(planned.begin(), planned.end(), [&](std::size_t s) {
+      return plan_.steps()[s].asset->name() == name;
+    });
     const ExecutionContext::UpstreamReads reads = reads_of(asset, window.get(), name).reads;
     std::size_t missing = 0, total = 0;
     if (reads.dataset.partitioning == nullptr) {
+      if (in_plan != planned.end()) continue;
       std::optional<MaterializationRecord> record = store->latest(reads.dataset, nullptr);
       total = 1;
       missing = record && record->status == MaterializationStatus::materialized ? 0 : 1;
     } else if (!reads.whole && reads.window != nullptr) {
-      const WindowStatus status = store->status(reads.dataset, *reads.window);
+      // Tasks of the plan were waited for; what it does not cover must be stored.
+      std::vector<std::unique_ptr<PartitionWindow>> parts;
+      const PartitionWindow* covered =
+          in_plan == planned.end() ? nullptr : plan_.steps()[*in_plan].share.get();
+      // A plan covers what the overlap reads of its upstreams (as it always has).
+      if (in_plan != planned.end() && (covered == nullptr || asset.mapping(name).is_overlap())) {
+        continue;
+      }
+      if (covered != nullptr) {
+        parts = PartitionMapping::outside(*reads.window, *covered);
+      } else {
+        parts.push_back(reads.window->clone());
+      }
       total = reads.window->size();
-      missing = status.count(status.missing) + status.count(status.failed);
+      for (const auto& part : parts) {
+        const WindowStatus status = store->status(reads.dataset, *part);
+        missing += status.count(status.missing) + status.count(status.failed);
+      }
     }
-    // A partitioned upstream read whole (by an unpartitioned asset) is read as stored.
+    // A partitioned upstream read whole (by an unpartitioned asset, or all) is read as stored.
     if (missing == 0) continue;
     if (!gaps.empty()) gaps += "; ";
     gaps += reads.dataset.partitioning == nullptr
