@@ -173,6 +173,11 @@ class PartitionMapping {
   // them before the upstream's start). For reads_whole(), the upstream's every partition is
   // meant and nullptr is returned.
   std::unique_ptr<PartitionWindow> upstream_window(const PartitionWindow& window) const;
+  // The partitions of `downstream` that read any of the upstream partitions `upstream`: the
+  // ones a new materialization of them makes stale. nullptr when that is every partition (an
+  // unpartitioned end, all) or none.
+  std::unique_ptr<PartitionWindow> downstream_window(const PartitionWindow& upstream,
+                                                     const PartitionConfig& downstream) const;
   // What a plan runs of the upstream so that the downstream partitions `downstream_share` find
   // what they read: `upstream_share` grown to cover upstream_window(downstream_share) and, for
   // an asset reading itself (`self`), back to its start (each partition reads earlier ones);

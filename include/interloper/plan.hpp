@@ -120,11 +120,23 @@ class Plan {
   // value for tasks without time bounds).
   std::int64_t recency(std::size_t task) const;
 
+  // Every asset of the DAG reading the step's asset (itself when it reads its own earlier
+  // partitions), in or out of the plan: those a run of the step can make stale.
+  const std::vector<const Asset*>& reading_assets(std::size_t step) const {
+    return reading_[step];
+  }
+  // Whether the plan runs (does not skip) every partition of `window` in step `step`: false
+  // when some lies outside its share or is skipped.
+  bool computes(std::size_t step, const PartitionWindow& window) const;
+  // The step of an asset in the plan, or nullopt.
+  std::optional<std::size_t> step_of_asset(const Asset& asset) const;
+
   // The ranges (by index within the step) of its tasks that run, for printing.
   std::vector<PartitionRange> running(std::size_t step) const;
 
  private:
   friend Plan plan(const DAG& dag, const PartitionWindow* request, const PlanOptions& options);
+  void find_reading_assets(const DAG& dag);
   std::optional<PartitionRange> related_index(std::size_t step, std::size_t index,
                                               std::size_t other, bool reads = true) const;
   bool all_skipped(std::size_t step, PartitionRange range) const;
@@ -148,6 +160,7 @@ class Plan {
   std::vector<PartitionSpan> spans_;  // per step: its share
   // Per step, its tasks inside the request's share (the rest were grown for what others read).
   std::vector<PartitionRange> requested_;
+  std::vector<std::vector<const Asset*>> reading_;  // per step: reading_assets()
   // Per step, the mapping of each of its upstream edges, parallel to Step::upstream.
   std::vector<std::vector<PartitionMapping>> reads_;
   std::size_t tasks_ = 0;

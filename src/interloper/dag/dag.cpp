@@ -68,7 +68,8 @@ void check_edge(const Asset& asset, const Asset& upstream, const std::string& de
   const PartitionConfig* up = upstream.partitioning();
   const PartitionConfig* down = asset.partitioning();
   const DepMapping& declared = asset.mapping(dep);
-  const bool self = &upstream == &asset;
+  // A plain dependency on itself is left to the cycle check.
+  const bool self = &upstream == &asset && !declared.is_overlap();
   const std::optional<std::string> refused = PartitionMapping::refusal(up, down, declared, self);
   if (!refused) return;
   if (self || !declared.is_overlap()) {

@@ -257,6 +257,23 @@ std::unique_ptr<PartitionWindow> PartitionMapping::upstream_window(
   return nullptr;
 }
 
+std::unique_ptr<PartitionWindow> PartitionMapping::downstream_window(
+    const PartitionWindow& upstream, const PartitionConfig& downstream) const {
+  if (rule_ == Rule::same) return upstream.clone();
+  const std::optional<TimePartitionWindow> time = upstream.as_time_window();
+  const std::optional<TimeAxis> axis = downstream.time_axis();
+  if ((rule_ != Rule::bounds && rule_ != Rule::shifted) || !time || !axis) return nullptr;
+  // A downstream partition overlapping periods [lo, hi] reads [lo + first, hi + last]: it
+  // reads `upstream` exactly when it overlaps `upstream` moved back.
+  const TimeGranularity g = time->granularity();
+  const TimePoint first = g.advance(time->start(), -last_);
+  const TimePoint last = g.advance(time->end(), -first_);
+  std::optional<TimePartitionWindow> readers =
+      periods_overlapping(*axis, {first, g.bounds(last).end});
+  if (!readers) return nullptr;
+  return std::make_unique<TimePartitionWindow>(*readers);
+}
+
 std::unique_ptr<PartitionWindow> PartitionMapping::grown_share(
     const PartitionWindow& upstream_share, const PartitionWindow& downstream_share,
     bool self) const {

@@ -61,6 +61,7 @@ Plan plan(const DAG& dag, const PartitionWindow* request, const PlanOptions& opt
   if (!failures.empty()) throw PartitionError(failures);
   if (per_partition) result.grow_shares();
   result.link_steps();
+  result.find_reading_assets(dag);
   if (options.missing_only) {
     result.skip_up_to_date(*options.store, true);
   } else if (options.store != nullptr && result.tasks_ != request_tasks(result.requested_)) {
@@ -125,6 +126,40 @@ void Plan::link_steps() {
                                                     asset.mapping(upstream.name())));
     }
   }
+}
+
+void Plan::find_reading_assets(const DAG& dag) {
+  std::unordered_map<std::string_view, std::size_t> index;
+  for (std::size_t s = 0; s < steps_.size(); ++s) index.emplace(steps_[s].asset->name(), s);
+  reading_.assign(steps_.size(), {});
+  for (const Asset* asset : dag.order()) {
+    for (const std::string& dep : asset->deps()) {
+      auto it = index.find(dep);
+      if (it == index.end()) continue;
+      std::vector<const Asset*>& readers = reading_[it->second];
+      if (readers.empty() || readers.back() != asset) readers.push_back(asset);
+    }
+  }
+}
+
+bool Plan::computes(std::size_t step, const PartitionWindow& window) const {
+  const PartitionSpan& span = spans_[step];
+  const std::optional<TimePartitionWindow> time = window.as_time_window();
+  if (!span.timed() || !time) return false;
+  const std::optional<PartitionRange> range = span.overlapping(time->bounds());
+  if (!range || range->last - range->first + 1 != window.size()) return false;
+  if (scope_ == TaskScope::per_asset) return !index_skipped(step, 0);
+  const auto& skipped = steps_[step].skipped;
+  auto it = std::upper_bound(skipped.begin(), skipped.end(), range->last,
+                             [](std::size_t i, const PartitionRange& r) { return i < r.first; });
+  return it == skipped.begin() || std::prev(it)->last < range->first;
+}
+
+std::optional<std::size_t> Plan::step_of_asset(const Asset& asset) const {
+  for (std::size_t s = 0; s < steps_.size(); ++s) {
+    if (steps_[s].asset == &asset) return s;
+  }
+  return std::nullopt;
 }
 
 void Plan::grow_shares() {

@@ -120,7 +120,10 @@ TaskResult Engine::execute(std::size_t task) {
     result.error =
         stopping() ? std::string(kInterrupted) : describe_exception(std::current_exception());
   }
-  if (options_.run.store != nullptr) record_outcome(asset, write_window, started, result);
+  if (options_.run.store != nullptr) {
+    record_outcome(asset, write_window, started, result);
+    if (result.status == Status::succeeded) mark_readers_stale(task, result);
+  }
   result.seconds = seconds_since(started_steady);
   if (options_.run.events != nullptr) {
     Event event = make_event(
@@ -263,6 +266,49 @@ void Engine::check_upstreams(std::size_t task) const {
                 : fmt::format("upstream '{}': {} of {} partitions missing", name, missing, total);
   }
   if (!gaps.empty()) throw RunError(gaps);
+}
+
+void Engine::mark_readers_stale(std::size_t task, TaskResult& result) const {
+  // What a stale partition's definition reads as: not the current one, so it runs again.
+  static const std::string kUpstreamChanged = "upstream re-materialized";
+  MaterializationStore* store = options_.run.store;
+  const std::size_t step = plan_.step_of(task);
+  const Asset& asset = *plan_.steps()[step].asset;
+  const std::shared_ptr<const PartitionWindow> window = plan_.window(task);
+  if (window == nullptr || asset.partitioning() == nullptr) return;
+  try {
+    for (const Asset* reader : plan_.reading_assets(step)) {
+      if (reader->partitioning() == nullptr) continue;
+      const PartitionMapping mapping = PartitionMapping::between(
+          asset.partitioning(), reader->partitioning(), reader->mapping(asset.name()));
+      const std::unique_ptr<PartitionWindow> readers =
+          mapping.downstream_window(*window, *reader->partitioning());
+      if (readers == nullptr) continue;
+      const std::optional<std::size_t> in_plan = plan_.step_of_asset(*reader);
+      if (in_plan && plan_.computes(*in_plan, *readers)) continue;  // refreshed by this run
+      const WindowStatus status = store->status(reader->dataset(), *readers);
+      const std::vector<PartitionRange> fresh = status.fresh(reader->definition_fingerprint());
+      if (fresh.empty()) continue;
+      // The store keeps a materialized partition's state and definition only.
+      MaterializationRecord record;
+      record.asset = reader->name();
+      record.status = MaterializationStatus::materialized;
+      record.run_id = run_id_;
+      record.started = record.finished = clock_.now();
+      record.definition = kUpstreamChanged;
+      for (const PartitionRange& range : fresh) {
+        for (std::size_t i = range.first; i <= range.last; ++i) {
+          const std::unique_ptr<PartitionWindow> one = readers->partition_at(i)->as_window();
+          if (in_plan && plan_.computes(*in_plan, *one)) continue;
+          store->record(reader->dataset(), one.get(), record);
+        }
+      }
+    }
+  } catch (...) {
+    result.status = Status::failed;
+    result.error = "marking the readers stale failed: " +
+                   describe_exception(std::current_exception());
+  }
 }
 
 // ExecutionContext::load: the rows reads_of() names.
