@@ -231,6 +231,8 @@ void Engine::check_upstreams(std::size_t task) const {
     auto in_plan = std::find_if(planned.begin(), planned.end(), [&](std::size_t s) {
       return plan_.steps()[s].asset->name() == name;
     });
+    // A plan covers what the overlap reads of its upstreams (as it always has).
+    if (in_plan != planned.end() && asset.mapping(name).is_overlap()) continue;
     const ExecutionContext::UpstreamReads reads = reads_of(asset, window.get(), name).reads;
     std::size_t missing = 0, total = 0;
     if (reads.dataset.partitioning == nullptr) {
@@ -243,10 +245,7 @@ void Engine::check_upstreams(std::size_t task) const {
       std::vector<std::unique_ptr<PartitionWindow>> parts;
       const PartitionWindow* covered =
           in_plan == planned.end() ? nullptr : plan_.steps()[*in_plan].share.get();
-      // A plan covers what the overlap reads of its upstreams (as it always has).
-      if (in_plan != planned.end() && (covered == nullptr || asset.mapping(name).is_overlap())) {
-        continue;
-      }
+      if (in_plan != planned.end() && covered == nullptr) continue;
       if (covered != nullptr) {
         parts = PartitionMapping::outside(*reads.window, *covered);
       } else {
