@@ -55,7 +55,8 @@ struct Balances {
   std::size_t rows(std::string_view day) {
     il::Source s("s", destination);
     s.asset("balances", [](il::ExecutionContext&) { return il::Table(); }).partitioning(daily());
-    return destination->read(s.assets()[0].dataset(), &days(day)).num_rows();
+    const il::TimePartitionWindow window = days(day);
+    return destination->read(s.assets()[0].dataset(), &window).num_rows();
   }
 };
 
@@ -82,8 +83,10 @@ TEST(SelfDependency, AFirstBackfillRunsTheEarlierDaysAndALaterOneOnlyTheRequest)
   const il::DAG dag = b.dag();
   il::BackfillOptions options;
   options.run.store = &b.store;
-  const il::Plan plan = il::plan(dag, &days("2026-11-05..2026-11-06"),
-                                 {.scope = il::TaskScope::per_partition, .store = &b.store});
+  const il::TimePartitionWindow two = days("2026-11-05..2026-11-06");
+  il::PlanOptions plan_options;
+  plan_options.store = &b.store;
+  const il::Plan plan = il::plan(dag, &two, plan_options);
   EXPECT_EQ(plan.steps()[0].share->to_string(), "2026-11-01..2026-11-06");
   EXPECT_EQ(plan.related(plan.steps()[0].first_task + 3, 0), (il::PartitionRange{2, 2}));
   EXPECT_EQ(plan.related(plan.steps()[0].first_task, 0), std::nullopt);
@@ -104,7 +107,9 @@ TEST(SelfDependency, ManyPartitionsInOneTaskAreRefused) {
   Balances b;
   const il::DAG dag = b.dag();
   const il::TimePartitionWindow week = days("2026-11-01..2026-11-07");
-  EXPECT_THROW(il::plan(dag, &week, {.scope = il::TaskScope::per_asset}), il::PartitionError);
+  il::PlanOptions per_asset;
+  per_asset.scope = il::TaskScope::per_asset;
+  EXPECT_THROW(il::plan(dag, &week, per_asset), il::PartitionError);
 }
 
 // Yesterday's events, counted: one row per day upstream.
@@ -142,7 +147,8 @@ TEST(PreviousDay, APlainBackfillRunsTheUpstreamsDayBeforeFirst) {
   // The first day reads nothing and succeeds.
   const il::BackfillResult first = il::backfill(dag, days("2026-11-01"), options);
   EXPECT_TRUE(first.ok());
-  const il::Table day_one = destination->read(dag.asset("stats").dataset(), &days("2026-11-01"));
+  const il::TimePartitionWindow day = days("2026-11-01");
+  const il::Table day_one = destination->read(dag.asset("stats").dataset(), &day);
   ASSERT_EQ(day_one.num_rows(), 1u);
   EXPECT_EQ(day_one.column("seen")[0].as_int(), 0);
 }
