@@ -44,11 +44,12 @@ void Loader::read_dependency(const yaml::Node& node, AssetSpec& spec, AssetDefin
         mapping = DepMapping::parse_window(text);
       }
     } catch (const std::invalid_argument& e) {
-      const std::string why = std::string_view(key) == "offset"
-                                  ? "is not a whole number of partitions (like -1)"
-                                  : std::string(e.what());
-      fail(value, fmt::format("asset '{}': dependency '{}': {} '{}' {}", def.name, name, key, text,
-                              std::string_view(key) == "offset" ? why : "is bad: " + why));
+      if (std::string_view(key) != "offset") {
+        fail(value, fmt::format("asset '{}': dependency '{}': {}", def.name, name, e.what()));
+      }
+      fail(value, fmt::format("asset '{}': dependency '{}': offset '{}' is not a whole number of "
+                              "partitions (like -1)",
+                              def.name, name, text));
     }
   }
   def.deps.push_back(name);
