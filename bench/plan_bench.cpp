@@ -147,7 +147,9 @@ void BM_PlanMappedMillion(benchmark::State& state) {
   std::size_t tasks = 0, edges = 0;
   for (auto _ : state) {
     const auto t0 = steady_clock::now();
-    il::Plan plan = il::plan(dag, &window, {.store = &store});
+    il::PlanOptions options;
+    options.store = &store;
+    il::Plan plan = il::plan(dag, &window, options);
     plan_ms += duration<double, std::milli>(steady_clock::now() - t0).count();
     for (const il::Plan::Step& step : plan.steps()) {
       for (std::size_t t = step.first_task; t < step.first_task + step.tasks; ++t) {
