@@ -46,6 +46,7 @@
 #include "interloper/data.hpp"
 #include "interloper/dataset.hpp"
 #include "interloper/error.hpp"
+#include "interloper/mapping.hpp"
 #include "interloper/partitioning.hpp"
 
 namespace interloper {
@@ -89,7 +90,12 @@ class Asset {
 
   // Builder-style setters, each named as its getter; each returns *this.
   Asset& partitioning(const PartitionConfig& config);  // clones `config`
+  // Sets the dependencies by name, each reading the overlapping partitions.
   Asset& deps(std::vector<std::string> upstream_names);
+  // Adds the dependency `upstream` (or changes the one of that name) reading what `mapping`
+  // says: asset.dep("balances", il::DepMapping::offset(-1)) reads yesterday's balances, and an
+  // asset may name itself this way (see mapping.hpp). The DAG checks the mapping.
+  Asset& dep(std::string upstream, DepMapping mapping);
   // The earlier names of those two setters.
   [[deprecated("use partitioning(config)")]] Asset& partitioned(const PartitionConfig& config) {
     return partitioning(config);
@@ -128,6 +134,9 @@ class Asset {
   const std::string& source_name() const { return source_; }
   const PartitionConfig* partitioning() const { return partitioning_.get(); }  // nullptr: none
   const std::vector<std::string>& deps() const { return deps_; }
+  // What the dependency `upstream` reads: the mapping dep() gave it, else the overlap (also for
+  // a name that is not a dependency).
+  const DepMapping& mapping(std::string_view upstream) const;
   bool enabled() const { return enabled_; }
   const Schema& schema() const { return schema_; }
   std::int64_t min_rows() const { return min_rows_; }
@@ -137,7 +146,7 @@ class Asset {
   bool require_upstream() const { return require_upstream_; }
   const std::string& description() const { return description_; }  // "" when none
   // A stable hash (16 hex digits) of the definition text, the version, the partitioning's
-  // definition and the declared schema: what the store keeps with each materialized partition.
+  // definition, the declared schema and the mappings other than the overlap: what the store keeps with each materialized partition.
   std::string definition_fingerprint() const;
   // The asset's own destination, or nullptr (a Source or DAG then supplies one).
   const std::shared_ptr<Destination>& destination() const { return destination_; }
@@ -186,6 +195,7 @@ class Asset {
   ComputeFn compute_;
   std::unique_ptr<PartitionConfig> partitioning_;
   std::vector<std::string> deps_;
+  std::vector<DepMapping> mappings_;  // parallel to deps_
   bool enabled_ = true;
   Schema schema_;
   std::int64_t min_rows_ = 0;

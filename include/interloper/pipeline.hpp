@@ -48,6 +48,7 @@ struct AssetDefinition {
   std::string name;
   std::string source;
   std::vector<std::string> deps;
+  std::vector<DepMapping> mappings;  // what each of deps reads, position by position
   bool enabled = true;
   std::string body;                  // "command", "sql" or "python"
   std::vector<std::string> command;  // argv as written (placeholders unexpanded)
@@ -133,6 +134,7 @@ struct CatalogEntry {
   std::string name;
   std::string source;
   std::vector<std::string> deps;
+  std::vector<DepMapping> mappings;  // what each of deps reads, position by position
   bool enabled = true;
   std::string description;         // Asset::description ("" when none)
   std::string source_description;  // Source::description of its source ("" when none)

@@ -19,6 +19,14 @@
 // DAG) a partition depends on the same partition. Upstreams that are not selected are not in
 // the plan: their rows are read as stored.
 //
+// A dependency with an offset or window (DepMapping) reads upstream partitions outside the
+// request: in a backfill (per_partition) the upstream's share grows to cover them, and an asset
+// reading its own earlier partitions grows back to its start and runs oldest first, each
+// partition after the ones it reads. Grown tasks the store records as up to date are skipped
+// even without missing_only, so a first backfill comes out complete and later ones redo only
+// what the request names. Per asset, a share reading its own earlier partitions must be one
+// partition.
+//
 // Dependencies are never stored as edge lists. A plan holds, per selected asset, its share (a
 // PartitionSpan), one mapping per edge and a few ranges; the tasks an edge connects are derived
 // on demand by the mapping's arithmetic (for hours and days in constant time). A plan of 10^6
@@ -102,19 +110,35 @@ class Plan {
   std::shared_ptr<const PartitionWindow> window(std::size_t task) const;
   // The tasks of step `other` that task `task` depends on (when `other` is one of its step's
   // upstreams) or that depend on it (when `other` is a downstream), as indices within `other`.
-  // nullopt when none overlaps. Constant time for fixed-length granularities.
+  // nullopt when none overlaps. Constant time for fixed-length granularities. For its own step
+  // (an asset reading its earlier partitions) these are the tasks it depends on.
   std::optional<PartitionRange> related(std::size_t task, std::size_t other) const;
+  // The tasks of step `other` (one of the task's step's downstream steps, possibly its own)
+  // that depend on task `task`; nullopt when none.
+  std::optional<PartitionRange> readers(std::size_t task, std::size_t other) const;
   // Newest-first rank of a task: the start of its bounds in epoch seconds (the latest possible
   // value for tasks without time bounds).
   std::int64_t recency(std::size_t task) const;
+
+  // Every asset of the DAG reading the step's asset (itself when it reads its own earlier
+  // partitions), in or out of the plan: those a run of the step can make stale.
+  const std::vector<const Asset*>& reading_assets(std::size_t step) const {
+    return reading_[step];
+  }
+  // Whether the plan runs (does not skip) every partition of `window` in step `step`: false
+  // when some lies outside its share or is skipped.
+  bool computes(std::size_t step, const PartitionWindow& window) const;
+  // The step of an asset in the plan, or nullopt.
+  std::optional<std::size_t> step_of_asset(const Asset& asset) const;
 
   // The ranges (by index within the step) of its tasks that run, for printing.
   std::vector<PartitionRange> running(std::size_t step) const;
 
  private:
   friend Plan plan(const DAG& dag, const PartitionWindow* request, const PlanOptions& options);
+  void find_reading_assets(const DAG& dag);
   std::optional<PartitionRange> related_index(std::size_t step, std::size_t index,
-                                              std::size_t other) const;
+                                              std::size_t other, bool reads = true) const;
   bool all_skipped(std::size_t step, PartitionRange range) const;
   bool index_skipped(std::size_t step, std::size_t index) const;
   // Sets the step's share of the request and returns it as a span; throws PartitionError when
@@ -123,14 +147,20 @@ class Plan {
   // Fills each step's upstream and downstream steps from its asset's dependencies, and the
   // mapping of each upstream edge.
   void link_steps();
+  // Grows the shares of the upstreams that windows read outside the request (per_partition),
+  // and numbers the tasks again.
+  void grow_shares();
   // Marks the tasks whose partitions are materialized by the current definitions and read
-  // nothing that runs as skipped.
-  void skip_up_to_date(PartitionStates& store);
+  // nothing that runs as skipped: every such task (`all`), or only those grow_shares() added.
+  void skip_up_to_date(PartitionStates& store, bool all);
 
   TaskScope scope_ = TaskScope::per_partition;
   std::shared_ptr<const PartitionWindow> request_;
   std::vector<Step> steps_;
   std::vector<PartitionSpan> spans_;  // per step: its share
+  // Per step, its tasks inside the request's share (the rest were grown for what others read).
+  std::vector<PartitionRange> requested_;
+  std::vector<std::vector<const Asset*>> reading_;  // per step: reading_assets()
   // Per step, the mapping of each of its upstream edges, parallel to Step::upstream.
   std::vector<std::vector<PartitionMapping>> reads_;
   std::size_t tasks_ = 0;

@@ -44,7 +44,7 @@ from interloper._core import (
     TimePartitionConfig,
     TimePartitionWindow,
 )
-from interloper._assets import DAG, Asset, Source, asset, destination, source, store
+from interloper._assets import DAG, Asset, Dep, Source, asset, destination, source, store
 
 __all__ = [
     "DAG",
@@ -56,6 +56,7 @@ __all__ = [
     "DataError",
     "Destination",
     "DestinationError",
+    "Dep",
     "Error",
     "ExecutionContext",
     "Filter",

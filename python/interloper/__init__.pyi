@@ -247,6 +247,30 @@ class SerialRunner(Runner):
 class ConcurrentRunner(Runner):
     def __init__(self, workers: int = 4) -> None: ...
 
+class DepMapping:
+    """What one dependency reads of its upstream (made by Dep)."""
+    def __init__(self) -> None: ...
+    @staticmethod
+    def offset(k: int) -> DepMapping: ...
+    @staticmethod
+    def window(first: int, last: int) -> DepMapping: ...
+    @staticmethod
+    def parse_window(text: str) -> DepMapping: ...
+    @staticmethod
+    def all() -> DepMapping: ...
+    @property
+    def first(self) -> int: ...
+    @property
+    def last(self) -> int: ...
+
+class Dep:
+    """A dependency that says which partitions of its upstream it reads: offset=-1 (the one
+    before; an asset may read itself so), window="-6..0" (a trailing window), all=True."""
+    asset: str
+    mapping: DepMapping
+    def __init__(self, asset: str, *, offset: int | None = None,
+                 window: str | tuple[int, int] | None = None, all: bool = False) -> None: ...
+
 class Asset:
     function: Callable[..., Any]
     name: str
@@ -259,7 +283,7 @@ class Asset:
     version: str
     source: Source | None
     def __init__(self, function: Callable[..., Any], *, name: str | None = None,
-                 partitioning: PartitionConfig | None = None, deps: Sequence[str] = (),
+                 partitioning: PartitionConfig | None = None, deps: Sequence[str | Dep] = (),
                  destination: str | Destination | None = None, schema: Mapping[str, Any] | None = None,
                  enabled: bool = True, version: str = "") -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...

@@ -73,6 +73,41 @@ _destination = destination
 _store = store
 
 
+class Dep:
+    """A dependency that says which partitions of its upstream it reads.
+
+    ``Dep("balances", offset=-1)`` reads the partition before (yesterday for days; an asset may
+    read itself this way), ``Dep("events", window="-6..0")`` (or ``window=(-6, 0)``) the
+    partition and the six before, ``Dep("fx", all=True)`` every partition. A plain name in
+    ``deps`` reads the overlapping partitions. Offsets and windows count partitions of the
+    upstream's time partitioning and stop at its start."""
+
+    def __init__(self, asset: str, *, offset: int | None = None,
+                 window: str | tuple[int, int] | None = None, all: bool = False) -> None:
+        if not isinstance(asset, str):
+            raise TypeError(f"Dep(): argument 'asset' must be an asset name, not "
+                            f"{type(asset).__qualname__}")
+        if sum(x is not None and x is not False for x in (offset, window, all or None)) > 1:
+            raise ValueError(f"Dep('{asset}'): give one of offset, window or all")
+        self.asset = asset
+        if offset is not None:
+            if isinstance(offset, bool) or not isinstance(offset, int):
+                raise TypeError(f"Dep('{asset}'): offset must be an int, not "
+                                f"{type(offset).__qualname__}")
+            self.mapping = _core.DepMapping.offset(offset)
+        elif isinstance(window, str):
+            self.mapping = _core.DepMapping.parse_window(window)
+        elif window is not None:
+            self.mapping = _core.DepMapping.window(*window)
+        elif all:
+            self.mapping = _core.DepMapping.all()
+        else:
+            self.mapping = _core.DepMapping()
+
+    def __repr__(self) -> str:
+        return f"Dep({self.asset!r}, {self.mapping})"
+
+
 class Asset:
     """An asset defined by a Python function; made by @asset."""
 
@@ -82,7 +117,7 @@ class Asset:
         *,
         name: str | None = None,
         partitioning: _core.PartitionConfig | None = None,
-        deps: Sequence[str] = (),
+        deps: Sequence[str | Dep] = (),
         destination: str | _core.Destination | None = None,
         schema: Mapping[str, Any] | None = None,
         enabled: bool = True,
@@ -93,8 +128,10 @@ class Asset:
         if partitioning is not None and not isinstance(partitioning, _core.PartitionConfig):
             raise TypeError("asset(): argument 'partitioning' must be a PartitionConfig, not "
                             f"{type(partitioning).__qualname__}")
-        if isinstance(deps, str) or not all(isinstance(d, str) for d in deps):
-            raise TypeError("asset(): argument 'deps' must be a list of asset names")
+        if isinstance(deps, str) or not all(isinstance(d, (str, Dep)) for d in deps):
+            raise TypeError("asset(): argument 'deps' must be a list of asset names or il.Dep")
+        self.mappings = [(d.asset, d.mapping) for d in deps if isinstance(d, Dep)]
+        deps = [d.asset if isinstance(d, Dep) else d for d in deps]
         self.function = function
         self.name = name or function.__name__
         self.partitioning = partitioning
@@ -120,7 +157,7 @@ class Asset:
         return _core.make_asset(
             self.name, self.function, self, self._pass_self, self.inputs, self.partitioning,
             self.deps, destination(self.destination) or default_destination, self.schema,
-            self.enabled, self.version)
+            self.enabled, self.version, self.mappings)
 
     def _engine_alone(self) -> _core.EngineAsset:
         """This asset alone, under its source's name and destination when it has a source."""

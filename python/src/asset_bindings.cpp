@@ -183,7 +183,8 @@ Schema schema_of(py::handle schema) {
 Asset make_asset(std::string name, py::object function, py::object asset, bool pass_self,
                  std::vector<std::string> inputs, const PartitionConfig* partitioning,
                  std::vector<std::string> deps, std::shared_ptr<Destination> destination,
-                 py::handle schema, bool enabled, std::string version) {
+                 py::handle schema, bool enabled, std::string version,
+                 std::vector<std::pair<std::string, DepMapping>> mappings) {
   auto callable = std::make_shared<PythonFunction>();
   callable->function = std::move(function);
   callable->asset = std::move(asset);
@@ -193,6 +194,7 @@ Asset make_asset(std::string name, py::object function, py::object asset, bool p
   Asset made(name, compute_of(callable));
   if (partitioning != nullptr) made.partitioning(*partitioning);
   made.deps(std::move(deps)).enabled(enabled).schema(schema_of(schema));
+  for (auto& [upstream, mapping] : mappings) made.dep(std::move(upstream), mapping);
   if (destination) made.destination(std::move(destination));
   // The definition that makes stored partitions stale when it changes: where the code lives.
   py::object code = py::getattr(callable->function, "__code__", py::none());
@@ -364,7 +366,8 @@ void bind_engine_asset(py::module_& m) {
           py::arg("window") = py::none());
   m.def("make_asset", &make_asset, py::arg("name"), py::arg("function"), py::arg("asset"),
         py::arg("pass_self"), py::arg("inputs"), py::arg("partitioning"), py::arg("deps"),
-        py::arg("destination"), py::arg("schema"), py::arg("enabled"), py::arg("version"));
+        py::arg("destination"), py::arg("schema"), py::arg("enabled"), py::arg("version"),
+        py::arg("mappings") = std::vector<std::pair<std::string, DepMapping>>{});
   py::class_<Source>(m, "EngineSource", "A named group of engine assets.")
       .def(
           py::init([](std::string name, std::shared_ptr<Destination> destination, py::list assets) {

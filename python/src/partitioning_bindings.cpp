@@ -6,6 +6,7 @@
 
 #include "bindings.hpp"
 #include "convert.hpp"
+#include "interloper/mapping.hpp"
 #include "interloper/partitioning.hpp"
 
 namespace interloper::python {
@@ -163,12 +164,35 @@ std::unique_ptr<PartitionWindow> window_argument(py::handle object, std::string_
 void bind_time_kind(py::module_& m);
 void bind_configs(py::module_& m);
 
+// What a dependency reads of its upstream (il.Dep builds one).
+void bind_dep_mapping(py::module_& m) {
+  py::class_<DepMapping>(m, "DepMapping",
+                         "What one dependency reads of its upstream: the overlapping "
+                         "partitions (the default), an offset, a window, or all.")
+      .def(py::init<>())
+      .def_static("offset", &DepMapping::offset, py::arg("k"),
+                  "The partition k upstream periods away: -1 is the one before.")
+      .def_static("window", &DepMapping::window, py::arg("first"), py::arg("last"),
+                  "The overlap with its ends moved by first and last periods (-6, 0: the "
+                  "partition and the six before). ValueError when last < first.")
+      .def_static("parse_window", &DepMapping::parse_window, py::arg("text"),
+                  "A window text, '-6..0', or one number. ValueError naming a bad text.")
+      .def_static("all", &DepMapping::all, "Every partition of the upstream.")
+      .def_property_readonly("first", &DepMapping::first)
+      .def_property_readonly("last", &DepMapping::last)
+      .def("__str__", &DepMapping::to_string)
+      .def("__repr__",
+           [](const DepMapping& d) { return "<DepMapping " + d.to_string() + ">"; })
+      .def("__eq__", [](const DepMapping& a, const DepMapping& b) { return a == b; });
+}
+
 void bind_partitioning(py::module_& m) {
   bind_filter(m);
   bind_partition_base(m);
   bind_window_base(m);
   bind_time_kind(m);
   bind_configs(m);
+  bind_dep_mapping(m);
 }
 
 }  // namespace interloper::python

@@ -251,4 +251,49 @@ TEST(DAG, SelectWithAndWithoutUpstream) {
   EXPECT_NE(copy.order().front(), chain.order().front());
 }
 
+TEST(DAG, AnAssetMayReadItsOwnEarlierPartitionsOnly) {
+  const il::TimePartitionConfig daily("date");
+  il::Source s("s");
+  s.add(asset("events")).partitioning(daily);
+  s.add(asset("balances", {"events"}))
+      .partitioning(daily)
+      .dep("balances", il::DepMapping::offset(-1))
+      .dep("events", il::DepMapping::window(-6, 0));
+  il::DAG dag({s});
+  EXPECT_EQ(names(dag.order()), (std::vector<std::string>{"events", "balances"}));
+  EXPECT_EQ(names(dag.upstream("balances")), std::vector<std::string>{"events"});
+  EXPECT_TRUE(dag.downstream("balances").empty());
+  EXPECT_EQ(dag.asset("balances").mapping("balances"), il::DepMapping::offset(-1));
+  EXPECT_EQ(dag.asset("balances").mapping("events"), il::DepMapping::window(-6, 0));
+
+  for (const auto& m : {il::DepMapping::offset(0), il::DepMapping::window(-6, 0),
+                        il::DepMapping::offset(1), il::DepMapping::all()}) {
+    il::Source bad("s");
+    bad.add(asset("b")).partitioning(daily).dep("b", m);
+    EXPECT_EQ(dag_error({bad}),
+              "asset 'b': dependency 'b' (" + m.to_string() +
+                  "): a dependency on itself must read earlier partitions only (a negative "
+                  "offset, or a window ending below 0), or it is a cycle; " +
+                  m.to_string() + " is not");
+  }
+}
+
+TEST(DAG, AWindowNeedsTimeOnBothEnds) {
+  const il::ListPartitionConfig regions("region", {"eu", "us"});
+  il::Source s("s");
+  s.add(asset("sales")).partitioning(regions);
+  s.add(asset("totals")).partitioning(regions).dep("sales", il::DepMapping::offset(-1));
+  EXPECT_EQ(dag_error({s}),
+            "asset 'totals': dependency 'sales' (offset -1): offset -1 counts periods of time: "
+            "both assets must be partitioned by time");
+  il::Source u("u");
+  u.add(asset("fx"));
+  u.add(asset("report")).partitioning(il::TimePartitionConfig("date")).dep("fx",
+                                                                          il::DepMapping::all());
+  EXPECT_EQ(dag_error({u}), "");
+  il::Source unknown("s");
+  unknown.add(asset("a")).dep("nope", il::DepMapping::offset(-1));
+  EXPECT_EQ(dag_error({unknown}), "asset 'a' depends on unknown asset 'nope'");
+}
+
 }  // namespace

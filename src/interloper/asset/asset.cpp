@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -27,6 +28,7 @@ Asset::Asset(const Asset& other)
       compute_(other.compute_),
       partitioning_(other.partitioning_ ? other.partitioning_->clone() : nullptr),
       deps_(other.deps_),
+      mappings_(other.mappings_),
       enabled_(other.enabled_),
       schema_(other.schema_),
       min_rows_(other.min_rows_),
@@ -55,7 +57,27 @@ Asset& Asset::partitioning(const PartitionConfig& config) {
 
 Asset& Asset::deps(std::vector<std::string> upstream_names) {
   deps_ = std::move(upstream_names);
+  mappings_.assign(deps_.size(), DepMapping());
   return *this;
+}
+
+Asset& Asset::dep(std::string upstream, DepMapping mapping) {
+  auto it = std::find(deps_.begin(), deps_.end(), upstream);
+  if (it == deps_.end()) {
+    deps_.push_back(std::move(upstream));
+    mappings_.push_back(mapping);
+  } else {
+    mappings_[static_cast<std::size_t>(it - deps_.begin())] = mapping;
+  }
+  return *this;
+}
+
+const DepMapping& Asset::mapping(std::string_view upstream) const {
+  static const DepMapping kOverlap;
+  for (std::size_t i = 0; i < deps_.size(); ++i) {
+    if (deps_[i] == upstream) return mappings_[i];
+  }
+  return kOverlap;
 }
 
 Asset& Asset::enabled(bool on) {
@@ -110,6 +132,10 @@ std::string Asset::definition_fingerprint() const {
   part(version_);
   part(partitioning_ ? partitioning_->to_definition() : std::string());
   part(schema_.to_string());
+  // Mappings other than the overlap, so that definitions from before mappings keep their hash.
+  for (std::size_t i = 0; i < deps_.size(); ++i) {
+    if (!mappings_[i].is_overlap()) part(deps_[i] + " " + mappings_[i].to_string());
+  }
   return fingerprint(text);
 }
 

@@ -62,13 +62,21 @@ std::vector<const Asset*> declared_assets(const std::vector<Source>& sources,
   return declared;
 }
 
-// Checks the edge from `upstream` to `asset` (its dependency `dep`): partitionings that map.
+// Checks the edge from `upstream` to `asset` (its dependency `dep`): partitionings that map as
+// the dependency's mapping says, and a dependency on itself that reads earlier partitions only.
 void check_edge(const Asset& asset, const Asset& upstream, const std::string& dep) {
   const PartitionConfig* up = upstream.partitioning();
   const PartitionConfig* down = asset.partitioning();
-  if (up == nullptr || down == nullptr) return;
-  const std::optional<std::string> refused = PartitionMapping::refusal(*up, *down);
+  const DepMapping& declared = asset.mapping(dep);
+  // A plain dependency on itself is left to the cycle check.
+  const bool self = &upstream == &asset && !declared.is_overlap();
+  const std::optional<std::string> refused = PartitionMapping::refusal(up, down, declared, self);
   if (!refused) return;
+  if (self || !declared.is_overlap()) {
+    throw DagError(fmt::format("asset '{}': dependency '{}' ({}): {}", asset.name(), dep,
+                               declared.to_string(), *refused),
+                   asset.name(), dep);
+  }
   throw DagError(
       fmt::format("asset '{}' (partitioned {}) depends on asset '{}' (partitioned {}): {}",
                   asset.name(), down->to_definition(), upstream.name(), up->to_definition(),
@@ -90,7 +98,11 @@ Edges dependency_edges(const std::vector<const Asset*>& declared, const NameInde
     const Asset& asset = *declared[i];
     for (const std::string& dep : asset.deps()) {
       const Asset* upstream = nullptr;
-      if (auto it = index.find(dep); it != index.end()) {
+      // A declared mapping on itself is checked below; a plain one is a cycle of the graph.
+      if (auto it = index.find(dep);
+          it != index.end() && it->second == i && !asset.mapping(dep).is_overlap()) {
+        upstream = &asset;  // reads its own earlier partitions: an order of tasks, not of assets
+      } else if (it != index.end()) {
         upstream = declared[it->second];
         links.emplace_back(it->second, i);
         ++edges.first[it->second + 1];
@@ -273,7 +285,7 @@ std::vector<const Asset*> DAG::upstream(std::string_view name) const {
   std::vector<std::size_t> positions;
   for (const std::string& dep : target.deps()) {
     auto it = by_name_.find(dep);
-    if (it != by_name_.end()) positions.push_back(it->second);
+    if (it != by_name_.end() && dep != target.name()) positions.push_back(it->second);
   }
   std::sort(positions.begin(), positions.end());
   positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
@@ -287,7 +299,7 @@ std::vector<const Asset*> DAG::downstream(std::string_view name) const {
   std::vector<const Asset*> result;
   for (const Asset* candidate : order_) {
     const auto& deps = candidate->deps();
-    if (std::find(deps.begin(), deps.end(), target.name()) != deps.end()) {
+    if (candidate != &target && std::find(deps.begin(), deps.end(), target.name()) != deps.end()) {
       result.push_back(candidate);
     }
   }

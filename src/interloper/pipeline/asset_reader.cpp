@@ -48,10 +48,7 @@ void Loader::read_asset(const yaml::Node& node, const SourceSpec& source) {
   if (const yaml::Node deps = node["deps"]) {
     spec.deps_node = deps;
     if (!deps.is_sequence()) fail(deps, "'deps' must be a list of asset names");
-    for (const auto& d : deps) {
-      def.deps.push_back(scalar(d, "a dependency"));
-      spec.dep_nodes.push_back(d);
-    }
+    for (const auto& d : deps) read_dependency(d, spec, def);
   }
   const yaml::Node command = node["command"];
   const yaml::Node sql = node["sql"];

@@ -71,6 +71,9 @@ struct SqlAsset {
   std::vector<DatasetRef> deps;              // names are the CTE names (asset names)
   std::shared_ptr<Destination> destination;  // must be queryable (Destination::queryable())
   double timeout_seconds = 0;                // > 0: the query is stopped after this long
+  // The asset's own columns (partition column and declared schema), for a query reading its
+  // own earlier partitions before any is written: it then reads an empty table of them.
+  std::vector<std::string> own_columns;
 };
 ComputeFn sql_compute(SqlAsset asset);
 

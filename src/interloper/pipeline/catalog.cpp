@@ -31,6 +31,7 @@ CatalogEntry entry_of(const DAG& dag, const SourceDescriptions& sources, const A
   entry.name = asset.name();
   entry.source = asset.source_name();
   entry.deps = asset.deps();
+  for (const std::string& dep : entry.deps) entry.mappings.push_back(asset.mapping(dep));
   entry.enabled = asset.enabled();
   entry.description = asset.description();
   if (const auto found = sources.find(entry.source); found != sources.end()) {
@@ -56,6 +57,18 @@ json schema_json(const Schema& schema) {
   return out;
 }
 
+// "events (window -6..0), fx": each dependency, with its mapping unless it reads the overlap.
+std::string deps_text(const CatalogEntry& entry) {
+  std::string out;
+  for (std::size_t i = 0; i < entry.deps.size(); ++i) {
+    out += (i == 0 ? "" : ", ") + entry.deps[i];
+    if (i < entry.mappings.size() && !entry.mappings[i].is_overlap()) {
+      out += " (" + entry.mappings[i].to_string() + ")";
+    }
+  }
+  return out;
+}
+
 json text_or_null(const std::string& text) { return text.empty() ? json() : json(text); }
 
 json entry_json(const CatalogEntry& entry) {
@@ -63,6 +76,14 @@ json entry_json(const CatalogEntry& entry) {
   out["name"] = entry.name;
   out["source"] = entry.source;
   out["deps"] = entry.deps;
+  // What a dependency reads, for those that say more than the overlap.
+  json mappings = json::object();
+  for (std::size_t i = 0; i < entry.deps.size() && i < entry.mappings.size(); ++i) {
+    if (!entry.mappings[i].is_overlap()) {
+      mappings[entry.deps[i]] = json::parse(entry.mappings[i].to_definition());
+    }
+  }
+  if (!mappings.empty()) out["mappings"] = mappings;
   out["enabled"] = entry.enabled;
   out["description"] = text_or_null(entry.description);
   out["source_description"] = text_or_null(entry.source_description);
@@ -145,7 +166,7 @@ std::string catalog_text(const std::vector<CatalogEntry>& entries) {
                        partitioning_text(entry.partitioning), def != nullptr ? def->body : "code",
                        entry.enabled ? "" : ", disabled");
     if (!entry.description.empty()) out += indented("  description ", entry.description);
-    if (!entry.deps.empty()) out += fmt::format("  after {}\n", fmt::join(entry.deps, ", "));
+    if (!entry.deps.empty()) out += fmt::format("  after {}\n", deps_text(entry));
     out += fmt::format("  destination {}\n", entry.destination.value_or("(none)"));
     if (!entry.schema_read) continue;
     if (!entry.schema) {

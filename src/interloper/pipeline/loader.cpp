@@ -161,6 +161,9 @@ Source Loader::declare(const SourceSpec& source) {
     Asset& asset = built.asset(def.name, compute(spec, def));
     if (spec.partitioning) asset.partitioning(*spec.partitioning);
     asset.deps(def.deps);
+    for (std::size_t i = 0; i < def.deps.size(); ++i) {
+      if (!def.mappings[i].is_overlap()) asset.dep(def.deps[i], def.mappings[i]);
+    }
     asset.enabled(def.enabled);
     if (!def.schema.empty()) asset.schema(def.schema);
     asset.min_rows(def.min_rows);
@@ -235,13 +238,16 @@ ComputeFn Loader::compute(AssetSpec& spec, const AssetDefinition& def) const {
                          .source = def.source,
                          .deps = {},
                          .destination = spec.destination,
-                         .timeout_seconds = spec.timeout};
+                         .timeout_seconds = spec.timeout,
+                         .own_columns = {}};
   for (const auto& dep : def.deps) {
     auto found = asset_index_.find(dep);
     if (found == asset_index_.end()) continue;  // the DAG reports the unknown name
     const AssetDefinition& upstream = definitions_[found->second];
     sql.deps.push_back({upstream.source, upstream.name, nullptr});
   }
+  if (spec.partitioning) sql.own_columns.push_back(spec.partitioning->column());
+  for (const Field& field : def.schema.fields()) sql.own_columns.push_back(field.name);
   return pipeline::sql_compute(std::move(sql));
 }
 

@@ -108,6 +108,8 @@ class Loader {
   nlohmann::ordered_json list_definition(const yaml::Node& node) const;
   void check_list_value(const yaml::Node& node, const std::string& value) const;
   void read_asset(const yaml::Node& node, const SourceSpec& source);
+  // One entry of `deps:` (a name, or a map with `asset` and its mapping).
+  void read_dependency(const yaml::Node& node, AssetSpec& spec, AssetDefinition& def) const;
   void read_command(const yaml::Node& node, AssetSpec& spec, AssetDefinition& def);
   // One argument of a command as written, its placeholders checked against the asset.
   std::string command_argument(const yaml::Node& arg, const AssetSpec& spec,

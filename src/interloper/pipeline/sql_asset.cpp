@@ -212,6 +212,22 @@ bool check_readable(Destination& destination, const std::string& asset, const Da
   return column && stored->field(*column).type == DataType::null;
 }
 
+// What a query reading its own earlier partitions sees before the first one is written: an
+// empty table of the asset's own columns. Fails when it declares none beyond the partition's.
+std::string no_earlier_rows(const std::string& asset, const std::vector<std::string>& columns) {
+  if (columns.size() < 2) {
+    throw RunError(fmt::format(
+        "asset '{}' reads its own earlier partitions and none is written yet: declare its "
+        "columns with 'schema:' so that its first partition reads an empty table",
+        asset));
+  }
+  std::string select;
+  for (const std::string& column : columns) {
+    select += (select.empty() ? "SELECT NULL AS " : ", NULL AS ") + quote_identifier(column);
+  }
+  return select + " WHERE 1 = 0";
+}
+
 bool same_ignoring_case(std::string_view a, std::string_view b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
     return std::tolower(static_cast<unsigned char>(x)) ==
@@ -388,6 +404,13 @@ ComputeFn sql_compute(SqlAsset asset) {
         .asset = context.asset_name(), .datasets = {}, .timeout_seconds = asset.timeout_seconds};
     std::vector<std::string> rowless;
     for (std::size_t i = 0; i < asset.deps.size(); ++i) {
+      if (asset.deps[i].asset == context.asset_name() &&
+          !asset.destination->schema(asset.deps[i])) {
+        const std::string empty = no_earlier_rows(context.asset_name(), asset.own_columns);
+        ctes.emplace_back(asset.deps[i].asset, empty);
+        ctes.emplace_back(asset.deps[i].asset + "__all", empty);
+        continue;
+      }
       readable.datasets.push_back(
           dependency_ctes(*database, context, asset.deps[i], i, ctes, params));
       if (check_readable(*asset.destination, readable.asset, readable.datasets.back())) {

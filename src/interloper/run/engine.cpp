@@ -298,7 +298,7 @@ void Engine::set_aside(std::size_t task, TaskResult outcome, Unrun unrun) {
 template <typename F>
 void Engine::for_each_reader(std::size_t task, F&& f) const {
   for (std::size_t down : plan_.steps()[plan_.step_of(task)].downstream) {
-    std::optional<PartitionRange> readers = plan_.related(task, down);
+    std::optional<PartitionRange> readers = plan_.readers(task, down);
     if (!readers) continue;
     const std::size_t first = plan_.steps()[down].first_task;
     for (std::size_t i = readers->first; i <= readers->last; ++i) f(first + i);
@@ -338,7 +338,7 @@ void Engine::cancel_downstream(std::size_t task, const std::string& reason) {
     const std::size_t current = todo.back();
     todo.pop_back();
     for (std::size_t down : plan_.steps()[plan_.step_of(current)].downstream) {
-      std::optional<PartitionRange> readers = plan_.related(current, down);
+      std::optional<PartitionRange> readers = plan_.readers(current, down);
       if (!readers) continue;
       const std::size_t first = plan_.steps()[down].first_task;
       for (std::size_t i = readers->first; i <= readers->last; ++i) {

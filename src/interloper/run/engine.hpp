@@ -139,6 +139,10 @@ class Engine {
   // materialized in the store (missing, or failed at its last run). Upstream steps of the plan
   // are not asked: their tasks succeeded before this one, or were skipped as materialized.
   void check_upstreams(std::size_t task) const;
+  // After a task materialized its partitions: marks stale, in the store, the materialized
+  // partitions of every asset reading them that this run does not compute again.
+  // A failure fails the task (its rows are written, but what reads them would look fresh).
+  void mark_readers_stale(std::size_t task, TaskResult& result) const;
 
   // ExecutionContext::load: the rows reads_of() names.
   Table load(const Asset& asset, const PartitionWindow* window, const std::string& window_text,

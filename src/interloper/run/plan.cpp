@@ -14,6 +14,16 @@
 
 namespace interloper {
 
+namespace {
+
+std::size_t request_tasks(const std::vector<PartitionRange>& requested) {
+  std::size_t n = 0;
+  for (const PartitionRange& r : requested) n += r.last - r.first + 1;
+  return n;
+}
+
+}  // namespace
+
 Plan plan(const DAG& dag, const PartitionWindow* request, const PlanOptions& options) {
   if (options.missing_only && options.store == nullptr) {
     throw RunError("plan: missing_only needs a materialization store (options.store)");
@@ -44,12 +54,19 @@ Plan plan(const DAG& dag, const PartitionWindow* request, const PlanOptions& opt
     step.tasks = asset->partitioning() == nullptr ? 1 : per_partition ? partitions : 1;
     step.first_task = result.tasks_;
     result.tasks_ += step.tasks;
+    result.requested_.push_back({0, step.tasks == 0 ? 0 : step.tasks - 1});
     result.steps_.push_back(std::move(step));
     result.spans_.push_back(std::move(span));
   }
   if (!failures.empty()) throw PartitionError(failures);
+  if (per_partition) result.grow_shares();
   result.link_steps();
-  if (options.missing_only) result.skip_up_to_date(*options.store);
+  result.find_reading_assets(dag);
+  if (options.missing_only) {
+    result.skip_up_to_date(*options.store, true);
+  } else if (options.store != nullptr && result.tasks_ != request_tasks(result.requested_)) {
+    result.skip_up_to_date(*options.store, false);
+  }
   return result;
 }
 
@@ -73,6 +90,12 @@ PartitionSpan Plan::share(Step& step, const PartitionWindow* request, bool per_p
     asset.check(own->partition_at(own->size() - 1)->as_window().get());
   } else {
     asset.check(own.get());
+    if (own->size() > 1 && asset.mapping(asset.name()).reads_only_earlier()) {
+      throw PartitionError(fmt::format(
+          "asset '{}': it reads its own earlier partitions ({}), so it runs one partition at a "
+          "time (backfill), not over the window {}",
+          asset.name(), asset.mapping(asset.name()).to_string(), own->to_string()));
+    }
   }
   // A share that is the request itself is kept as the request, so tasks see the same window.
   step.share = own->same_partitions(*request) ? step.request : std::move(own);
@@ -97,9 +120,83 @@ void Plan::link_steps() {
   reads_.resize(steps_.size());
   for (std::size_t s = 0; s < steps_.size(); ++s) {
     for (std::size_t up : steps_[s].upstream) {
-      reads_[s].push_back(PartitionMapping::between(steps_[up].asset->partitioning(),
-                                                    steps_[s].asset->partitioning()));
+      const Asset& asset = *steps_[s].asset;
+      const Asset& upstream = *steps_[up].asset;
+      reads_[s].push_back(PartitionMapping::between(upstream.partitioning(), asset.partitioning(),
+                                                    asset.mapping(upstream.name())));
     }
+  }
+}
+
+void Plan::find_reading_assets(const DAG& dag) {
+  std::unordered_map<std::string_view, std::size_t> index;
+  for (std::size_t s = 0; s < steps_.size(); ++s) index.emplace(steps_[s].asset->name(), s);
+  reading_.assign(steps_.size(), {});
+  for (const Asset* asset : dag.order()) {
+    for (const std::string& dep : asset->deps()) {
+      auto it = index.find(dep);
+      if (it == index.end()) continue;
+      std::vector<const Asset*>& readers = reading_[it->second];
+      if (readers.empty() || readers.back() != asset) readers.push_back(asset);
+    }
+  }
+}
+
+bool Plan::computes(std::size_t step, const PartitionWindow& window) const {
+  const PartitionSpan& span = spans_[step];
+  const std::optional<TimePartitionWindow> time = window.as_time_window();
+  if (!span.timed() || !time) return false;
+  const std::optional<PartitionRange> range = span.overlapping(time->bounds());
+  if (!range || range->last - range->first + 1 != window.size()) return false;
+  if (scope_ == TaskScope::per_asset) return !index_skipped(step, 0);
+  const auto& skipped = steps_[step].skipped;
+  auto it = std::upper_bound(skipped.begin(), skipped.end(), range->last,
+                             [](std::size_t i, const PartitionRange& r) { return i < r.first; });
+  return it == skipped.begin() || std::prev(it)->last < range->first;
+}
+
+std::optional<std::size_t> Plan::step_of_asset(const Asset& asset) const {
+  for (std::size_t s = 0; s < steps_.size(); ++s) {
+    if (steps_[s].asset == &asset) return s;
+  }
+  return std::nullopt;
+}
+
+void Plan::grow_shares() {
+  std::unordered_map<std::string_view, std::size_t> index;
+  for (std::size_t s = 0; s < steps_.size(); ++s) index.emplace(steps_[s].asset->name(), s);
+  // Grows step u's share for what step s reads of it.
+  auto grow = [this](std::size_t u, std::size_t s) {
+    if (steps_[s].share == nullptr || steps_[u].share == nullptr) return;
+    const Asset& asset = *steps_[s].asset;
+    const Asset& upstream = *steps_[u].asset;
+    const PartitionMapping mapping = PartitionMapping::between(
+        upstream.partitioning(), asset.partitioning(), asset.mapping(upstream.name()));
+    std::shared_ptr<const PartitionWindow> grown =
+        mapping.grown_share(*steps_[u].share, *steps_[s].share, u == s);
+    if (grown == nullptr) return;
+    const PartitionSpan before = spans_[u];
+    spans_[u] = PartitionSpan(grown);
+    const std::size_t moved = spans_[u].overlapping(before.bounds(before.all()))->first;
+    requested_[u] = {requested_[u].first + moved, requested_[u].last + moved};
+    steps_[u].share = std::move(grown);
+  };
+  // Downstream first, so a share is final before it grows the shares it reads; an asset's own
+  // earlier partitions before its upstreams.
+  for (std::size_t s = steps_.size(); s-- > 0;) {
+    const std::vector<std::string>& deps = steps_[s].asset->deps();
+    if (std::find(deps.begin(), deps.end(), steps_[s].asset->name()) != deps.end()) grow(s, s);
+    for (const std::string& dep : deps) {
+      auto it = index.find(dep);
+      if (it != index.end() && it->second != s) grow(it->second, s);
+    }
+  }
+  tasks_ = 0;
+  for (std::size_t s = 0; s < steps_.size(); ++s) {
+    Step& step = steps_[s];
+    if (step.share != nullptr) step.tasks = spans_[s].size();
+    step.first_task = tasks_;
+    tasks_ += step.tasks;
   }
 }
 
@@ -128,13 +225,14 @@ std::vector<PartitionRange> materialized_tasks(const Plan::Step& step, TaskScope
 
 }  // namespace
 
-void Plan::skip_up_to_date(PartitionStates& store) {
+void Plan::skip_up_to_date(PartitionStates& store, bool all) {
   // Steps come upstream first, so the upstream skipped ranges are final when a step is decided.
   for (std::size_t s = 0; s < steps_.size(); ++s) {
     Step& step = steps_[s];
     std::size_t next = 0;
     for (const PartitionRange& range : materialized_tasks(step, scope_, store)) {
       for (std::size_t i = std::max(range.first, next); i <= range.last && i < step.tasks; ++i) {
+        if (!all && i >= requested_[s].first && i <= requested_[s].last) continue;
         // Up to date unless it reads a task that runs.
         const bool reads_running =
             std::any_of(step.upstream.begin(), step.upstream.end(), [&](std::size_t up) {
@@ -192,9 +290,11 @@ std::shared_ptr<const PartitionWindow> Plan::window(std::size_t task) const {
 }
 
 std::optional<PartitionRange> Plan::related_index(std::size_t step, std::size_t index,
-                                                  std::size_t other) const {
+                                                  std::size_t other, bool reads) const {
   const std::size_t other_tasks = steps_[other].tasks;
   if (other_tasks == 0) return std::nullopt;
+  // One task over the whole share of an asset reading itself reads what is stored.
+  if (other == step && scope_ == TaskScope::per_asset) return std::nullopt;
   const PartitionSpan& own = spans_[step];
   const PartitionSpan& theirs = spans_[other];
   // A task covers one partition of its span (per_partition) or the whole span (per_asset).
@@ -202,7 +302,8 @@ std::optional<PartitionRange> Plan::related_index(std::size_t step, std::size_t 
   const PartitionRange range = whole ? own.all() : PartitionRange{index, index};
   std::optional<PartitionRange> found;
   const std::vector<std::size_t>& ups = steps_[step].upstream;
-  if (auto it = std::lower_bound(ups.begin(), ups.end(), other); it != ups.end() && *it == other) {
+  if (auto it = std::lower_bound(ups.begin(), ups.end(), other);
+      reads && it != ups.end() && *it == other) {
     found =
         reads_[step][static_cast<std::size_t>(it - ups.begin())].upstream_of(own, range, theirs);
   } else {
@@ -219,6 +320,11 @@ std::optional<PartitionRange> Plan::related_index(std::size_t step, std::size_t 
 std::optional<PartitionRange> Plan::related(std::size_t task, std::size_t other) const {
   const std::size_t s = step_of(task);
   return related_index(s, task - steps_[s].first_task, other);
+}
+
+std::optional<PartitionRange> Plan::readers(std::size_t task, std::size_t other) const {
+  const std::size_t s = step_of(task);
+  return related_index(s, task - steps_[s].first_task, other, false);
 }
 
 std::int64_t Plan::recency(std::size_t task) const {

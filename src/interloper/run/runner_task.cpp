@@ -215,6 +215,7 @@ TaskResult Engine::execute(std::size_t task) {
   }
   if (options_.run.store != nullptr) {
     record_outcome(task, asset, write_window != nullptr ? window : nullptr, started, result);
+    if (result.status == Status::succeeded) mark_readers_stale(task, result);
   }
   result.seconds = seconds_since(started_steady);
   if (options_.run.events != nullptr) {
@@ -307,8 +308,8 @@ Engine::Reads Engine::reads_of(const Asset& asset, const PartitionWindow* window
                                upstream_name));
   }
   result.reads.dataset = upstream->dataset();
-  const PartitionMapping mapping =
-      PartitionMapping::between(upstream->partitioning(), asset.partitioning());
+  const PartitionMapping mapping = PartitionMapping::between(
+      upstream->partitioning(), asset.partitioning(), asset.mapping(upstream_name));
   if (!mapping.reads_whole() && window != nullptr) {
     result.reads.whole = false;
     result.reads.window = mapping.upstream_window(*window);
@@ -325,22 +326,36 @@ void Engine::check_upstreams(std::size_t task) const {
   const std::vector<std::size_t>& planned = plan_.steps()[step].upstream;
   std::string gaps;
   for (const std::string& name : asset.deps()) {
-    if (std::any_of(planned.begin(), planned.end(),
-                    [&](std::size_t s) { return plan_.steps()[s].asset->name() == name; })) {
-      continue;
-    }
+    auto in_plan = std::find_if(planned.begin(), planned.end(), [&](std::size_t s) {
+      return plan_.steps()[s].asset->name() == name;
+    });
+    // A plan covers what the overlap reads of its upstreams (as it always has).
+    if (in_plan != planned.end() && asset.mapping(name).is_overlap()) continue;
     const ExecutionContext::UpstreamReads reads = reads_of(asset, window.get(), name).reads;
     std::size_t missing = 0, total = 0;
     if (reads.dataset.partitioning == nullptr) {
+      if (in_plan != planned.end()) continue;
       std::optional<MaterializationRecord> record = store->latest(reads.dataset, nullptr);
       total = 1;
       missing = record && record->status == MaterializationStatus::materialized ? 0 : 1;
     } else if (!reads.whole && reads.window != nullptr) {
-      const WindowStatus status = store->status(reads.dataset, *reads.window);
+      // Tasks of the plan were waited for; what it does not cover must be stored.
+      std::vector<std::unique_ptr<PartitionWindow>> parts;
+      const PartitionWindow* covered =
+          in_plan == planned.end() ? nullptr : plan_.steps()[*in_plan].share.get();
+      if (in_plan != planned.end() && covered == nullptr) continue;
+      if (covered != nullptr) {
+        parts = PartitionMapping::outside(*reads.window, *covered);
+      } else {
+        parts.push_back(reads.window->clone());
+      }
       total = reads.window->size();
-      missing = status.count(status.missing) + status.count(status.failed);
+      for (const auto& part : parts) {
+        const WindowStatus status = store->status(reads.dataset, *part);
+        missing += status.count(status.missing) + status.count(status.failed);
+      }
     }
-    // A partitioned upstream read whole (by an unpartitioned asset) is read as stored.
+    // A partitioned upstream read whole (by an unpartitioned asset, or all) is read as stored.
     if (missing == 0) continue;
     if (!gaps.empty()) gaps += "; ";
     gaps += reads.dataset.partitioning == nullptr
@@ -348,6 +363,49 @@ void Engine::check_upstreams(std::size_t task) const {
                 : fmt::format("upstream '{}': {} of {} partitions missing", name, missing, total);
   }
   if (!gaps.empty()) throw RunError(gaps);
+}
+
+void Engine::mark_readers_stale(std::size_t task, TaskResult& result) const {
+  // What a stale partition's definition reads as: not the current one, so it runs again.
+  static const std::string kUpstreamChanged = "upstream re-materialized";
+  MaterializationStore* store = options_.run.store;
+  const std::size_t step = plan_.step_of(task);
+  const Asset& asset = *plan_.steps()[step].asset;
+  const std::shared_ptr<const PartitionWindow> window = plan_.window(task);
+  if (window == nullptr || asset.partitioning() == nullptr) return;
+  try {
+    for (const Asset* reader : plan_.reading_assets(step)) {
+      if (reader->partitioning() == nullptr) continue;
+      const PartitionMapping mapping = PartitionMapping::between(
+          asset.partitioning(), reader->partitioning(), reader->mapping(asset.name()));
+      const std::unique_ptr<PartitionWindow> readers =
+          mapping.downstream_window(*window, *reader->partitioning());
+      if (readers == nullptr) continue;
+      const std::optional<std::size_t> in_plan = plan_.step_of_asset(*reader);
+      if (in_plan && plan_.computes(*in_plan, *readers)) continue;  // refreshed by this run
+      const WindowStatus status = store->status(reader->dataset(), *readers);
+      const std::vector<PartitionRange> fresh = status.fresh(reader->definition_fingerprint());
+      if (fresh.empty()) continue;
+      // The store keeps a materialized partition's state and definition only.
+      MaterializationRecord record;
+      record.asset = reader->name();
+      record.status = MaterializationStatus::materialized;
+      record.run_id = run_id_;
+      record.started = record.finished = clock_.now();
+      record.definition = kUpstreamChanged;
+      for (const PartitionRange& range : fresh) {
+        for (std::size_t i = range.first; i <= range.last; ++i) {
+          const std::unique_ptr<PartitionWindow> one = readers->partition_at(i)->as_window();
+          if (in_plan && plan_.computes(*in_plan, *one)) continue;
+          store->record(reader->dataset(), one.get(), record);
+        }
+      }
+    }
+  } catch (...) {
+    result.status = Status::failed;
+    result.error = "marking the readers stale failed: " +
+                   describe_exception(std::current_exception());
+  }
 }
 
 // ExecutionContext::load: the rows reads_of() names.
