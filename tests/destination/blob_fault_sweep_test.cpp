@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "destination/blob_backends.hpp"
+#include "destination/fault_sweep_rows.hpp"
 #include "destination/storage_fixtures.hpp"
 #include "interloper/blob/faulty_store.hpp"
 #include "interloper/destination.hpp"
@@ -22,38 +23,13 @@ namespace {
 
 using testing::day;
 
-const TimePartitionConfig& daily() {
-  static const TimePartitionConfig config{
-      "day", {.granularity = TimeGranularity::DAY, .allow_window = true}};
-  return config;
-}
-const DatasetRef kOrders{"shop", "orders", &daily()};
-const TimePartitionWindow kWindow(day(2026, 1, 1), day(2026, 1, 2));
-
-// Rows with ids first..first+n-1 in each of the window's two days; `extra` adds a column the
-// stored schema lacks and makes `v` a double where it was an int (a schema change).
-Table rows(int first, int n, bool extra = false) {
-  Table t;
-  for (unsigned d = 1; d <= 2; ++d) {
-    for (int i = 0; i < n; ++i) {
-      const int id = first + static_cast<int>(d - 1) * 100 + i;
-      if (extra) {
-        t.append({{"day", day(2026, 1, d)}, {"id", id}, {"v", id * 0.5}, {"extra", "x"}});
-      } else {
-        t.append({{"day", day(2026, 1, d)}, {"id", id}, {"v", id}});
-      }
-    }
-  }
-  return t;
-}
+const DatasetRef& kOrders = testing::kSweepOrders;
+const TimePartitionWindow& kWindow = testing::kSweepWindow;
+using testing::sweep_ids;
+Table rows(int first, int n, bool extra = false) { return testing::sweep_rows(first, n, extra); }
 
 std::vector<long long> ids_of(Destination& destination, unsigned d) {
-  const TimePartitionWindow one(day(2026, 1, d), day(2026, 1, d));
-  const Table rows = destination.read(kOrders, &one);
-  std::vector<long long> ids;
-  for (const Value& v : rows.column("id")) ids.push_back(v.as_int());
-  std::sort(ids.begin(), ids.end());
-  return ids;
+  return sweep_ids(destination, d);
 }
 
 std::vector<long long> expected(int first, int n, unsigned d) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "destination/fault_sweep_rows.hpp"
 #include "destination/storage_fixtures.hpp"
 #include "interloper/destination.hpp"
 #include "interloper/destination/session_hook.hpp"
@@ -23,43 +24,14 @@ namespace {
 using testing::day;
 using testing::TempDir;
 
-const TimePartitionConfig& daily() {
-  static const TimePartitionConfig config{
-      "day", {.granularity = TimeGranularity::DAY, .allow_window = true}};
-  return config;
-}
-const DatasetRef kOrders{"shop", "orders", &daily()};
-const TimePartitionWindow kWindow(day(2026, 1, 1), day(2026, 1, 2));
-
-// Rows with ids first..first+n-1 in each of the window's two days; `extra` adds a column the
-// stored table lacks (a schema change) and makes `v` a double where it was an int.
-Table rows(int first, int n, bool extra = false) {
-  Table t;
-  for (unsigned d = 1; d <= 2; ++d) {
-    for (int i = 0; i < n; ++i) {
-      const int id = first + static_cast<int>(d - 1) * 100 + i;
-      if (extra) {
-        t.append({{"day", day(2026, 1, d)}, {"id", id}, {"v", id * 0.5}, {"extra", "x"}});
-      } else {
-        t.append({{"day", day(2026, 1, d)}, {"id", id}, {"v", id}});
-      }
-    }
-  }
-  return t;
-}
+const DatasetRef& kOrders = testing::kSweepOrders;
+const TimePartitionWindow& kWindow = testing::kSweepWindow;
+using testing::sweep_ids;
+Table rows(int first, int n, bool extra = false) { return testing::sweep_rows(first, n, extra); }
 
 // The ids each day of the window holds, sorted.
 std::vector<std::vector<long long>> ids_by_day(Destination& destination) {
-  std::vector<std::vector<long long>> out;
-  for (unsigned d = 1; d <= 2; ++d) {
-    const TimePartitionWindow one(day(2026, 1, d), day(2026, 1, d));
-    Table t = destination.read(kOrders, &one);
-    std::vector<long long> ids;
-    for (const Value& v : t.column("id")) ids.push_back(v.as_int());
-    std::sort(ids.begin(), ids.end());
-    out.push_back(ids);
-  }
-  return out;
+  return {sweep_ids(destination, 1), sweep_ids(destination, 2)};
 }
 
 std::vector<std::vector<long long>> expected(int first, int n) {

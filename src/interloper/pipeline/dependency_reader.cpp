@@ -2,6 +2,7 @@
 // asset and what it reads of it (`offset`, `window`, `all`; see mapping.hpp).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -11,9 +12,18 @@
 namespace interloper::pipeline {
 
 void Loader::read_dependency(const yaml::Node& node, AssetSpec& spec, AssetDefinition& def) const {
+  // A dependency gets one entry: a second one's mapping would be silently ignored.
+  auto check_new = [&](const yaml::Node& at, const std::string& name) {
+    if (std::find(def.deps.begin(), def.deps.end(), name) == def.deps.end()) return;
+    fail(at, fmt::format("asset '{}': dependency '{}' is named twice in deps (one entry per "
+                         "dependency; a window such as -1..0 reads several partitions)",
+                         def.name, name));
+  };
   spec.dep_nodes.push_back(node);
   if (!node.is_map()) {
-    def.deps.push_back(scalar(node, "a dependency"));
+    const std::string name = scalar(node, "a dependency");
+    check_new(node, name);
+    def.deps.push_back(name);
     def.mappings.emplace_back();
     return;
   }
@@ -23,6 +33,7 @@ void Loader::read_dependency(const yaml::Node& node, AssetSpec& spec, AssetDefin
                            def.name));
   }
   const std::string name = scalar(node["asset"], "a dependency");
+  check_new(node["asset"], name);
   const char* given = nullptr;
   DepMapping mapping;
   for (const char* key : {"offset", "window", "all"}) {

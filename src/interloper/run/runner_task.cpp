@@ -17,20 +17,6 @@
 
 namespace interloper::detail {
 
-namespace {
-
-std::string describe_exception(std::exception_ptr error) {
-  try {
-    std::rethrow_exception(std::move(error));
-  } catch (const std::exception& e) {
-    return e.what();
-  } catch (...) {
-    return "unknown exception (a type not derived from std::exception)";
-  }
-}
-
-}  // namespace
-
 Event Engine::make_event(EventType type, std::string asset, const std::string& window) const {
   Event event;
   event.type = type;
@@ -403,8 +389,8 @@ void Engine::mark_readers_stale(std::size_t task, TaskResult& result) const {
     }
   } catch (...) {
     result.status = Status::failed;
-    result.error = "marking the readers stale failed: " +
-                   describe_exception(std::current_exception());
+    result.error =
+        "marking the readers stale failed: " + describe_exception(std::current_exception());
   }
 }
 

@@ -7,9 +7,7 @@
 
 namespace interloper::detail {
 
-namespace {
-
-std::string what_failed(std::exception_ptr error) {
+std::string describe_exception(std::exception_ptr error) {
   try {
     std::rethrow_exception(std::move(error));
   } catch (const std::exception& e) {
@@ -18,8 +16,6 @@ std::string what_failed(std::exception_ptr error) {
     return "unknown exception (a type not derived from std::exception)";
   }
 }
-
-}  // namespace
 
 StoreBatch::StoreBatch(MaterializationStore& store, std::string owner, Failed failed,
                        std::size_t max, std::chrono::milliseconds delay)
@@ -123,7 +119,7 @@ void StoreBatch::write_records(const std::vector<std::pair<std::size_t, Partitio
       try {
         store_.record(o.dataset, o.window.get(), o.record);
       } catch (...) {
-        failed_(records[i].first, what_failed(std::current_exception()));
+        failed_(records[i].first, describe_exception(std::current_exception()));
       }
     }
   }

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -15,6 +16,10 @@
 #include "interloper/store.hpp"
 
 namespace interloper::detail {
+
+// The message of a caught exception, for a task's error (any type: user code may throw one not
+// derived from std::exception).
+std::string describe_exception(std::exception_ptr error);
 
 // A batch is written when it holds `max` outcomes, when its oldest waited `delay`, and
 // whatever waits when flush() is called (the end of a run, however it ends). An outcome is
