@@ -238,7 +238,14 @@ class RunHistory {
 
 // The three roles kept in one place (one store URL): what open_store gives. Code that needs
 // one role takes that interface; a MaterializationStore is each of them.
-class MaterializationStore : public PartitionStates, public PartitionClaims, public RunHistory {};
+class MaterializationStore : public PartitionStates, public PartitionClaims, public RunHistory {
+ public:
+  // Whether record_all, claim_all and release_all cost less than the same calls one by one
+  // (each call a transaction or a round trip to a server): a run then groups its records,
+  // claims and releases. False by default: a store whose calls are cheap (in memory) is called
+  // one by one, with nothing held back.
+  virtual bool groups_calls() const { return false; }
+};
 
 // Keeps records in memory (tests, one-off runs).
 class MemoryStore final : public MaterializationStore {
@@ -284,6 +291,7 @@ struct SqlStoreState;
 class SqlStore : public MaterializationStore {
  public:
   ~SqlStore() override;
+  bool groups_calls() const override { return true; }
   void record(const DatasetRef& dataset, const PartitionWindow* window,
               const MaterializationRecord& record) override;
   void record_all(const std::vector<PartitionOutcome>& outcomes) override;

@@ -34,6 +34,7 @@ const il::TimePartitionConfig kDaily("date");
 class CountingStore final : public il::MaterializationStore {
  public:
   explicit CountingStore(std::string path) : inner_(std::move(path)) {}
+  bool groups_calls() const override { return true; }
   void record(const il::DatasetRef& d, const il::PartitionWindow* w,
               const il::MaterializationRecord& r) override {
     ++singles;

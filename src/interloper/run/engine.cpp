@@ -96,7 +96,7 @@ PlanResult Engine::run() {
     owner_ = options_.claim_owner.empty() ? default_owner(clock_) : options_.claim_owner;
     heartbeat.emplace(*options_.run.store, clock_, owner_, options_.claim_lease);
   }
-  if (options_.run.store != nullptr && remaining_ > 0) {
+  if (options_.run.store != nullptr && options_.run.store->groups_calls() && remaining_ > 0) {
     batch_ = std::make_unique<StoreBatch>(
         *options_.run.store, owner_,
         [this](std::size_t task, const std::string& error) { unrecorded(task, error); });
