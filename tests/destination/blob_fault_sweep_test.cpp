@@ -65,7 +65,9 @@ class BlobFaultSweep : public ::testing::TestWithParam<Case> {
       auto store = backend.fresh();
       over(*store, format)->write(kOrders, &kWindow, rows(1, 2));
       blob::FaultyBlobStore* counting = nullptr;
-      over(*store, format, 0, std::nullopt, &counting)->write(kOrders, &kWindow, next);
+      // The destination owns the counting wrapper: keep it alive while its count is read.
+      auto counted = over(*store, format, 0, std::nullopt, &counting);
+      counted->write(kOrders, &kWindow, next);
       calls = counting->calls();
     }
     ASSERT_GT(calls, 4u);

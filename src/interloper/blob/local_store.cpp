@@ -41,9 +41,11 @@ class LocalStore final : public BlobStore {
   bool get_chunks(std::string_view name,
                   const std::function<void(std::string_view)>& consume) override {
     const fs::path file = path(name);
+    errno = 0;
     std::ifstream in(file, std::ios::binary);
     if (!in) {
-      if (!fs::exists(file)) return false;
+      // The failed open's errno, not a later exists(), which races with a writer's rename.
+      if (errno == ENOENT) return false;
       fail("cannot read", file);
     }
     std::string chunk(std::size_t{1} << 16, '\0');

@@ -110,15 +110,24 @@ void rename_over(const fs::path& from, const fs::path& to) {
 void remove_quietly(const fs::path& path) noexcept { ::unlink(path.c_str()); }
 
 std::optional<std::string> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    if (!fs::exists(path)) return std::nullopt;
+  // Absence is told by open()'s own errno: asking exists() afterwards races with a writer that
+  // renames the file into place in between.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::nullopt;
     fail_errno("cannot read", path);
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) fail_errno("cannot read", path);
-  return std::move(buffer).str();
+  std::string text;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) close_and_fail(fd, "cannot read", path);
+    if (n == 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
 }
 
 fs::path temp_beside(const fs::path& target) {
