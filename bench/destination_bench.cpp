@@ -18,6 +18,7 @@
 #include <map>
 #include <random>
 
+#include "ratio_reporter.hpp"
 #include "interloper/destination.hpp"
 #include "interloper/destination/window_index.hpp"
 #include "interloper/store.hpp"
@@ -452,15 +453,6 @@ BENCHMARK(BM_SqliteSmallPartitions)->Unit(benchmark::kMillisecond)->Iterations(3
 BENCHMARK(BM_RawSqliteSmallPartitions)->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_StoreMissingMillionHours)->Unit(benchmark::kMillisecond);
 
-// Remembers each run's real time so that main can print the ratios.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) times[run.benchmark_name()] = run.GetAdjustedRealTime();
-    ConsoleReporter::ReportRuns(runs);
-  }
-  std::map<std::string, double> times;
-};
 
 }  // namespace
 

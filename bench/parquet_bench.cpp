@@ -19,6 +19,7 @@
 #include <map>
 #include <random>
 
+#include "ratio_reporter.hpp"
 #include "interloper/duckdb/duckdb.hpp"
 #include "interloper/parquet/parquet.hpp"
 
@@ -205,15 +206,6 @@ BENCHMARK(BM_ParquetRead)->UseRealTime()->Unit(benchmark::kMillisecond)->Iterati
 BENCHMARK(BM_RawAppenderLoop)->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(3);
 BENCHMARK(BM_ParquetWritePeakMemory)->UseRealTime()->Unit(benchmark::kMillisecond)->Iterations(1);
 
-// Remembers each run's real time so that main can print the ratio.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) times[run.benchmark_name()] = run.GetAdjustedRealTime();
-    ConsoleReporter::ReportRuns(runs);
-  }
-  std::map<std::string, double> times;
-};
 
 }  // namespace
 

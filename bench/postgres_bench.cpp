@@ -18,6 +18,7 @@
 #include <map>
 #include <random>
 
+#include "ratio_reporter.hpp"
 #include "interloper/destination.hpp"
 #include "interloper/postgres/postgres.hpp"
 
@@ -230,15 +231,6 @@ BENCHMARK(BM_RawBinaryCopy)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRe
 BENCHMARK(BM_PostgresReadPartition)->Unit(benchmark::kMillisecond)->Iterations(10)->UseRealTime();
 BENCHMARK(BM_RawCopyTo)->Unit(benchmark::kMillisecond)->Iterations(10)->UseRealTime();
 
-// Remembers each run's real time so that main can print the ratios.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) times[run.benchmark_name()] = run.GetAdjustedRealTime();
-    ConsoleReporter::ReportRuns(runs);
-  }
-  std::map<std::string, double> times;
-};
 
 }  // namespace
 

@@ -18,6 +18,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "ratio_reporter.hpp"
 #include "interloper/destination.hpp"
 
 namespace il = interloper;
@@ -204,15 +205,6 @@ BENCHMARK(BM_S3WindowRead)->Unit(benchmark::kMillisecond)->Iterations(5)->UseRea
 BENCHMARK(BM_PlainCurlGet)->Unit(benchmark::kMillisecond)->Iterations(5)->UseRealTime();
 BENCHMARK(BM_PlainCurlGetAndDecode)->Unit(benchmark::kMillisecond)->Iterations(5)->UseRealTime();
 
-// Remembers each run's real time so that main can print the ratios.
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) times[run.benchmark_name()] = run.GetAdjustedRealTime();
-    ConsoleReporter::ReportRuns(runs);
-  }
-  std::map<std::string, double> times;
-};
 
 }  // namespace
 
